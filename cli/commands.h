@@ -1,0 +1,21 @@
+/* commands.h - the fdtune subcommands and the argument helpers they share. */
+#ifndef FDT_COMMANDS_H
+#define FDT_COMMANDS_H
+
+enum { FDT_EXIT_OK = 0, FDT_EXIT_FAILED = 1, FDT_EXIT_USAGE = 2 };
+
+typedef struct fdt_command {
+    const char *name;
+    int (*run)(int argc, char **argv); /* argv[0] is the command's name */
+    const char *usage;
+    const char *help;
+} fdt_command;
+
+int fdt_cmd_bench(int argc, char **argv);
+int fdt_cmd_variants(int argc, char **argv);
+
+/* Parses a whole decimal integer in [min, max]; on failure prints why, naming what, and
+ * returns -1. */
+int fdt_parse_int(const char *text, long min, long max, const char *what, long *out);
+
+#endif

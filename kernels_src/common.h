@@ -1,0 +1,109 @@
+/* common.h - what every kernel family shares: the element type, the weights of the
+ * Laplacian of radius R, the block index mapping, launch bounds and the store of f.
+ * The tuner prepends this file to each family's source before compiling it with hiprtc,
+ * NVRTC or the host C++ compiler (cpu backend, which defines FDT_CPU).
+ *
+ * Parameters arrive as -D macros:
+ *   FDT_REAL      float | double
+ *   FDT_RADIUS    stencil radius R: the central difference of order 2R in x, y and z
+ *   FDT_IDX       int when every index of the grid fits, else long long
+ *   FDT_BX/BY/BZ  block dimensions
+ *   FDT_LB        1: __launch_bounds__(block threads), so the compiler may use more registers
+ *   FDT_NT        1: nontemporal (streaming) stores of f, which is not read again soon
+ *   FDT_MAP       1: blog part 4's remapped grid (blockIdx.x -> y, .y -> z, .z -> x), so that
+ *                 consecutive blocks walk y first and share the xy planes they read in L2
+ * Families add their own (FDT_M, FDT_ORDER, FDT_MZ).
+ *
+ * Every kernel has the same signature, so one launcher serves every family:
+ *   fdt_laplacian(real *f, const real *u, int nx, int ny, int nz, real cx, real cy, real cz)
+ * with cx = 1/hx^2 and so on. u(i,j,k) = u[i + j*nx + k*nx*ny]; the R outermost layers of
+ * f are boundary points that no kernel may write. */
+
+typedef FDT_REAL real;
+typedef FDT_IDX idx_t;
+
+#define R FDT_RADIUS
+
+#if FDT_RADIUS < 1 || FDT_RADIUS > 4
+#error "FDT_RADIUS must be 1, 2, 3 or 4"
+#endif
+
+/* Weights w[r] of the central second difference of order 2R (Fornberg's tables):
+ * d2u/dx2 ~ (w[0] u_i + sum_r w[r] (u_{i-r} + u_{i+r})) / hx^2. */
+__host__ __device__ constexpr double fdt_weight(int r)
+{
+    return R == 1 ? (r == 0 ? -2.0 : 1.0)
+         : R == 2 ? (r == 0 ? -5.0 / 2 : r == 1 ? 4.0 / 3 : -1.0 / 12)
+         : R == 3 ? (r == 0 ? -49.0 / 18 : r == 1 ? 3.0 / 2 : r == 2 ? -3.0 / 20 : 1.0 / 90)
+         : (r == 0 ? -205.0 / 72 : r == 1 ? 8.0 / 5 : r == 2 ? -1.0 / 5
+            : r == 3 ? 8.0 / 315 : -1.0 / 560);
+}
+
+/* The stencil's coefficients with the grid spacings folded in, computed once per thread. */
+struct coeffs {
+    real c0;
+    real x[R + 1], y[R + 1], z[R + 1];
+};
+
+__device__ __forceinline__ coeffs make_coeffs(real cx, real cy, real cz)
+{
+    coeffs c;
+    c.c0 = (real)fdt_weight(0) * (cx + cy + cz);
+#pragma unroll
+    for (int r = 1; r <= R; r++) {
+        c.x[r] = (real)fdt_weight(r) * cx;
+        c.y[r] = (real)fdt_weight(r) * cy;
+        c.z[r] = (real)fdt_weight(r) * cz;
+    }
+    return c;
+}
+
+/* The whole star at pos, every point read from memory (the seeds' kernel 1 does this). */
+template <typename I>
+__device__ __forceinline__ real star_point(const real *u, I pos, I line, I slice, const coeffs &c)
+{
+    real acc = c.c0 * u[pos];
+#pragma unroll
+    for (int r = 1; r <= R; r++)
+        acc += (u[pos - r] + u[pos + r]) * c.x[r]
+             + (u[pos - r * line] + u[pos + r * line]) * c.y[r]
+             + (u[pos - r * slice] + u[pos + r * slice]) * c.z[r];
+    return acc;
+}
+
+#if FDT_LB
+#define FDT_BOUNDS __launch_bounds__(FDT_BX * FDT_BY * FDT_BZ)
+#else
+#define FDT_BOUNDS
+#endif
+
+#if FDT_MAP
+#define BLOCK_X blockIdx.z
+#define BLOCK_Y blockIdx.x
+#define BLOCK_Z blockIdx.y
+#else
+#define BLOCK_X blockIdx.x
+#define BLOCK_Y blockIdx.y
+#define BLOCK_Z blockIdx.z
+#endif
+
+__device__ __forceinline__ void store_f(real *p, real v)
+{
+#if FDT_NT && defined(FDT_CPU)
+    *p = v; /* the host has no use for a streaming hint here */
+#elif FDT_NT && defined(__HIPCC_RTC__)
+    __builtin_nontemporal_store(v, p);
+#elif FDT_NT
+    __stcs(p, v);
+#else
+    *p = v;
+#endif
+}
+
+__device__ __forceinline__ bool interior(int i, int n)
+{
+    return i >= R && i < n - R;
+}
+
+#define FDT_KERNEL_ARGS \
+    real *__restrict__ f, const real *__restrict__ u, int nx, int ny, int nz, real cx, real cy, real cz

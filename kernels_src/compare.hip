@@ -1,0 +1,35 @@
+/* compare.hip - verification on the device: compares every point of a variant's output
+ * with the reference output. Interior points: the largest |out - ref| (NaN counts as
+ * infinitely wrong) and the largest |ref|. Boundary points: how many no longer hold the
+ * poison written before the run (a kernel wrote where it must not). Each thread strides
+ * over the grid and leaves its three partial results in partial[3*thread..]; the host
+ * reduces them. Launched with block FDT_BX x 1 x 1. */
+
+extern "C" __global__ void fdt_compare(const real *out, const unsigned *out_words,
+                                       const real *ref, int nx, int ny, int nz,
+                                       unsigned poison, double *partial)
+{
+    const idx_t threads = (idx_t)gridDim.x * blockDim.x;
+    const idx_t first = threadIdx.x + (idx_t)blockIdx.x * blockDim.x;
+    const idx_t points = (idx_t)nx * ny * nz;
+    const int words = sizeof(real) / sizeof(unsigned);
+    double max_err = 0, max_ref = 0, boundary_bad = 0;
+    for (idx_t p = first; p < points; p += threads) {
+        const int i = (int)(p % nx), j = (int)(p / nx % ny), k = (int)(p / ((idx_t)nx * ny));
+        if (interior(i, nx) && interior(j, ny) && interior(k, nz)) {
+            const double o = out[p], r = ref[p];
+            const double err = o != o ? 1.0 / 0.0 : (o > r ? o - r : r - o);
+            max_err = err > max_err || err != err ? err : max_err;
+            max_ref = (r < 0 ? -r : r) > max_ref ? (r < 0 ? -r : r) : max_ref;
+        } else {
+            for (int w = 0; w < words; w++)
+                if (out_words[p * words + w] != poison) {
+                    boundary_bad += 1;
+                    break;
+                }
+        }
+    }
+    partial[3 * first] = max_err;
+    partial[3 * first + 1] = max_ref;
+    partial[3 * first + 2] = boundary_bad;
+}

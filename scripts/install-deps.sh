@@ -1,0 +1,20 @@
+#!/bin/sh
+# Installs everything fdtuned needs to build and test on a fresh Debian 12 machine.
+# CUDA is not installed here: the cuda backend loads libcuda.so.1 and libnvrtc.so at run
+# time where the driver and toolkit already are (/usr/local/cuda on NVIDIA nodes).
+set -eu
+packages="build-essential pkg-config libuv1-dev libsqlite3-dev libjansson-dev libinih-dev
+libcmocka-dev libelf-dev libmsgpack-dev libamdhip64-dev"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+# Skip apt entirely when everything is present, so repeated runs are quick and work offline.
+missing=""
+for p in $packages; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    $sudo apt-get update -qq
+    # shellcheck disable=SC2086
+    $sudo apt-get install -y -qq --no-install-recommends $missing
+fi

@@ -1,0 +1,144 @@
+/* backend.h - the one interface every GPU (or CPU) backend implements.
+ *
+ * A backend compiles kernel sources to code objects, loads them, moves memory,
+ * launches and times kernels. Three implementations (hip, cuda, cpu) are chosen
+ * at run time by name; vendor libraries are loaded with dlopen inside each
+ * backend, so one build of fdtuned runs on AMD, NVIDIA and GPU-less hosts.
+ *
+ * Lifetimes: a backend handle owns its device context and everything made
+ * through it; kernels must be unloaded and buffers freed before close().
+ * compile() needs no open handle (CI compiles for gfx90a on a host with no GPU)
+ * and must be safe to call from several threads at once. */
+#ifndef FDT_BACKEND_H
+#define FDT_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Outcome of one step for one variant; the names are the statuses stored and printed. */
+typedef enum fdt_status {
+    FDT_OK = 0,
+    FDT_WRONG,          /* ran, but verification failed */
+    FDT_COMPILE_ERROR,
+    FDT_LAUNCH_ERROR,
+    FDT_TIMEOUT,
+    FDT_UNSUPPORTED,    /* the backend cannot run this family (e.g. barriers on cpu) */
+    FDT_ERROR           /* anything else: library missing, out of memory, bad input */
+} fdt_status;
+
+const char *fdt_status_name(fdt_status s);
+
+/* A message long enough for a compiler diagnostic's first lines. */
+typedef struct fdt_error {
+    fdt_status status;
+    char msg[2048];
+} fdt_error;
+
+/* Records status and a printf-style message in err (which may be NULL); returns status. */
+fdt_status fdt_fail(fdt_error *err, fdt_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Copies src into dst of size bytes, cutting it short if it does not fit. */
+void fdt_copy_text(char *dst, size_t size, const char *src);
+
+typedef struct fdt_dim3 {
+    unsigned x, y, z;
+} fdt_dim3;
+
+/* Device memory as the kernels see it: a CUdeviceptr, a hipDeviceptr_t or a host address. */
+typedef uint64_t fdt_devptr;
+
+/* What identifies a device for the results store, plus the limits variants are pruned by. */
+typedef struct fdt_device_info {
+    char backend[8];          /* "hip", "cuda", "cpu" */
+    char vendor[32];
+    char name[128];
+    char arch[48];            /* gfx90a, sm_90, x86_64 */
+    int compute_units;        /* CUs, SMs, or cores */
+    uint64_t memory_bytes;
+    uint64_t l2_bytes;
+    char driver_version[48];
+    char compiler_version[48];/* hiprtc / NVRTC / c++ version */
+    int warp_size;
+    int max_threads_per_block;
+    int max_shared_per_block; /* bytes of static shared memory a block may use */
+    unsigned max_grid[3];
+    int block_barriers;       /* 0 where __syncthreads cannot run (cpu) */
+} fdt_device_info;
+
+/* A compiled code object (hsaco, cubin, or the path of a shared object for cpu). */
+typedef struct fdt_code {
+    void *data;
+    size_t size;
+} fdt_code;
+
+void fdt_code_free(fdt_code *code);
+
+/* Resource usage read from the compiled kernel; -1 where a backend cannot tell. */
+typedef struct fdt_resources {
+    int vgprs;          /* registers per thread (VGPRs on AMD) */
+    int sgprs;          /* scalar registers (AMD only) */
+    int scratch_bytes;  /* private/local memory per thread: spills and stack */
+    int shared_bytes;   /* static shared (LDS) memory per block */
+} fdt_resources;
+
+typedef struct fdt_backend fdt_backend; /* an open device context */
+typedef struct fdt_kernel fdt_kernel;   /* a loaded module and its entry point */
+
+typedef struct fdt_backend_ops {
+    const char *name;
+
+    /* The compiler's version string, or a failure if its library cannot be loaded. */
+    fdt_status (*compiler_version)(char *out, size_t len, fdt_error *err);
+    /* Compiles source for arch ("gfx90a", "sm_90", "host") with -D defines ("NAME=VALUE");
+     * thread-safe; on FDT_COMPILE_ERROR err->msg holds the compiler log. */
+    fdt_status (*compile)(const char *arch, const char *source, const char *entry,
+                          const char *const *defines, size_t ndefines,
+                          fdt_code *out, fdt_error *err);
+
+    fdt_status (*open)(int device, fdt_backend **out, fdt_error *err);
+    void (*close)(fdt_backend *b);
+    const fdt_device_info *(*info)(fdt_backend *b);
+
+    fdt_status (*load)(fdt_backend *b, const fdt_code *code, const char *entry,
+                       fdt_kernel **out, fdt_error *err);
+    void (*unload)(fdt_backend *b, fdt_kernel *k);
+    void (*resources)(fdt_kernel *k, fdt_resources *out);
+
+    fdt_status (*alloc)(fdt_backend *b, size_t bytes, fdt_devptr *out, fdt_error *err);
+    void (*free)(fdt_backend *b, fdt_devptr p);
+    fdt_status (*upload)(fdt_backend *b, fdt_devptr dst, const void *src, size_t bytes,
+                         fdt_error *err);
+    fdt_status (*download)(fdt_backend *b, void *dst, fdt_devptr src, size_t bytes,
+                           fdt_error *err);
+    /* Sets count 32-bit words to value (the NaN poison written before verified runs). */
+    fdt_status (*fill32)(fdt_backend *b, fdt_devptr dst, uint32_t value, size_t count,
+                         fdt_error *err);
+    /* Enqueues a device-to-device copy (the bandwidth ceiling is timed with it). */
+    fdt_status (*copy)(fdt_backend *b, fdt_devptr dst, fdt_devptr src, size_t bytes,
+                       fdt_error *err);
+    /* Enqueues a launch; args as in cuLaunchKernel (an array of pointers to each argument). */
+    fdt_status (*launch)(fdt_backend *b, fdt_kernel *k, fdt_dim3 grid, fdt_dim3 block,
+                         void **args, fdt_error *err);
+
+    /* Timing with device events: timer_start() records the start; timer_stop() records the
+     * end and waits for it at most timeout_ms, so that a hung kernel reports FDT_TIMEOUT
+     * instead of blocking; faults raised by queued work surface here as FDT_LAUNCH_ERROR. */
+    fdt_status (*timer_start)(fdt_backend *b, fdt_error *err);
+    fdt_status (*timer_stop)(fdt_backend *b, double timeout_ms, double *elapsed_ms,
+                             fdt_error *err);
+} fdt_backend_ops;
+
+extern const fdt_backend_ops fdt_backend_hip;
+extern const fdt_backend_ops fdt_backend_cuda;
+extern const fdt_backend_ops fdt_backend_cpu;
+
+/* The backend called name, or NULL. */
+const fdt_backend_ops *fdt_backend_find(const char *name);
+
+/* Opens the named backend's device, or with "auto" the first of hip, cuda, cpu that opens.
+ * On success *ops names the backend chosen. */
+fdt_status fdt_backend_open(const char *name, int device, const fdt_backend_ops **ops,
+                            fdt_backend **out, fdt_error *err);
+
+#endif
