@@ -19,6 +19,7 @@ static const char bench_help[] =
     "  --device N                device index (default 0)\n"
     "  --family F                only this kernel family (naive, tiled, zmarch, smem)\n"
     "  --top N                   rows of the table (default 20)\n"
+    "  --subset N                measure N variants spread evenly over the space, not all\n"
     "  --samples N               samples per variant (default 15)\n"
     "  --leaders N               fastest variants timed again (default 5)\n"
     "  --leader-samples N        samples when timed again (default 50)\n"
@@ -31,7 +32,7 @@ static const char bench_help[] =
 
 enum { OPT_PRECISION = 256, OPT_RADIUS, OPT_BACKEND, OPT_DEVICE, OPT_FAMILY, OPT_TOP,
        OPT_SAMPLES, OPT_LEADERS, OPT_LEADER_SAMPLES, OPT_MIN_SAMPLE, OPT_TIMEOUT, OPT_THREADS,
-       OPT_SEED, OPT_TEST_FAMILIES, OPT_LIST, OPT_HELP };
+       OPT_SEED, OPT_SUBSET, OPT_TEST_FAMILIES, OPT_LIST, OPT_HELP };
 
 static const struct option options[] = {
     {"precision", required_argument, NULL, OPT_PRECISION},
@@ -47,6 +48,7 @@ static const struct option options[] = {
     {"timeout-ms", required_argument, NULL, OPT_TIMEOUT},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"seed", required_argument, NULL, OPT_SEED},
+    {"subset", required_argument, NULL, OPT_SUBSET},
     {"test-families", no_argument, NULL, OPT_TEST_FAMILIES},
     {"list", no_argument, NULL, OPT_LIST},
     {"help", no_argument, NULL, OPT_HELP},
@@ -115,6 +117,10 @@ static int parse_int_option(int opt, const char *arg, bench_args *a)
     case OPT_THREADS:
         if (fdt_parse_int(arg, 0, 256, "--threads", &v)) return -1;
         o->compile_threads = (int)v;
+        return 0;
+    case OPT_SUBSET:
+        if (fdt_parse_int(arg, 1, 100000000, "--subset", &v)) return -1;
+        o->subset = (size_t)v;
         return 0;
     case OPT_SEED:
         if (fdt_parse_int(arg, 0, 0x7fffffff, "--seed", &v)) return -1;

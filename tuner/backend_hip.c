@@ -71,7 +71,7 @@ static const struct {
 
 static struct {
     bool loaded[GROUPS];
-    char error[GROUPS][768];
+    char error[GROUPS][1024];
     uv_mutex_t rtc_lock; /* hiprtc 5.2 is not documented as thread-safe */
 } libs;
 
@@ -310,7 +310,7 @@ static fdt_status check(hipError_t e, fdt_status status, const char *call, fdt_e
 
 /* HIP's current device belongs to the calling thread, and a backend may be used from a
  * thread other than the one that opened it. */
-static fdt_status bind(fdt_backend *b, fdt_error *err)
+static fdt_status use_device(fdt_backend *b, fdt_error *err)
 {
     return check(api.hipSetDevice(b->device), FDT_ERROR, "hipSetDevice", err);
 }
@@ -345,7 +345,7 @@ static void fill_info(fdt_device_info *in, hipDeviceProp_t *p, int driver)
     p->name[sizeof p->name - 1] = p->gcnArchName[sizeof p->gcnArchName - 1] = '\0';
     snprintf(in->backend, sizeof in->backend, "hip");
     snprintf(in->vendor, sizeof in->vendor, "AMD");
-    snprintf(in->name, sizeof in->name, "%s", p->name);
+    snprintf(in->name, sizeof in->name, "%.*s", (int)sizeof in->name - 1, p->name);
     /* gcnArchName carries target features ("gfx90a:sramecc+:xnack-"); code compiled for the
      * bare processor runs with either setting. */
     snprintf(in->arch, sizeof in->arch, "%.*s", (int)strcspn(p->gcnArchName, ":"),
@@ -379,7 +379,7 @@ static fdt_status read_info(fdt_backend *b, fdt_error *err)
 
 static void hip_close(fdt_backend *b)
 {
-    bind(b, NULL);
+    use_device(b, NULL);
     if (b->start)
         api.hipEventDestroy(b->start);
     if (b->stop)
@@ -398,7 +398,7 @@ static fdt_status hip_open(int device, fdt_backend **out, fdt_error *err)
     if (!b)
         return fdt_fail(err, FDT_ERROR, "hip backend: out of memory");
     b->device = device;
-    s = bind(b, err);
+    s = use_device(b, err);
     if (s == FDT_OK)
         s = read_info(b, err);
     if (s == FDT_OK)
@@ -428,7 +428,7 @@ static fdt_status hip_load(fdt_backend *b, const fdt_code *code, const char *ent
         return fdt_fail(err, FDT_ERROR, "hip backend: out of memory");
     fdt_status s = fdt_amdgpu_resources(code->data, code->size, entry, &k->resources, err);
     if (s == FDT_OK)
-        s = bind(b, err);
+        s = use_device(b, err);
     if (s == FDT_OK)
         s = check(api.hipModuleLoadData(&k->module, code->data), FDT_LAUNCH_ERROR,
                   "hipModuleLoadData", err);
@@ -448,7 +448,7 @@ static fdt_status hip_load(fdt_backend *b, const fdt_code *code, const char *ent
 
 static void hip_unload(fdt_backend *b, fdt_kernel *k)
 {
-    bind(b, NULL);
+    use_device(b, NULL);
     api.hipModuleUnload(k->module);
     free(k);
 }
@@ -461,7 +461,7 @@ static void hip_resources(fdt_kernel *k, fdt_resources *out)
 static fdt_status hip_launch(fdt_backend *b, fdt_kernel *k, fdt_dim3 grid, fdt_dim3 block,
                              void **args, fdt_error *err)
 {
-    fdt_status s = bind(b, err);
+    fdt_status s = use_device(b, err);
     if (s == FDT_OK)
         s = check(api.hipModuleLaunchKernel(k->function, grid.x, grid.y, grid.z, block.x,
                                             block.y, block.z, 0, NULL, args, NULL),
@@ -474,7 +474,7 @@ static fdt_status hip_launch(fdt_backend *b, fdt_kernel *k, fdt_dim3 grid, fdt_d
 static fdt_status hip_alloc(fdt_backend *b, size_t bytes, fdt_devptr *out, fdt_error *err)
 {
     void *p = NULL;
-    fdt_status s = bind(b, err);
+    fdt_status s = use_device(b, err);
     if (s == FDT_OK)
         s = check(api.hipMalloc(&p, bytes), FDT_ERROR, "hipMalloc", err);
     *out = (fdt_devptr)(uintptr_t)p;
@@ -483,14 +483,14 @@ static fdt_status hip_alloc(fdt_backend *b, size_t bytes, fdt_devptr *out, fdt_e
 
 static void hip_free(fdt_backend *b, fdt_devptr p)
 {
-    bind(b, NULL);
+    use_device(b, NULL);
     api.hipFree(dev(p));
 }
 
 static fdt_status hip_upload(fdt_backend *b, fdt_devptr dst, const void *src, size_t bytes,
                              fdt_error *err)
 {
-    fdt_status s = bind(b, err);
+    fdt_status s = use_device(b, err);
     if (s == FDT_OK) /* the HIP prototype lacks the const */
         s = check(api.hipMemcpyHtoD(dev(dst), (void *)src, bytes), FDT_ERROR, "hipMemcpyHtoD",
                   err);
@@ -500,7 +500,7 @@ static fdt_status hip_upload(fdt_backend *b, fdt_devptr dst, const void *src, si
 static fdt_status hip_download(fdt_backend *b, void *dst, fdt_devptr src, size_t bytes,
                                fdt_error *err)
 {
-    fdt_status s = bind(b, err);
+    fdt_status s = use_device(b, err);
     if (s == FDT_OK)
         s = check(api.hipMemcpyDtoH(dst, dev(src), bytes), FDT_ERROR, "hipMemcpyDtoH", err);
     return s;
@@ -509,7 +509,7 @@ static fdt_status hip_download(fdt_backend *b, void *dst, fdt_devptr src, size_t
 static fdt_status hip_fill32(fdt_backend *b, fdt_devptr dst, uint32_t value, size_t count,
                              fdt_error *err)
 {
-    fdt_status s = bind(b, err);
+    fdt_status s = use_device(b, err);
     if (s == FDT_OK)
         s = check(api.hipMemsetD32Async(dev(dst), (int)value, count, NULL), FDT_ERROR,
                   "hipMemsetD32Async", err);
@@ -519,7 +519,7 @@ static fdt_status hip_fill32(fdt_backend *b, fdt_devptr dst, uint32_t value, siz
 static fdt_status hip_copy(fdt_backend *b, fdt_devptr dst, fdt_devptr src, size_t bytes,
                            fdt_error *err)
 {
-    fdt_status s = bind(b, err);
+    fdt_status s = use_device(b, err);
     if (s == FDT_OK)
         s = check(api.hipMemcpyDtoDAsync(dev(dst), dev(src), bytes, NULL), FDT_ERROR,
                   "hipMemcpyDtoDAsync", err);
@@ -530,7 +530,7 @@ static fdt_status hip_copy(fdt_backend *b, fdt_devptr dst, fdt_devptr src, size_
 
 static fdt_status hip_timer_start(fdt_backend *b, fdt_error *err)
 {
-    fdt_status s = bind(b, err);
+    fdt_status s = use_device(b, err);
     if (s == FDT_OK)
         s = check(api.hipEventRecord(b->start, NULL), FDT_LAUNCH_ERROR, "hipEventRecord", err);
     return s;
@@ -556,7 +556,7 @@ static fdt_status hip_timer_stop(fdt_backend *b, double timeout_ms, double *elap
                                  fdt_error *err)
 {
     float ms = 0;
-    fdt_status s = bind(b, err);
+    fdt_status s = use_device(b, err);
     if (s == FDT_OK)
         s = check(api.hipEventRecord(b->stop, NULL), FDT_LAUNCH_ERROR, "hipEventRecord", err);
     if (s == FDT_OK)

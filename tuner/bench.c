@@ -163,22 +163,24 @@ static fdt_status enumerate(bench *bn, fdt_error *err)
 {
     fdt_bench_report *rep = bn->report;
     const fdt_bench_opts *o = bn->opts;
-    rep->count = fdt_space_enumerate(&o->problem, &rep->device, &o->filter, NULL, 0);
-    if (rep->count == 0)
+    const size_t space = fdt_space_enumerate(&o->problem, &rep->device, &o->filter, NULL, 0);
+    if (space == 0)
         return fdt_fail(err, FDT_ERROR, "no variant of %s fits this device and shape",
                         o->filter.family ? o->filter.family : "any family");
-    fdt_variant *vs = malloc(rep->count * sizeof *vs);
+    rep->count = o->subset && o->subset < space ? o->subset : space;
+    fdt_variant *vs = malloc(space * sizeof *vs);
     rep->results = calloc(rep->count, sizeof *rep->results);
     bn->jobs = calloc(rep->count, sizeof *bn->jobs);
     if (!vs || !rep->results || !bn->jobs) {
         free(vs);
         return fdt_fail(err, FDT_ERROR, "out of memory for %zu variants", rep->count);
     }
-    fdt_space_enumerate(&o->problem, &rep->device, &o->filter, vs, rep->count);
+    fdt_space_enumerate(&o->problem, &rep->device, &o->filter, vs, space);
     for (size_t i = 0; i < rep->count; i++) {
-        rep->results[i].variant = vs[i];
+        const fdt_variant v = vs[i * space / rep->count];
+        rep->results[i].variant = v;
         rep->results[i].index = i;
-        bn->jobs[i].variant = vs[i];
+        bn->jobs[i].variant = v;
     }
     free(vs);
     return FDT_OK;

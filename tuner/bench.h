@@ -1,7 +1,8 @@
 /* bench.h - one tuning run with no daemon: every variant of the space for one problem is
  * compiled, verified and timed on one device; the leaders are timed again side by side
  * with the seeds' kernel 1 and a device-to-device copy, which set the baseline and the
- * ceiling. This is the search strategy "exhaustive"; the daemon will reuse the parts. */
+ * ceiling. The search is exhaustive, or a sample spread evenly over the space for a quick
+ * look (and for tests on slow hosts). */
 #ifndef FDT_BENCH_H
 #define FDT_BENCH_H
 
@@ -13,6 +14,7 @@ typedef struct fdt_bench_opts {
     int device;
     fdt_problem problem;
     fdt_space_filter filter;
+    size_t subset;            /* measure only this many variants, spread evenly; 0: all */
     fdt_timing timing;        /* first pass; samples is per variant */
     int leaders;              /* how many of the fastest are timed again */
     int leader_samples;

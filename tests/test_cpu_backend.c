@@ -1,0 +1,199 @@
+/* test_cpu_backend.c - the kernel families run for real on the cpu backend (compiled by the
+ * host C++ compiler) on odd shapes, with the same verification the GPUs get: every variant
+ * tried must match the host reference at every interior point and leave the boundary alone,
+ * and each deliberately broken test variant must be caught as wrong. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "compile_pool.h"
+#include "runner.h"
+
+/* Variants tried per family and configuration: spread over the space so that every
+ * option (m, order, mz, lb, nt, map, block shape) is exercised across the configurations. */
+#define PER_FAMILY 6
+
+static const fdt_timing quick = {.min_sample_ms = 0.01, .samples = 1, .timeout_ms = 60000};
+
+typedef struct fixture {
+    fdt_backend *backend;
+    const fdt_backend_ops *ops;
+} fixture;
+
+static int setup(void **state)
+{
+    static fixture f;
+    fdt_error err = {0};
+    f.ops = &fdt_backend_cpu;
+    if (f.ops->open(0, &f.backend, &err) != FDT_OK) {
+        fprintf(stderr, "cpu backend: %s\n", err.msg);
+        return -1;
+    }
+    *state = &f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    f->ops->close(f->backend);
+    return 0;
+}
+
+/* Picks PER_FAMILY variants spread over the family's space, with a stride coprime to the
+ * odometer's periods so that fast- and slow-moving parameters both vary. */
+static size_t pick(const fdt_problem *p, const fdt_device_info *dev, const char *family,
+                   size_t salt, fdt_compile_job *jobs)
+{
+    const fdt_space_filter filter = {.family = family, .test_families = 1};
+    const size_t n = fdt_space_enumerate(p, dev, &filter, NULL, 0);
+    fdt_variant *all = calloc(n, sizeof *all);
+    fdt_space_enumerate(p, dev, &filter, all, n);
+    const size_t k = n < PER_FAMILY ? n : PER_FAMILY;
+    for (size_t i = 0; i < k; i++)
+        jobs[i] = (fdt_compile_job){.variant = all[(salt + i * 7919) % n]};
+    free(all);
+    return k;
+}
+
+static void expect_status(fixture *f, fdt_runner *r, fdt_compile_job *job, fdt_status want,
+                          fdt_verdict *verdict)
+{
+    char name[FDT_VARIANT_NAME_MAX];
+    fdt_variant_name(&job->variant, name, sizeof name);
+    if (job->status != FDT_OK)
+        fail_msg("%s: %s: %s", name, fdt_status_name(job->status), job->message);
+    fdt_kernel *k = NULL;
+    fdt_error err = {0};
+    assert_int_equal(f->ops->load(f->backend, &job->code, "fdt_laplacian", &k, &err), FDT_OK);
+    const fdt_status got = fdt_runner_verify(r, k, &job->variant, verdict, &err);
+    f->ops->unload(f->backend, k);
+    if (got != want)
+        fail_msg("%s on %dx%dx%d R=%d %s: %s, expected %s (%s)", name, r->problem.nx,
+                 r->problem.ny, r->problem.nz, r->problem.radius,
+                 fdt_precision_name(r->problem.precision), fdt_status_name(got),
+                 fdt_status_name(want), err.msg);
+}
+
+static void run_family(fixture *f, const fdt_problem *p, const char *family, size_t salt)
+{
+    fdt_runner r;
+    fdt_error err = {0};
+    if (fdt_runner_open(&r, f->ops, f->backend, p, &quick, 7, &err) != FDT_OK)
+        fail_msg("runner: %s", err.msg);
+    fdt_compile_job jobs[PER_FAMILY];
+    const size_t n = pick(p, f->ops->info(f->backend), family, salt, jobs);
+    assert_true(n > 0);
+    fdt_compile_all(f->ops, "host", p, jobs, n, 0);
+    for (size_t i = 0; i < n; i++) {
+        fdt_verdict v;
+        expect_status(f, &r, &jobs[i], FDT_OK, &v);
+        assert_true(v.rel_error <= r.tolerance);
+        fdt_code_free(&jobs[i].code);
+    }
+    fdt_runner_close(&r);
+}
+
+static void test_families_verify_on_odd_shapes(void **state)
+{
+    fixture *f = *state;
+    const int shapes[][3] = {{13, 17, 11}, {33, 9, 21}};
+    const char *families[] = {"naive", "tiled", "zmarch"};
+    size_t salt = 0;
+    for (size_t s = 0; s < 2; s++)
+        for (int radius = 1; radius <= 4; radius *= 2)
+            for (int prec = 0; prec < 2; prec++) {
+                const fdt_problem p = {shapes[s][0], shapes[s][1], shapes[s][2], radius,
+                                       prec ? FDT_DOUBLE : FDT_FLOAT};
+                for (size_t fam = 0; fam < 3; fam++)
+                    run_family(f, &p, families[fam], salt++);
+            }
+}
+
+/* Each bug touches one point only; finding it proves every point is checked. */
+static void test_broken_variants_are_caught(void **state)
+{
+    fixture *f = *state;
+    for (int prec = 0; prec < 2; prec++)
+        for (int radius = 1; radius <= 2; radius++) {
+            const fdt_problem p = {13, 17, 11, radius, prec ? FDT_DOUBLE : FDT_FLOAT};
+            fdt_runner r;
+            fdt_error err = {0};
+            assert_int_equal(fdt_runner_open(&r, f->ops, f->backend, &p, &quick, 3, &err), FDT_OK);
+            fdt_compile_job jobs[3];
+            assert_int_equal(pick(&p, f->ops->info(f->backend), "broken", 0, jobs), 3);
+            fdt_compile_all(f->ops, "host", &p, jobs, 3, 0);
+            for (int i = 0; i < 3; i++) {
+                fdt_verdict v;
+                expect_status(f, &r, &jobs[i], FDT_WRONG, &v);
+                if (jobs[i].variant.bug == 2)
+                    assert_true(v.boundary_bad == 1 && v.rel_error <= r.tolerance);
+                else if (jobs[i].variant.bug == 3)
+                    assert_true(isinf(v.rel_error));
+                else
+                    assert_true(v.rel_error > r.tolerance && v.boundary_bad == 0);
+                fdt_code_free(&jobs[i].code);
+            }
+            fdt_runner_close(&r);
+        }
+}
+
+static void test_compile_error_is_reported(void **state)
+{
+    fixture *f = *state;
+    fdt_code code = {0};
+    fdt_error err = {0};
+    const char *src = "extern \"C\" __global__ void fdt_laplacian(int *x) { x[0] = ; }";
+    assert_int_equal(f->ops->compile("host", src, "fdt_laplacian", NULL, 0, &code, &err),
+                     FDT_COMPILE_ERROR);
+    assert_non_null(strstr(err.msg, "error"));
+    assert_null(code.data);
+}
+
+/* The whole engine, as `fdtune bench` drives it, on a sample of the space. */
+static void test_bench_end_to_end(void **state)
+{
+    (void)state;
+    fdt_bench_opts o;
+    fdt_bench_defaults(&o);
+    o.backend = "cpu";
+    o.problem = (fdt_problem){19, 14, 12, 1, FDT_DOUBLE};
+    o.filter.family = "tiled";
+    o.subset = 5;
+    o.timing = quick;
+    o.timing.samples = 3;
+    o.leaders = 2;
+    o.leader_samples = 3;
+    fdt_bench_report rep;
+    fdt_error err = {0};
+    if (fdt_bench_run(&o, &rep, &err) != FDT_OK)
+        fail_msg("bench: %s", err.msg);
+    assert_int_equal(rep.count, 5);
+    assert_int_equal(rep.ok, 5);
+    assert_true(rep.results[0].leader && rep.results[1].leader && !rep.results[2].leader);
+    for (size_t i = 1; i < rep.ok; i++)
+        assert_true(rep.results[i].stats.median_ms >= rep.results[i - 1].stats.median_ms ||
+                    rep.results[i].leader != rep.results[i - 1].leader);
+    assert_true(rep.copy_gbps > 0 && rep.kernel1.gbps > 0 && rep.gpu_ms > 0);
+    assert_int_equal(rep.kernel1.stats.samples, 3);
+    fdt_bench_report_free(&rep);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_families_verify_on_odd_shapes),
+        cmocka_unit_test(test_broken_variants_are_caught),
+        cmocka_unit_test(test_compile_error_is_reported),
+        cmocka_unit_test(test_bench_end_to_end),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,123 @@
+/* test_hip_variants.c - every kernel family, at every radius and precision, compiles with
+ * hiprtc for the MI250X (gfx90a) and the MI50/MI60 and DCU class (gfx906), on a host with no
+ * GPU. One variant per distinct set of the family's own compile-time parameters (m, mz,
+ * order, lb, nt, map) is compiled; the block shape only changes constants. The registers,
+ * scratch and LDS read from each code object go to a report, hip_resources.tsv in
+ * $FDTUNE_REPORT_DIR (default: the current directory). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amdgpu_codeobj.h"
+#include "compile_pool.h"
+#include "variant.h"
+
+/* The limits of a gfx90a / gfx906 device: 64-lane wavefronts, 64 KiB of LDS per block. */
+static const fdt_device_info amd = {
+    .warp_size = 64, .max_threads_per_block = 1024, .max_shared_per_block = 65536,
+    .max_grid = {2147483647u, 65535, 65535}, .block_barriers = 1};
+
+static int same_code_shape(const fdt_variant *a, const fdt_variant *b)
+{
+    return a->family == b->family && a->m == b->m && a->mz == b->mz && a->order == b->order &&
+           a->lb == b->lb && a->nt == b->nt && a->map == b->map && a->bug == b->bug;
+}
+
+/* The first variant of each distinct code shape in the space. */
+static size_t representatives(const fdt_problem *p, fdt_compile_job **out)
+{
+    const fdt_space_filter filter = {0};
+    const size_t n = fdt_space_enumerate(p, &amd, &filter, NULL, 0);
+    fdt_variant *all = calloc(n, sizeof *all);
+    fdt_compile_job *jobs = calloc(n, sizeof *jobs);
+    fdt_space_enumerate(p, &amd, &filter, all, n);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (j < k && !same_code_shape(&jobs[j].variant, &all[i]))
+            j++;
+        if (j == k)
+            jobs[k++].variant = all[i];
+    }
+    free(all);
+    *out = jobs;
+    return k;
+}
+
+static FILE *open_report(void)
+{
+    const char *dir = getenv("FDTUNE_REPORT_DIR");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/hip_resources.tsv", dir ? dir : ".");
+    FILE *f = fopen(path, "w");
+    if (!f)
+        fail_msg("cannot write %s", path);
+    fprintf(f, "arch\tradius\tprecision\tvariant\tvgprs\tsgprs\tscratch_bytes\tlds_bytes\n");
+    return f;
+}
+
+static void check_job(FILE *report, const char *arch, const fdt_problem *p,
+                      fdt_compile_job *job, size_t counts[2])
+{
+    char name[FDT_VARIANT_NAME_MAX];
+    fdt_variant_name(&job->variant, name, sizeof name);
+    if (job->status != FDT_OK)
+        fail_msg("%s R=%d %s %s: %s: %s", arch, p->radius, fdt_precision_name(p->precision),
+                 name, fdt_status_name(job->status), job->message);
+    fdt_resources res;
+    fdt_error err = {0};
+    if (fdt_amdgpu_resources(job->code.data, job->code.size, "fdt_laplacian", &res, &err))
+        fail_msg("%s %s: %s", arch, name, err.msg);
+    assert_true(res.vgprs > 0 && res.sgprs > 0 && res.scratch_bytes >= 0);
+    /* The LDS the compiler allotted is the shared memory the constraints budgeted. */
+    assert_int_equal(res.shared_bytes, fdt_variant_shared_bytes(&job->variant, p));
+    fprintf(report, "%s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\n", arch, p->radius,
+            fdt_precision_name(p->precision), name, res.vgprs, res.sgprs, res.scratch_bytes,
+            res.shared_bytes);
+    counts[0]++;
+    counts[1] += res.scratch_bytes > 0;
+}
+
+static void test_every_family_compiles_for_amd(void **state)
+{
+    (void)state;
+    const char *archs[] = {"gfx90a", "gfx906"};
+    FILE *report = open_report();
+    size_t counts[2] = {0, 0}; /* compiled, with scratch (spills or stack) */
+    int families_seen[8] = {0};
+    for (int radius = 1; radius <= 4; radius *= 2)
+        for (int prec = 0; prec < 2; prec++) {
+            const fdt_problem p = {256, 256, 256, radius, prec ? FDT_DOUBLE : FDT_FLOAT};
+            fdt_compile_job *jobs;
+            const size_t n = representatives(&p, &jobs);
+            for (size_t a = 0; a < 2; a++) {
+                fdt_compile_all(&fdt_backend_hip, archs[a], &p, jobs, n, 0);
+                for (size_t i = 0; i < n; i++) {
+                    check_job(report, archs[a], &p, &jobs[i], counts);
+                    for (int f = 0; fdt_families()[f]; f++)
+                        families_seen[f] |= fdt_families()[f] == jobs[i].variant.family;
+                    fdt_code_free(&jobs[i].code);
+                }
+            }
+            free(jobs);
+        }
+    fclose(report);
+    for (int f = 0; fdt_families()[f]; f++)
+        assert_true(families_seen[f] || fdt_family_test_only(fdt_families()[f]));
+    printf("compiled %zu code objects for gfx90a and gfx906; %zu use scratch\n", counts[0],
+           counts[1]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_family_compiles_for_amd),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

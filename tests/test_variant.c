@@ -1,0 +1,247 @@
+/* test_variant.c - the variant space, names, geometry, problem checks, statistics and the
+ * figure of merit: everything about variants that needs no compiler. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "measure.h"
+#include "variant.h"
+
+/* cmocka 1.1's float assertion compares in single precision; these figures need double. */
+#define assert_near(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (tol))
+
+/* Limits of an H100 and of an MI250X GCD: the space must differ where they differ. */
+static const fdt_device_info nvidia = {
+    .warp_size = 32, .max_threads_per_block = 1024, .max_shared_per_block = 49152,
+    .max_grid = {2147483647u, 65535, 65535}, .block_barriers = 1};
+static const fdt_device_info amd = {
+    .warp_size = 64, .max_threads_per_block = 1024, .max_shared_per_block = 65536,
+    .max_grid = {2147483647u, 65535, 65535}, .block_barriers = 1};
+static const fdt_device_info host = {
+    .warp_size = 32, .max_threads_per_block = 1024, .max_shared_per_block = 49152,
+    .max_grid = {2147483647u, 65535, 65535}, .block_barriers = 0};
+
+static const fdt_problem cube = {.nx = 512, .ny = 512, .nz = 512, .radius = 1,
+                                 .precision = FDT_DOUBLE};
+
+static fdt_variant *space(const fdt_problem *p, const fdt_device_info *d, const char *family,
+                          size_t *n)
+{
+    const fdt_space_filter filter = {.family = family};
+    *n = fdt_space_enumerate(p, d, &filter, NULL, 0);
+    fdt_variant *vs = calloc(*n ? *n : 1, sizeof *vs);
+    assert_int_equal(fdt_space_enumerate(p, d, &filter, vs, *n), *n);
+    return vs;
+}
+
+static void test_every_family_has_variants_and_all_pass_their_constraints(void **state)
+{
+    (void)state;
+    const char *families[] = {"naive", "tiled", "zmarch", "smem"};
+    size_t total = 0;
+    for (size_t f = 0; f < 4; f++) {
+        size_t n;
+        fdt_variant *vs = space(&cube, &nvidia, families[f], &n);
+        assert_true(n > 0);
+        for (size_t i = 0; i < n; i++) {
+            assert_string_equal(fdt_family_name(vs[i].family), families[f]);
+            assert_null(fdt_variant_check(&vs[i], &cube, &nvidia));
+        }
+        total += n;
+        free(vs);
+    }
+    const fdt_space_filter all = {0};
+    assert_int_equal(fdt_space_enumerate(&cube, &nvidia, &all, NULL, 0), total);
+}
+
+static void test_constraints_prune_by_device(void **state)
+{
+    (void)state;
+    size_t n_nv, n_amd, n_host;
+    free(space(&cube, &nvidia, "zmarch", &n_nv));
+    free(space(&cube, &amd, "zmarch", &n_amd));
+    /* 32-thread blocks are a whole warp on NVIDIA and half a wavefront on AMD. */
+    assert_true(n_amd < n_nv);
+    free(space(&cube, &host, "smem", &n_host));
+    assert_int_equal(n_host, 0);
+
+    fdt_variant v;
+    char err[128];
+    assert_int_equal(fdt_variant_parse("zmarch:32x1x1:mz16", &v, err, sizeof err), 0);
+    assert_non_null(fdt_variant_check(&v, &cube, &amd));
+    assert_null(fdt_variant_check(&v, &cube, &nvidia));
+    assert_int_equal(fdt_variant_parse("naive:1024x2x1", &v, err, sizeof err), 0);
+    assert_non_null(fdt_variant_check(&v, &cube, &nvidia));
+}
+
+static void test_shared_memory_limits_smem(void **state)
+{
+    (void)state;
+    fdt_variant v;
+    char err[128];
+    fdt_problem r4 = cube;
+    r4.radius = 4;
+    /* 9 planes of (128+8) x (8+8) doubles: 156672 bytes, over any device's block limit. */
+    assert_int_equal(fdt_variant_parse("smem:128x8x1:mz16", &v, err, sizeof err), 0);
+    assert_int_equal(fdt_variant_shared_bytes(&v, &r4), 9 * 136 * 16 * 8);
+    assert_non_null(fdt_variant_check(&v, &r4, &amd));
+    assert_int_equal(fdt_variant_parse("smem:32x4x1:mz16", &v, err, sizeof err), 0);
+    assert_null(fdt_variant_check(&v, &r4, &nvidia));
+}
+
+static void test_names_round_trip(void **state)
+{
+    (void)state;
+    const fdt_space_filter all = {.test_families = 1};
+    const size_t n = fdt_space_enumerate(&cube, &nvidia, &all, NULL, 0);
+    fdt_variant *vs = calloc(n, sizeof *vs);
+    fdt_space_enumerate(&cube, &nvidia, &all, vs, n);
+    char name[FDT_VARIANT_NAME_MAX], again[FDT_VARIANT_NAME_MAX], err[128];
+    for (size_t i = 0; i < n; i++) {
+        fdt_variant back;
+        fdt_variant_name(&vs[i], name, sizeof name);
+        assert_true(strlen(name) < FDT_VARIANT_NAME_MAX - 1);
+        assert_int_equal(fdt_variant_parse(name, &back, err, sizeof err), 0);
+        fdt_variant_name(&back, again, sizeof again);
+        assert_string_equal(name, again);
+        assert_memory_equal(&back, &vs[i], sizeof back);
+    }
+    free(vs);
+}
+
+static void test_bad_names_are_rejected(void **state)
+{
+    (void)state;
+    const char *bad[] = {"", "warp:256x1x1", "naive", "naive:256x1", "naive:0x1x1",
+                         "naive:256x1x1:lbx", "tiled:64x1x1:m", "tiled:64x1x1:m-2",
+                         "naive:256x1x1x", "zmarch:32x8x1:mz0",
+                         "naive:256x1x1:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        fdt_variant v;
+        char err[128] = "";
+        assert_int_equal(fdt_variant_parse(bad[i], &v, err, sizeof err), -1);
+        assert_true(strlen(err) > 0);
+    }
+}
+
+/* The launch covers every interior point of every shape: no divisibility assumptions. */
+static void test_geometry_covers_odd_shapes(void **state)
+{
+    (void)state;
+    const int shapes[][3] = {{13, 17, 11}, {33, 9, 21}, {100, 200, 300}, {9, 9, 9}};
+    for (size_t s = 0; s < 4; s++)
+        for (int radius = 1; radius <= 4; radius *= 2) {
+            fdt_problem p = {shapes[s][0], shapes[s][1], shapes[s][2], radius, FDT_FLOAT};
+            if (fdt_problem_check(&p))
+                continue;
+            size_t n;
+            fdt_variant *vs = space(&p, &nvidia, NULL, &n);
+            assert_true(n > 0);
+            for (size_t i = 0; i < n; i++) {
+                fdt_dim3 g, b;
+                fdt_variant_geometry(&vs[i], &p, &g, &b);
+                const fdt_dim3 cover = vs[i].map ? (fdt_dim3){g.z, g.x, g.y} : g;
+                assert_true((long)cover.x * b.x >= p.nx);
+                assert_true((long)cover.y * b.y * vs[i].m >= p.ny);
+                if (vs[i].mz > 1)
+                    assert_true((long)cover.z * vs[i].mz >= p.nz - 2 * radius);
+                else
+                    assert_true((long)cover.z * b.z >= p.nz);
+            }
+            free(vs);
+        }
+}
+
+static void test_problem_check(void **state)
+{
+    (void)state;
+    fdt_problem p = cube;
+    assert_null(fdt_problem_check(&p));
+    p.nx = 2;
+    assert_non_null(fdt_problem_check(&p));
+    p = cube;
+    p.radius = 4;
+    p.nz = 8;
+    assert_non_null(fdt_problem_check(&p));
+    p.nz = 9;
+    assert_null(fdt_problem_check(&p));
+    p.radius = 5;
+    assert_non_null(fdt_problem_check(&p));
+    p = cube;
+    p.ny = FDT_MAX_SIDE + 1;
+    assert_non_null(fdt_problem_check(&p));
+}
+
+static void test_defines_pick_wide_indices_only_when_needed(void **state)
+{
+    (void)state;
+    fdt_variant v = fdt_variant_kernel1();
+    fdt_defines d;
+    fdt_variant_defines(&v, &cube, &d);
+    assert_string_equal(d.list[0], "FDT_REAL=double");
+    assert_string_equal(d.list[1], "FDT_IDX=int");
+    fdt_problem big = {2048, 1024, 1024, 1, FDT_FLOAT};
+    fdt_variant_defines(&v, &big, &d);
+    assert_string_equal(d.list[0], "FDT_REAL=float");
+    assert_string_equal(d.list[1], "FDT_IDX=long long");
+}
+
+/* The seeds' formula for R = 1, in elements. */
+static void test_effective_bytes_match_the_seed_formula(void **state)
+{
+    (void)state;
+    const int shapes[][3] = {{512, 512, 512}, {100, 200, 300}, {13, 17, 11}};
+    for (size_t s = 0; s < 3; s++) {
+        const double nx = shapes[s][0], ny = shapes[s][1], nz = shapes[s][2];
+        fdt_problem p = {shapes[s][0], shapes[s][1], shapes[s][2], 1, FDT_DOUBLE};
+        const double seed = (nx * ny * nz - 8 - 4 * (nx - 2) - 4 * (ny - 2) - 4 * (nz - 2)) +
+                            (nx - 2) * (ny - 2) * (nz - 2);
+        assert_near(fdt_effective_bytes(&p), seed * 8, 1e-6);
+        p.precision = FDT_FLOAT;
+        assert_near(fdt_effective_bytes(&p), seed * 4, 1e-6);
+    }
+    /* Radius 2 on 5^3: one interior point, its 12 arm points, written once: 14 elements. */
+    fdt_problem tiny = {5, 5, 5, 2, FDT_DOUBLE};
+    assert_near(fdt_effective_bytes(&tiny), 14 * 8, 1e-9);
+}
+
+static void test_stats(void **state)
+{
+    (void)state;
+    double samples[] = {5, 1, 4, 2, 3};
+    fdt_stats s;
+    fdt_stats_compute(samples, 5, 7, &s);
+    assert_near(s.median_ms, 3, 1e-12);
+    assert_near(s.min_ms, 1, 1e-12);
+    assert_near(s.q1_ms, 2, 1e-12);
+    assert_near(s.q3_ms, 4, 1e-12);
+    assert_int_equal(s.reps, 7);
+    double even[] = {4, 1, 3, 2};
+    fdt_stats_compute(even, 4, 1, &s);
+    assert_near(s.median_ms, 2.5, 1e-12);
+    assert_near(fdt_gbps(2e9, 1000), 2, 1e-12);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_family_has_variants_and_all_pass_their_constraints),
+        cmocka_unit_test(test_constraints_prune_by_device),
+        cmocka_unit_test(test_shared_memory_limits_smem),
+        cmocka_unit_test(test_names_round_trip),
+        cmocka_unit_test(test_bad_names_are_rejected),
+        cmocka_unit_test(test_geometry_covers_odd_shapes),
+        cmocka_unit_test(test_problem_check),
+        cmocka_unit_test(test_defines_pick_wide_indices_only_when_needed),
+        cmocka_unit_test(test_effective_bytes_match_the_seed_formula),
+        cmocka_unit_test(test_stats),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
