@@ -4,12 +4,15 @@
 #   make STATIC=1    links libuv, msgpack-c and libelf statically, for GPU hosts that lack
 #                    them (the binaries still load the GPU libraries with dlopen)
 #   make SAN=1       the sanitizer build, in build-san/
+# STATIC builds go to build-static/.
 
 CC ?= cc
 SAN ?= 0
 STATIC ?= 0
 
-ifeq ($(SAN),1)
+ifeq ($(STATIC),1)
+BUILD := build-static
+else ifeq ($(SAN),1)
 BUILD := build-san
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 else
@@ -22,7 +25,7 @@ CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp $(SANFLAGS)
 CPPFLAGS += -Ituner -Icli
 LDFLAGS += -fopenmp $(SANFLAGS)
 ifeq ($(STATIC),1)
-LDLIBS := -Wl,-Bstatic -luv_a -lmsgpackc -lelf -lz -Wl,-Bdynamic -lzstd -lpthread -ldl -lm
+LDLIBS := -Wl,-Bstatic -luv_a -lmsgpackc -lelf -lz -Wl,-Bdynamic -l:libzstd.so.1 -lpthread -ldl -lm
 else
 LDLIBS := -luv -lmsgpackc -lelf -ldl -lm
 endif
@@ -75,4 +78,4 @@ run: $(BUILD)/fdtune
 	$(BUILD)/fdtune bench 128 128 128 --top 10
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-static

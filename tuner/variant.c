@@ -154,6 +154,15 @@ void fdt_variant_geometry(const fdt_variant *v, const fdt_problem *p, fdt_dim3 *
     *grid = v->map ? (fdt_dim3){g[1], g[2], g[0]} : (fdt_dim3){g[0], g[1], g[2]};
 }
 
+/* Whether a value of list under value, times scale, already reaches need. */
+static int smaller_covers(const value_list *list, int value, long long need, int scale)
+{
+    for (int i = 0; list->v[i] != -1; i++)
+        if (list->v[i] < value && (long long)list->v[i] * scale >= need)
+            return 1;
+    return 0;
+}
+
 const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
                               const fdt_device_info *dev)
 {
@@ -166,10 +175,11 @@ const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
         return "needs block barriers, which this backend cannot run";
     if (fdt_variant_shared_bytes(v, p) > (size_t)dev->max_shared_per_block)
         return "needs more shared memory than a block may have";
-    /* A chunk twice what the grid needs behaves exactly like the smaller one. */
-    if (marches_z(v->family) && v->mz / 2 >= p->nz - 2 * p->radius)
+    /* Past what the grid needs, a larger chunk behaves exactly like the smallest that
+     * covers it, so only that one is kept. */
+    if (marches_z(v->family) && smaller_covers(&v->family->mz, v->mz, p->nz - 2 * p->radius, 1))
         return "planes per chunk exceed the grid";
-    if (v->m > 1 && (long long)v->by * v->m / 2 >= p->ny)
+    if (smaller_covers(&v->family->m, v->m, p->ny, v->by))
         return "points per thread exceed the grid";
     fdt_dim3 grid, block;
     fdt_variant_geometry(v, p, &grid, &block);
