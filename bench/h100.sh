@@ -52,11 +52,24 @@ shapes)
     run variants512 "$FDTUNE" bench 512 512 512 --backend cuda --radius 4 --precision double --top 10
     ;;
 memcheck)
-    memcheck "13 17 11" 1000000
-    memcheck "100 200 300" 40
+    memcheck "13 17 11" 120
+    memcheck "100 200 300" 24
+    ;;
+profile)
+    # Where the time goes at 256^3 against 512^3: DRAM bytes, L2 hits, occupancy, waves.
+    # The 6th fdt_laplacian launch is inside the variant's timed samples (the reference
+    # kernel, the verification run, warm-up and estimate come first).
+    for shape in "256 256 256" "512 512 512"; do
+        for variant in tiled:64x2x2:m8:seed naive:256x1x1 zmarch:64x4x1:mz16; do
+            run profile /usr/local/cuda/bin/ncu --cache-control none --clock-control none \
+                -k regex:fdt_laplacian --launch-skip 5 --launch-count 1 \
+                --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,sm__warps_active.avg.pct_of_peak_sustained_active,launch__waves_per_multiprocessor,launch__occupancy_limit_registers,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+                "$FDTUNE" bench $shape --backend cuda --variant $variant --samples 5 --leaders 0 --top 1
+        done
+    done
     ;;
 *)
-    echo "usage: bench/h100.sh smoke|shapes|memcheck" >&2
+    echo "usage: bench/h100.sh smoke|shapes|memcheck|profile" >&2
     exit 2
     ;;
 esac

@@ -20,6 +20,7 @@ static const char bench_help[] =
     "  --family F                only this kernel family (naive, tiled, zmarch, smem)\n"
     "  --top N                   rows of the table (default 20)\n"
     "  --subset N                measure N variants spread evenly over the space, not all\n"
+    "  --variant NAME            measure only this variant, e.g. tiled:64x1x2:m4:asc\n"
     "  --samples N               samples per variant (default 15)\n"
     "  --leaders N               fastest variants timed again (default 5)\n"
     "  --leader-samples N        samples when timed again (default 50)\n"
@@ -32,7 +33,7 @@ static const char bench_help[] =
 
 enum { OPT_PRECISION = 256, OPT_RADIUS, OPT_BACKEND, OPT_DEVICE, OPT_FAMILY, OPT_TOP,
        OPT_SAMPLES, OPT_LEADERS, OPT_LEADER_SAMPLES, OPT_MIN_SAMPLE, OPT_TIMEOUT, OPT_THREADS,
-       OPT_SEED, OPT_SUBSET, OPT_TEST_FAMILIES, OPT_LIST, OPT_HELP };
+       OPT_SEED, OPT_SUBSET, OPT_VARIANT, OPT_TEST_FAMILIES, OPT_LIST, OPT_HELP };
 
 static const struct option options[] = {
     {"precision", required_argument, NULL, OPT_PRECISION},
@@ -49,6 +50,7 @@ static const struct option options[] = {
     {"threads", required_argument, NULL, OPT_THREADS},
     {"seed", required_argument, NULL, OPT_SEED},
     {"subset", required_argument, NULL, OPT_SUBSET},
+    {"variant", required_argument, NULL, OPT_VARIANT},
     {"test-families", no_argument, NULL, OPT_TEST_FAMILIES},
     {"list", no_argument, NULL, OPT_LIST},
     {"help", no_argument, NULL, OPT_HELP},
@@ -57,6 +59,7 @@ static const struct option options[] = {
 
 typedef struct bench_args {
     fdt_bench_opts opts;
+    fdt_variant only;
     long top;
     int list;
 } bench_args;
@@ -153,6 +156,15 @@ static int parse_option(int opt, const char *arg, bench_args *a)
         }
         fprintf(stderr, "fdtune: unknown kernel family '%s' (naive, tiled, zmarch, smem)\n", arg);
         return -1;
+    case OPT_VARIANT: {
+        char why[160];
+        if (fdt_variant_parse(arg, &a->only, why, sizeof why) == 0) {
+            o->only = &a->only;
+            return 0;
+        }
+        fprintf(stderr, "fdtune: --variant: %s\n", why);
+        return -1;
+    }
     case OPT_MIN_SAMPLE: return parse_ms(arg, "--min-sample-ms", &o->timing.min_sample_ms);
     case OPT_TIMEOUT: return parse_ms(arg, "--timeout-ms", &o->timing.timeout_ms);
     case OPT_TEST_FAMILIES: o->filter.test_families = 1; return 0;

@@ -162,31 +162,58 @@ static void measure_all(bench *bn)
     }
 }
 
+static fdt_status allocate(bench *bn, size_t count, fdt_error *err)
+{
+    fdt_bench_report *rep = bn->report;
+    rep->count = count;
+    rep->results = calloc(count, sizeof *rep->results);
+    bn->jobs = calloc(count, sizeof *bn->jobs);
+    if (!rep->results || !bn->jobs)
+        return fdt_fail(err, FDT_ERROR, "out of memory for %zu variants", count);
+    return FDT_OK;
+}
+
+static void assign(bench *bn, size_t i, const fdt_variant *v)
+{
+    bn->report->results[i].variant = *v;
+    bn->report->results[i].index = i;
+    bn->jobs[i].variant = *v;
+}
+
+static fdt_status enumerate_one(bench *bn, const fdt_variant *v, fdt_error *err)
+{
+    const char *why = fdt_variant_check(v, &bn->opts->problem, &bn->report->device);
+    if (why) {
+        char name[FDT_VARIANT_NAME_MAX];
+        fdt_variant_name(v, name, sizeof name);
+        return fdt_fail(err, FDT_ERROR, "%s cannot run here: %s", name, why);
+    }
+    fdt_status s = allocate(bn, 1, err);
+    if (s == FDT_OK)
+        assign(bn, 0, v);
+    return s;
+}
+
 static fdt_status enumerate(bench *bn, fdt_error *err)
 {
     fdt_bench_report *rep = bn->report;
     const fdt_bench_opts *o = bn->opts;
+    if (o->only)
+        return enumerate_one(bn, o->only, err);
     const size_t space = fdt_space_enumerate(&o->problem, &rep->device, &o->filter, NULL, 0);
     if (space == 0)
         return fdt_fail(err, FDT_ERROR, "no variant of %s fits this device and shape",
                         o->filter.family ? o->filter.family : "any family");
-    rep->count = o->subset && o->subset < space ? o->subset : space;
     fdt_variant *vs = malloc(space * sizeof *vs);
-    rep->results = calloc(rep->count, sizeof *rep->results);
-    bn->jobs = calloc(rep->count, sizeof *bn->jobs);
-    if (!vs || !rep->results || !bn->jobs) {
-        free(vs);
-        return fdt_fail(err, FDT_ERROR, "out of memory for %zu variants", rep->count);
-    }
-    fdt_space_enumerate(&o->problem, &rep->device, &o->filter, vs, space);
-    for (size_t i = 0; i < rep->count; i++) {
-        const fdt_variant v = vs[i * space / rep->count];
-        rep->results[i].variant = v;
-        rep->results[i].index = i;
-        bn->jobs[i].variant = v;
+    fdt_status st = vs ? allocate(bn, o->subset && o->subset < space ? o->subset : space, err)
+                       : fdt_fail(err, FDT_ERROR, "out of memory for %zu variants", space);
+    if (st == FDT_OK) {
+        fdt_space_enumerate(&o->problem, &rep->device, &o->filter, vs, space);
+        for (size_t i = 0; i < rep->count; i++)
+            assign(bn, i, &vs[i * space / rep->count]);
     }
     free(vs);
-    return FDT_OK;
+    return st;
 }
 
 static fdt_status run(bench *bn, fdt_error *err)

@@ -15,6 +15,7 @@ typedef struct fdt_bench_opts {
     fdt_problem problem;
     fdt_space_filter filter;
     size_t subset;            /* measure only this many variants, spread evenly; 0: all */
+    const fdt_variant *only;  /* measure just this variant, in the space or not; NULL: all */
     fdt_timing timing;        /* first pass; samples is per variant */
     int leaders;              /* how many of the fastest are timed again */
     int leader_samples;
