@@ -2,6 +2,7 @@
  * device with no daemon, and looking at the variant space it would search. */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,11 +219,19 @@ static int parse_args(int argc, char **argv, bench_args *a)
     return parse_shape(argv + optind, &a->opts.problem);
 }
 
+/* a / b, or NaN (printed "nan") when b was never measured because the run stopped early. */
+static double ratio(double a, double b)
+{
+    return b > 0 ? a / b : NAN;
+}
+
 static void print_device(const fdt_bench_report *r)
 {
     const fdt_device_info *d = &r->device;
-    printf("device: %s %s (%s, %d compute units, %.1f GiB, L2 %.0f MiB), %s, %s\n", d->vendor,
-           d->name, d->arch, d->compute_units, d->memory_bytes / 1073741824.0,
+    /* Most device names already begin with the vendor's. */
+    const int named = strncmp(d->name, d->vendor, strlen(d->vendor)) == 0;
+    printf("device: %s%s%s (%s, %d compute units, %.1f GiB, L2 %.0f MiB), %s, %s\n",
+           named ? "" : d->vendor, named ? "" : " ", d->name, d->arch, d->compute_units, d->memory_bytes / 1073741824.0,
            d->l2_bytes / 1048576.0, d->driver_version, d->compiler_version);
 }
 
@@ -231,7 +240,7 @@ static void print_row(const char *rank, const char *name, const fdt_stats *s, do
 {
     const double iqr = s->median_ms > 0 ? 100.0 * (s->q3_ms - s->q1_ms) / s->median_ms : 0;
     printf("%5s  %-34s %9.4f  %8.4f %5.1f%%  %7.1f  %5.1f%%  %6.3f", rank, name, s->median_ms,
-           s->min_ms, iqr, gbps, 100.0 * gbps / r->copy_gbps, gbps / r->kernel1.gbps);
+           s->min_ms, iqr, gbps, 100.0 * ratio(gbps, r->copy_gbps), ratio(gbps, r->kernel1.gbps));
     if (res && res->vgprs >= 0)
         printf("  %4d %6d", res->vgprs, res->scratch_bytes);
     printf("\n");
@@ -280,7 +289,7 @@ static void print_summary(const fdt_bench_report *r)
            "best_over_copy=%.4f best_over_kernel1=%.4f best=%s\n",
            p->nx, p->ny, p->nz, fdt_precision_name(p->precision), p->radius, r->backend, r->count,
            r->ok, r->wrong, r->failed, r->copy_gbps, r->kernel1.gbps, best_gbps,
-           best_gbps / r->copy_gbps, best_gbps / r->kernel1.gbps, name);
+           ratio(best_gbps, r->copy_gbps), ratio(best_gbps, r->kernel1.gbps), name);
 }
 
 int fdt_cmd_bench(int argc, char **argv)
