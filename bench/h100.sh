@@ -52,6 +52,12 @@ shapes)
         run shapes "$FDTUNE" bench $shape --backend cuda --top 10
     done
     ;;
+final)
+    device
+    run cube512 "$FDTUNE" bench 512 512 512 --backend cuda --top 25
+    run cube256 "$FDTUNE" bench 256 256 256 --backend cuda --top 15
+    run variants512 "$FDTUNE" bench 512 512 512 --backend cuda --radius 4 --precision double --top 10
+    ;;
 memcheck)
     memcheck "13 17 11" 120
     memcheck "100 200 300" 24
@@ -70,7 +76,7 @@ profile)
     done
     ;;
 *)
-    echo "usage: bench/h100.sh smoke|shapes|memcheck|profile" >&2
+    echo "usage: bench/h100.sh smoke|shapes|final|memcheck|profile" >&2
     exit 2
     ;;
 esac

@@ -24,7 +24,7 @@ static const char bench_help[] =
     "  --variant NAME            measure only this variant, e.g. tiled:64x1x2:m4:asc\n"
     "  --samples N               samples per variant (default 15)\n"
     "  --leaders N               fastest variants timed again (default 5)\n"
-    "  --leader-samples N        samples when timed again (default 50)\n"
+    "  --leader-samples N        samples when timed again, in 5 rounds (default 50)\n"
     "  --min-sample-ms X         least duration of one sample (default 1.0)\n"
     "  --timeout-ms X            a launch running longer has hung (default 5000)\n"
     "  --threads N               compiler threads (default: one per CPU)\n"

@@ -43,9 +43,11 @@ static double elapsed_ms(uint64_t since)
  * a trivial copy tells whether anything more can run. */
 static int device_alive(bench *bn)
 {
-    fdt_stats s;
+    fdt_samples s = {0};
     fdt_error err;
-    return fdt_runner_time_copy(&bn->runner, 1, &s, &err) == FDT_OK;
+    const int alive = fdt_runner_time_copy(&bn->runner, 1, &s, &err) == FDT_OK;
+    fdt_samples_free(&s);
+    return alive;
 }
 
 static void measure_variant(bench *bn, fdt_result *res, const fdt_code *code)
@@ -59,10 +61,13 @@ static void measure_variant(bench *bn, fdt_result *res, const fdt_code *code)
         bn->ops->resources(k, &res->resources);
         s = fdt_runner_verify(r, k, &res->variant, &verdict, &err);
     }
+    fdt_samples samples = {0};
     if (s == FDT_OK)
-        s = fdt_runner_time(r, k, &res->variant, bn->opts->timing.samples, &res->stats, &err);
+        s = fdt_runner_time(r, k, &res->variant, bn->opts->timing.samples, &samples, &err);
     if (k)
         bn->ops->unload(bn->backend, k);
+    fdt_samples_stats(&samples, &res->stats);
+    fdt_samples_free(&samples);
     res->status = s;
     if (s == FDT_OK)
         res->gbps = fdt_gbps(bn->bytes, res->stats.median_ms);
@@ -80,18 +85,44 @@ static int by_speed(const void *a, const void *b)
     return (x->stats.median_ms > y->stats.median_ms) - (x->stats.median_ms < y->stats.median_ms);
 }
 
-/* Loads, times and unloads one compiled variant with the leaders' sample count. */
-static fdt_status retime(bench *bn, const fdt_code *code, fdt_result *res, fdt_error *err)
+/* The leaders, kernel 1 and the copy are timed again in turns: each takes part of its
+ * samples in every round, in an order that rotates, so that clock or thermal drift over the
+ * phase touches all of them alike and the ratios compare numbers taken side by side. */
+#define ROUNDS 5
+
+typedef struct candidate {
+    const fdt_code *code; /* NULL: the copy */
+    fdt_result *result;   /* NULL: the copy */
+    fdt_samples samples;
+} candidate;
+
+static fdt_status time_turn(bench *bn, candidate *c, int samples, fdt_error *err)
 {
+    if (!c->code)
+        return fdt_runner_time_copy(&bn->runner, samples, &c->samples, err);
     fdt_kernel *k = NULL;
-    fdt_status s = bn->ops->load(bn->backend, code, "fdt_laplacian", &k, err);
+    fdt_status s = bn->ops->load(bn->backend, c->code, "fdt_laplacian", &k, err);
     if (s == FDT_OK)
-        s = fdt_runner_time(&bn->runner, k, &res->variant, bn->opts->leader_samples,
-                            &res->stats, err);
+        s = fdt_runner_time(&bn->runner, k, &c->result->variant, samples, &c->samples, err);
     if (k)
         bn->ops->unload(bn->backend, k);
-    if (s == FDT_OK)
-        res->gbps = fdt_gbps(bn->bytes, res->stats.median_ms);
+    return s;
+}
+
+static fdt_status time_in_rounds(bench *bn, candidate *cs, size_t n, fdt_error *err)
+{
+    const int per_turn = (bn->opts->leader_samples + ROUNDS - 1) / ROUNDS;
+    fdt_status s = FDT_OK;
+    for (size_t round = 0; round < ROUNDS && s == FDT_OK; round++)
+        for (size_t i = 0; i < n && s == FDT_OK; i++)
+            s = time_turn(bn, &cs[(i + round) % n], per_turn, err);
+    for (size_t i = 0; i < n; i++) {
+        fdt_stats *st = cs[i].result ? &cs[i].result->stats : &bn->report->copy;
+        fdt_samples_stats(&cs[i].samples, st);
+        if (cs[i].result)
+            cs[i].result->gbps = fdt_gbps(bn->bytes, st->median_ms);
+        fdt_samples_free(&cs[i].samples);
+    }
     return s;
 }
 
@@ -100,7 +131,6 @@ static const fdt_code *code_of(bench *bn, const fdt_result *res)
     return &bn->jobs[res->index].code;
 }
 
-/* The leaders, kernel 1 and the copy, timed in one phase so drift touches them alike. */
 static fdt_status remeasure(bench *bn, fdt_error *err)
 {
     fdt_bench_report *rep = bn->report;
@@ -109,19 +139,23 @@ static fdt_status remeasure(bench *bn, fdt_error *err)
     if (k1.status != FDT_OK)
         return fdt_fail(err, k1.status, "kernel 1 does not compile: %s", k1.message);
     rep->kernel1 = (fdt_result){.variant = k1.variant, .status = FDT_OK, .leader = 1};
-    fdt_status s = retime(bn, &k1.code, &rep->kernel1, err);
-    fdt_code_free(&k1.code);
     const size_t leaders = rep->ok < (size_t)bn->opts->leaders ? rep->ok : (size_t)bn->opts->leaders;
-    for (size_t i = 0; s == FDT_OK && i < leaders; i++) {
-        rep->results[i].leader = 1;
-        s = retime(bn, code_of(bn, &rep->results[i]), &rep->results[i], err);
+    candidate *cs = calloc(leaders + 2, sizeof *cs);
+    fdt_status s = cs ? FDT_OK : fdt_fail(err, FDT_ERROR, "out of memory");
+    if (s == FDT_OK) {
+        cs[0] = (candidate){.code = &k1.code, .result = &rep->kernel1};
+        for (size_t i = 0; i < leaders; i++) {
+            rep->results[i].leader = 1;
+            cs[i + 1] = (candidate){.code = code_of(bn, &rep->results[i]),
+                                    .result = &rep->results[i]};
+        }
+        s = time_in_rounds(bn, cs, leaders + 2, err);
     }
+    free(cs);
+    fdt_code_free(&k1.code);
     /* The winner is decided by the second, longer measurement. */
     qsort(rep->results, leaders, sizeof *rep->results, by_speed);
-    if (s == FDT_OK)
-        s = fdt_runner_time_copy(&bn->runner, bn->opts->leader_samples, &rep->copy, err);
-    if (s == FDT_OK)
-        rep->copy_gbps = fdt_gbps(2.0 * bn->runner.bytes, rep->copy.median_ms);
+    rep->copy_gbps = fdt_gbps(2.0 * bn->runner.bytes, rep->copy.median_ms);
     return s;
 }
 

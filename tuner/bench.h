@@ -18,7 +18,7 @@ typedef struct fdt_bench_opts {
     const fdt_variant *only;  /* measure just this variant, in the space or not; NULL: all */
     fdt_timing timing;        /* first pass; samples is per variant */
     int leaders;              /* how many of the fastest are timed again */
-    int leader_samples;
+    int leader_samples;       /* rounded up to a multiple of the rounds they are taken in */
     int compile_threads;      /* 0: one per CPU */
     unsigned seed;
 } fdt_bench_opts;

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int compare_doubles(const void *a, const void *b)
 {
@@ -67,13 +68,28 @@ static fdt_status timed_sample(const fdt_backend_ops *ops, fdt_backend *b, fdt_e
     return ops->timer_stop(b, timeout_ms, ms, err);
 }
 
+static fdt_status reserve(fdt_samples *acc, int more, fdt_error *err)
+{
+    if (acc->count + more <= acc->cap)
+        return FDT_OK;
+    const int cap = acc->count + more > 2 * acc->cap ? acc->count + more : 2 * acc->cap;
+    double *ms = realloc(acc->ms, sizeof *ms * (size_t)cap);
+    if (!ms)
+        return fdt_fail(err, FDT_ERROR, "out of memory for %d samples", cap);
+    acc->ms = ms;
+    acc->cap = cap;
+    return FDT_OK;
+}
+
 fdt_status fdt_time(const fdt_backend_ops *ops, fdt_backend *b, fdt_enqueue_fn enqueue,
-                    void *ctx, const fdt_timing *timing, fdt_stats *out, fdt_error *err)
+                    void *ctx, const fdt_timing *timing, fdt_samples *acc, fdt_error *err)
 {
     /* The warm-up absorbs first-launch costs (module upload, cold caches); the launch after it
      * estimates how many launches make a sample long enough. */
     double warmup, estimate;
-    fdt_status s = timed_sample(ops, b, enqueue, ctx, 1, timing->timeout_ms, &warmup, err);
+    fdt_status s = reserve(acc, timing->samples, err);
+    if (s == FDT_OK)
+        s = timed_sample(ops, b, enqueue, ctx, 1, timing->timeout_ms, &warmup, err);
     if (s == FDT_OK)
         s = timed_sample(ops, b, enqueue, ctx, 1, timing->timeout_ms, &estimate, err);
     if (s != FDT_OK)
@@ -81,19 +97,35 @@ fdt_status fdt_time(const fdt_backend_ops *ops, fdt_backend *b, fdt_enqueue_fn e
     int reps = estimate > 0 ? (int)ceil(timing->min_sample_ms / estimate) : 1000;
     reps = reps < 1 ? 1 : reps > 100000 ? 100000 : reps;
     const double deadline = timing->timeout_ms + 100.0 * reps * estimate;
-    double *samples = malloc(sizeof *samples * (size_t)timing->samples);
-    if (!samples)
-        return fdt_fail(err, FDT_ERROR, "out of memory");
-    double busy = warmup + estimate;
+    acc->reps = reps;
+    acc->busy_ms += warmup + estimate;
     for (int i = 0; i < timing->samples && s == FDT_OK; i++) {
-        s = timed_sample(ops, b, enqueue, ctx, reps, deadline, &samples[i], err);
-        busy += samples[i];
-        samples[i] /= reps;
+        double ms;
+        s = timed_sample(ops, b, enqueue, ctx, reps, deadline, &ms, err);
+        if (s == FDT_OK) {
+            acc->busy_ms += ms;
+            acc->ms[acc->count++] = ms / reps;
+        }
     }
-    if (s == FDT_OK) {
-        fdt_stats_compute(samples, timing->samples, reps, out);
-        out->busy_ms = busy;
-    }
-    free(samples);
     return s;
+}
+
+void fdt_samples_stats(const fdt_samples *s, fdt_stats *out)
+{
+    double *sorted = malloc(sizeof *sorted * (size_t)(s->count ? s->count : 1));
+    memset(out, 0, sizeof *out);
+    if (!sorted || s->count == 0) {
+        free(sorted);
+        return;
+    }
+    memcpy(sorted, s->ms, sizeof *sorted * (size_t)s->count);
+    fdt_stats_compute(sorted, s->count, s->reps, out);
+    out->busy_ms = s->busy_ms;
+    free(sorted);
+}
+
+void fdt_samples_free(fdt_samples *s)
+{
+    free(s->ms);
+    memset(s, 0, sizeof *s);
 }

@@ -9,7 +9,7 @@ typedef struct fdt_stats {
     double median_ms, min_ms, q1_ms, q3_ms;
     int samples;  /* how many samples the statistics are over */
     int reps;     /* launches inside each sample, so that a sample lasts long enough */
-    double busy_ms; /* device time inside every timed region, warm-up included */
+    double busy_ms; /* device time inside every timed region, warm-ups included */
 } fdt_stats;
 
 /* Sorts samples in place and fills the statistics; n > 0. */
@@ -35,8 +35,21 @@ typedef struct fdt_timing {
     double timeout_ms;    /* a sample running longer than this, times its estimate, hung */
 } fdt_timing;
 
-/* Warm-up, then timing.samples samples of enough launches each, timed with device events. */
+/* Samples gathered by one or more calls of fdt_time: candidates timed in turns (rounds)
+ * get their statistics over all their samples. Zero-initialize; free with fdt_samples_free. */
+typedef struct fdt_samples {
+    double *ms;     /* per-launch time of each sample */
+    int count, cap;
+    int reps;       /* launches per sample, in the latest call */
+    double busy_ms; /* device time inside every timed region, warm-ups included */
+} fdt_samples;
+
+void fdt_samples_stats(const fdt_samples *s, fdt_stats *out);
+void fdt_samples_free(fdt_samples *s);
+
+/* Warm-up, then timing.samples samples of enough launches each, timed with device events,
+ * appended to acc. */
 fdt_status fdt_time(const fdt_backend_ops *ops, fdt_backend *b, fdt_enqueue_fn enqueue,
-                    void *ctx, const fdt_timing *timing, fdt_stats *out, fdt_error *err);
+                    void *ctx, const fdt_timing *timing, fdt_samples *acc, fdt_error *err);
 
 #endif

@@ -219,22 +219,22 @@ fdt_status fdt_runner_verify(fdt_runner *r, fdt_kernel *k, const fdt_variant *v,
 }
 
 static fdt_status timed(fdt_runner *r, fdt_enqueue_fn enqueue, void *ctx, int samples,
-                        fdt_stats *out, fdt_error *err)
+                        fdt_samples *acc, fdt_error *err)
 {
     fdt_timing t = r->timing;
     t.samples = samples;
-    fdt_status s = fdt_time(r->ops, r->backend, enqueue, ctx, &t, out, err);
-    if (s == FDT_OK)
-        r->gpu_ms += out->busy_ms;
+    const double busy = acc->busy_ms;
+    fdt_status s = fdt_time(r->ops, r->backend, enqueue, ctx, &t, acc, err);
+    r->gpu_ms += acc->busy_ms - busy;
     return s;
 }
 
 fdt_status fdt_runner_time(fdt_runner *r, fdt_kernel *k, const fdt_variant *v, int samples,
-                           fdt_stats *out, fdt_error *err)
+                           fdt_samples *acc, fdt_error *err)
 {
     launch_ctx c;
     launch_setup(&c, r, k, v);
-    return timed(r, launch_enqueue, &c, samples, out, err);
+    return timed(r, launch_enqueue, &c, samples, acc, err);
 }
 
 static fdt_status copy_enqueue(void *ctx, fdt_error *err)
@@ -243,9 +243,9 @@ static fdt_status copy_enqueue(void *ctx, fdt_error *err)
     return r->ops->copy(r->backend, r->f, r->u, r->bytes, err);
 }
 
-fdt_status fdt_runner_time_copy(fdt_runner *r, int samples, fdt_stats *out, fdt_error *err)
+fdt_status fdt_runner_time_copy(fdt_runner *r, int samples, fdt_samples *acc, fdt_error *err)
 {
-    return timed(r, copy_enqueue, r, samples, out, err);
+    return timed(r, copy_enqueue, r, samples, acc, err);
 }
 
 static fdt_status alloc_buffers(fdt_runner *r, fdt_error *err)

@@ -40,12 +40,13 @@ void fdt_runner_close(fdt_runner *r);
 fdt_status fdt_runner_verify(fdt_runner *r, fdt_kernel *k, const fdt_variant *v,
                              fdt_verdict *verdict, fdt_error *err);
 
-/* Times the kernel (after a successful verify) with the runner's timing settings. */
+/* Times the kernel (after a successful verify) with the runner's timing settings, adding
+ * samples to acc. */
 fdt_status fdt_runner_time(fdt_runner *r, fdt_kernel *k, const fdt_variant *v, int samples,
-                           fdt_stats *out, fdt_error *err);
+                           fdt_samples *acc, fdt_error *err);
 
-/* Times a device-to-device copy of one grid: the bandwidth ceiling. */
-fdt_status fdt_runner_time_copy(fdt_runner *r, int samples, fdt_stats *out, fdt_error *err);
+/* Times a device-to-device copy of one grid (the bandwidth ceiling), adding samples to acc. */
+fdt_status fdt_runner_time_copy(fdt_runner *r, int samples, fdt_samples *acc, fdt_error *err);
 
 /* Host reference: the Laplacian of u in double precision at interior points. */
 void fdt_host_laplacian(const fdt_problem *p, const void *u, double cx, double cy, double cz,
