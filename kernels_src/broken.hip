@@ -3,7 +3,12 @@
  *   1  the last interior point is off by a thousandth of the outputs' scale
  *   2  one boundary point is written
  *   3  the last interior point is never written
+ *   4  the source does not compile (the engine must record compile_error and go on)
  * The tuner offers this family only when test families are enabled. */
+
+#if FDT_BUG == 4
+#error "planted compile error (broken:bug4)"
+#endif
 
 extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
 {

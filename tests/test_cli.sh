@@ -45,8 +45,9 @@ expect 2 "unknown option or missing value: '--top'" -- bench 64 64 64 --top
 expect 2 '--timeout-ms must be a positive number' -- bench 64 64 64 --timeout-ms -1
 expect 2 '--samples must be a whole number' -- bench 64 64 64 --samples 0
 
-# Every broken test variant is caught; nothing is ok, so there is no best.
-expect 0 '^summary shape=13x17x11 precision=double radius=1 backend=cpu variants=3 ok=0 wrong=3 failed=0 .* best=none$' \
+# Every broken test variant is caught (three wrong, one that does not compile); nothing is
+# ok, so there is no best.
+expect 0 '^summary shape=13x17x11 precision=double radius=1 backend=cpu variants=4 ok=0 wrong=3 failed=1 .* best=none$' \
     -- bench 13 17 11 --backend cpu --family broken --test-families --samples 2 --leader-samples 2 --min-sample-ms 0.01
 # A real run: every variant of the subset verified and timed; the summary is the last line.
 expect 0 '^summary shape=21x10x14 precision=float radius=2 backend=cpu variants=4 ok=4 wrong=0 failed=0 copy_gbps=[0-9.]+ kernel1_gbps=[0-9.]+ best_gbps=[0-9.]+ best_over_copy=[0-9.]+ best_over_kernel1=[0-9.]+ best=zmarch:' \

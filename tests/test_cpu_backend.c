@@ -92,7 +92,7 @@ static void run_family(fixture *f, const fdt_problem *p, const char *family, siz
     fdt_compile_job jobs[PER_FAMILY];
     const size_t n = pick(p, f->ops->info(f->backend), family, salt, jobs);
     assert_true(n > 0);
-    fdt_compile_all(f->ops, "host", p, jobs, n, 0);
+    fdt_compile_all(f->ops, f->ops->info(f->backend)->arch, p, jobs, n, 0);
     for (size_t i = 0; i < n; i++) {
         fdt_verdict v;
         expect_status(f, &r, &jobs[i], FDT_OK, &v);
@@ -118,7 +118,8 @@ static void test_families_verify_on_odd_shapes(void **state)
             }
 }
 
-/* Each bug touches one point only; finding it proves every point is checked. */
+/* Each bug touches one point only; finding it proves every point is checked. The fourth
+ * does not compile, and must come back as a compile error with the compiler's message. */
 static void test_broken_variants_are_caught(void **state)
 {
     fixture *f = *state;
@@ -128,15 +129,21 @@ static void test_broken_variants_are_caught(void **state)
             fdt_runner r;
             fdt_error err = {0};
             assert_int_equal(fdt_runner_open(&r, f->ops, f->backend, &p, &quick, 3, &err), FDT_OK);
-            fdt_compile_job jobs[3];
-            assert_int_equal(pick(&p, f->ops->info(f->backend), "broken", 0, jobs), 3);
-            fdt_compile_all(f->ops, "host", &p, jobs, 3, 0);
-            for (int i = 0; i < 3; i++) {
+            fdt_compile_job jobs[4];
+            assert_int_equal(pick(&p, f->ops->info(f->backend), "broken", 0, jobs), 4);
+            fdt_compile_all(f->ops, f->ops->info(f->backend)->arch, &p, jobs, 4, 0);
+            for (int i = 0; i < 4; i++) {
+                const int bug = jobs[i].variant.bug;
+                if (bug == 4) {
+                    assert_int_equal(jobs[i].status, FDT_COMPILE_ERROR);
+                    assert_non_null(strstr(jobs[i].message, "planted compile error"));
+                    continue;
+                }
                 fdt_verdict v;
                 expect_status(f, &r, &jobs[i], FDT_WRONG, &v);
-                if (jobs[i].variant.bug == 2)
+                if (bug == 2)
                     assert_true(v.boundary_bad == 1 && v.rel_error <= r.tolerance);
-                else if (jobs[i].variant.bug == 3)
+                else if (bug == 3)
                     assert_true(isinf(v.rel_error));
                 else
                     assert_true(v.rel_error > r.tolerance && v.boundary_bad == 0);

@@ -16,7 +16,7 @@ void fdt_bench_defaults(fdt_bench_opts *o)
     o->backend = "auto";
     o->problem = (fdt_problem){.nx = 256, .ny = 256, .nz = 256, .radius = 1,
                                .precision = FDT_DOUBLE};
-    /* One millisecond per sample keeps launch gaps under a percent; fifteen samples give a
+    /* One millisecond per sample amortizes the cost of the events; fifteen samples give a
      * stable median for ranking, and the leaders get fifty, as the anchors were measured. */
     o->timing = (fdt_timing){.min_sample_ms = 1.0, .samples = 15, .timeout_ms = 5000.0};
     o->leaders = 5;

@@ -51,7 +51,7 @@ static const fdt_family families[] = {
      .bug = off, .max_threads = 1024},
     {.name = "broken", .source = fdt_kernel_source_broken, .test_only = 1,
      .bx = {{256, -1}}, .by = one, .bz = one, .m = one, .mz = one, .order = off, .lb = off,
-     .nt = off, .map = off, .bug = {{1, 2, 3, -1}}, .max_threads = 1024},
+     .nt = off, .map = off, .bug = {{1, 2, 3, 4, -1}}, .max_threads = 1024},
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
 
