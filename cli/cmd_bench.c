@@ -231,8 +231,9 @@ static void print_device(const fdt_bench_report *r)
     /* Most device names already begin with the vendor's. */
     const int named = strncmp(d->name, d->vendor, strlen(d->vendor)) == 0;
     printf("device: %s%s%s (%s, %d compute units, %.1f GiB, L2 %.0f MiB), %s, %s\n",
-           named ? "" : d->vendor, named ? "" : " ", d->name, d->arch, d->compute_units, d->memory_bytes / 1073741824.0,
-           d->l2_bytes / 1048576.0, d->driver_version, d->compiler_version);
+           named ? "" : d->vendor, named ? "" : " ", d->name, d->arch, d->compute_units,
+           d->memory_bytes / 1073741824.0, d->l2_bytes / 1048576.0, d->driver_version,
+           d->compiler_version);
 }
 
 static void print_row(const char *rank, const char *name, const fdt_stats *s, double gbps,
