@@ -59,6 +59,11 @@ fi
 expect 0 '^total: [0-9]+ variants for 512x512x512 double radius 1' -- variants 512 512 512 --backend cpu
 expect 0 '^tiled:32x2x1:m1:seed$' -- variants 64 64 64 --backend cpu --family tiled --list
 
+# A kernel that outlives --timeout-ms is a timeout, reported, and the run fails cleanly
+# (here the reference kernel, which every run checks first).
+expect 1 'kernels took [0-9.]+ ms, over the [0-9.]+ ms limit' \
+    -- bench 13 17 11 --backend cpu --family naive --subset 2 --timeout-ms 0.000001
+
 # With no GPU, the GPU backends say so and exit 1 instead of crashing.
 if ! ls /dev/nvidia0 >/dev/null 2>&1; then
     expect 1 'cuda backend: ' -- bench 64 64 64 --backend cuda
