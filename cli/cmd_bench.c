@@ -326,11 +326,10 @@ static void print_variants(const fdt_problem *p, const fdt_device_info *dev,
 {
     size_t total = 0;
     for (const fdt_family *const *f = fdt_families(); *f; f++) {
+        if (!fdt_family_selected(*f, filter))
+            continue;
         fdt_space_filter one = *filter;
         one.family = fdt_family_name(*f);
-        if ((filter->family && strcmp(filter->family, one.family) != 0) ||
-            (!filter->family && fdt_family_test_only(*f) && !filter->test_families))
-            continue;
         const size_t n = fdt_space_enumerate(p, dev, &one, NULL, 0);
         fdt_variant *vs = list && n ? malloc(n * sizeof *vs) : NULL;
         if (vs) {

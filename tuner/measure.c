@@ -29,7 +29,6 @@ void fdt_stats_compute(double *samples, int n, int reps, fdt_stats *out)
     out->min_ms = samples[0];
     out->samples = n;
     out->reps = reps;
-    out->busy_ms = 0;
 }
 
 double fdt_interior_points(const fdt_problem *p)
@@ -120,7 +119,6 @@ void fdt_samples_stats(const fdt_samples *s, fdt_stats *out)
     }
     memcpy(sorted, s->ms, sizeof *sorted * (size_t)s->count);
     fdt_stats_compute(sorted, s->count, s->reps, out);
-    out->busy_ms = s->busy_ms;
     free(sorted);
 }
 

@@ -9,7 +9,6 @@ typedef struct fdt_stats {
     double median_ms, min_ms, q1_ms, q3_ms;
     int samples;  /* how many samples the statistics are over */
     int reps;     /* launches inside each sample, so that a sample lasts long enough */
-    double busy_ms; /* device time inside every timed region, warm-ups included */
 } fdt_stats;
 
 /* Sorts samples in place and fills the statistics; n > 0. */

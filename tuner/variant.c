@@ -217,16 +217,19 @@ static size_t enumerate_family(const fdt_family *f, const fdt_problem *p,
     }
 }
 
+int fdt_family_selected(const fdt_family *f, const fdt_space_filter *filter)
+{
+    return filter->family ? strcmp(filter->family, f->name) == 0
+                          : !f->test_only || filter->test_families;
+}
+
 size_t fdt_space_enumerate(const fdt_problem *p, const fdt_device_info *dev,
                            const fdt_space_filter *filter, fdt_variant *out, size_t cap)
 {
     size_t n = 0;
     for (size_t i = 0; i < NFAMILIES; i++) {
-        const fdt_family *f = &families[i];
-        if (filter->family ? strcmp(filter->family, f->name) != 0
-                           : f->test_only && !filter->test_families)
-            continue;
-        n = enumerate_family(f, p, dev, out, cap, n);
+        if (fdt_family_selected(&families[i], filter))
+            n = enumerate_family(&families[i], p, dev, out, cap, n);
     }
     return n;
 }

@@ -67,6 +67,9 @@ int fdt_family_test_only(const fdt_family *f);
 /* NULL-terminated list of every family, test-only ones included. */
 const fdt_family *const *fdt_families(void);
 
+/* Whether the filter selects family f (its name, or every family but test-only ones). */
+int fdt_family_selected(const fdt_family *f, const fdt_space_filter *filter);
+
 /* Writes the variants of the space for this problem and device into out (at most cap)
  * and returns how many there are in all; out may be NULL to count. */
 size_t fdt_space_enumerate(const fdt_problem *p, const fdt_device_info *dev,
