@@ -1,5 +1,6 @@
-# Makefile - builds fdtune and the tests; `make check` runs the tests plainly and again
-# under AddressSanitizer + UndefinedBehaviorSanitizer; `make run` runs the main job.
+# Makefile - builds fdtuned, fdtune-worker, fdtune, libfdtune and the tests; `make check`
+# runs the tests plainly and again under AddressSanitizer + UndefinedBehaviorSanitizer;
+# `make run` runs the main job.
 #
 #   make STATIC=1    links libuv, msgpack-c and libelf statically, for GPU hosts that lack
 #                    them (the binaries still load the GPU libraries with dlopen)
@@ -22,28 +23,65 @@ endif
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp $(SANFLAGS)
-CPPFLAGS += -Ituner -Icli
+CPPFLAGS += -Ituner -Icli -Icli/include -Idb -Iconfig
 LDFLAGS += -fopenmp $(SANFLAGS)
 ifeq ($(STATIC),1)
-LDLIBS := -Wl,-Bstatic -luv_a -lmsgpackc -lelf -lz -Wl,-Bdynamic -l:libzstd.so.1 -lpthread -ldl -lm
+LDLIBS := -Wl,-Bstatic -lsqlite3 -ljansson -linih -luv_a -lmsgpackc -lelf -lz -Wl,-Bdynamic \
+          -l:libzstd.so.1 -lpthread -ldl -lm
 else
-LDLIBS := -luv -lmsgpackc -lelf -ldl -lm
+LDLIBS := -lsqlite3 -ljansson -linih -luv -lmsgpackc -lelf -ldl -lm
 endif
 
-KERNELS := naive tiled zmarch smem broken compare
+KERNELS := naive tiled zmarch smem broken hazard compare
+# The tuning engine and what every program shares.
 TUNER := backend backend_hip backend_cuda backend_cpu amdgpu_codeobj variant measure \
-         runner compile_pool bench
-TUNER_OBJS := $(TUNER:%=$(BUILD)/tuner/%.o) $(BUILD)/kernel_sources.o
-CLI_OBJS := $(BUILD)/cli/fdtune.o $(BUILD)/cli/cmd_bench.o
-TESTS := test_variant test_hip_compile test_hip_variants test_cpu_backend
+         runner compile_pool session bench wire jsonl base64
+CORE_OBJS := $(TUNER:%=$(BUILD)/tuner/%.o) $(BUILD)/kernel_sources.o \
+             $(BUILD)/db/store.o $(BUILD)/db/schema_sql.o \
+             $(BUILD)/config/config.o $(BUILD)/config/paths.o
+# The daemon's parts; its main is tuner/fdtuned.c.
+DAEMON := server ops export query scheduler supervisor
+DAEMON_OBJS := $(DAEMON:%=$(BUILD)/tuner/%.o)
+# libfdtune: the client library solvers link.
+LIB_OBJS := $(BUILD)/cli/client.o $(BUILD)/config/paths.o
+CLI_OBJS := $(BUILD)/cli/fdtune.o $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/cmd_*.c))
+TESTS := test_variant test_hip_compile test_hip_variants test_cpu_backend test_store \
+         test_config test_wire test_protocol
+PROGRAMS := $(BUILD)/fdtuned $(BUILD)/fdtune-worker $(BUILD)/fdtune
+HEADERS := $(wildcard tuner/*.h cli/*.h cli/include/*.h db/*.h config/*.h)
 
 .PHONY: all check test run clean
-all: $(BUILD)/fdtune
+all: $(PROGRAMS) $(BUILD)/libfdtune.a $(BUILD)/libfdtune.so $(BUILD)/fdtune.pc \
+     $(BUILD)/example_query
 
-$(BUILD)/fdtune: $(CLI_OBJS) $(TUNER_OBJS)
+$(BUILD)/fdtuned: $(BUILD)/tuner/fdtuned.o $(DAEMON_OBJS) $(CORE_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/%.o: %.c $(wildcard tuner/*.h cli/*.h)
+$(BUILD)/fdtune-worker: $(BUILD)/tuner/worker.o $(CORE_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/fdtune: $(CLI_OBJS) $(CORE_OBJS) $(BUILD)/cli/client.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libfdtune.a: $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+# The shared library is built from position-independent objects of its own.
+$(BUILD)/libfdtune.so: $(LIB_OBJS:$(BUILD)/%.o=$(BUILD)/pic/%.o)
+	$(CC) -shared $(SANFLAGS) -Wl,-soname,libfdtune.so.1 -o $@ $^ -luv -ljansson
+
+$(BUILD)/pic/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
+
+$(BUILD)/fdtune.pc: cli/fdtune.pc.in
+	sed -e 's|@PREFIX@|$(CURDIR)/$(BUILD)|' -e 's|@INCLUDEDIR@|$(CURDIR)/cli/include|' $< > $@
+
+# The example is built the way a solver would build it: through pkg-config.
+$(BUILD)/example_query: cli/example/query_launch.c $(BUILD)/libfdtune.a $(BUILD)/fdtune.pc
+	$(CC) $(CFLAGS) -o $@ $< $$(PKG_CONFIG_PATH=$(BUILD) pkg-config --cflags --libs --static fdtune)
+
+$(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
@@ -62,7 +100,18 @@ $(BUILD)/kernel_sources.c: kernels_src/common.h $(KERNELS:%=kernels_src/%.hip)
 $(BUILD)/kernel_sources.o: $(BUILD)/kernel_sources.c
 	$(CC) $(CFLAGS) -Wno-overlength-strings -c -o $@ $<
 
-$(BUILD)/tests/%: tests/%.c $(TUNER_OBJS)
+# The schema, as a C string the store runs on open.
+$(BUILD)/db/schema_sql.c: db/schema.sql
+	@mkdir -p $(dir $@)
+	@{ echo "/* generated from db/schema.sql by the Makefile; do not edit */"; \
+	  echo "const char fdt_schema_sql[] ="; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; \
+	  echo "    ;"; } > $@
+
+$(BUILD)/db/schema_sql.o: $(BUILD)/db/schema_sql.c
+	$(CC) $(CFLAGS) -Wno-overlength-strings -c -o $@ $<
+
+$(BUILD)/tests/%: tests/%.c $(CORE_OBJS) $(BUILD)/cli/client.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
 
@@ -73,9 +122,10 @@ $(BUILD)/tests/%: tests/%.c $(TUNER_OBJS)
 # what hiprtc keeps allocated.
 test: export LSAN_OPTIONS = intercept_tls_get_addr=0:suppressions=$(CURDIR)/tests/lsan.supp
 test: export ASAN_OPTIONS = use_sigaltstack=0
-test: $(TESTS:%=$(BUILD)/tests/%) $(BUILD)/fdtune
+test: $(TESTS:%=$(BUILD)/tests/%) all
 	@set -e; for t in $(TESTS); do echo "== $$t"; FDTUNE_REPORT_DIR=$(BUILD) $(BUILD)/tests/$$t; done
 	@FDTUNE=$(BUILD)/fdtune sh tests/test_cli.sh
+	@BUILD=$(BUILD) sh tests/test_daemon.sh
 
 check:
 	$(MAKE) test

@@ -1,5 +1,5 @@
-/* bench.c - the exhaustive benchmark of one problem: enumerate, compile in parallel,
- * verify and time each variant, then time the leaders again beside kernel 1 and a copy. */
+/* bench.c - the exhaustive benchmark of one problem over a session: enumerate, measure
+ * every variant, rank them, then time the leaders again beside kernel 1 and a copy. */
 #include "bench.h"
 
 #include <stdio.h>
@@ -7,8 +7,7 @@
 #include <string.h>
 #include <uv.h>
 
-#include "compile_pool.h"
-#include "runner.h"
+#include "session.h"
 
 void fdt_bench_defaults(fdt_bench_opts *o)
 {
@@ -24,14 +23,19 @@ void fdt_bench_defaults(fdt_bench_opts *o)
     o->seed = 12345;
 }
 
+/* The first pass's code objects, kept so that the leaders are not compiled twice. */
+typedef struct kept_code {
+    char key[33];
+    fdt_code code;
+} kept_code;
+
 typedef struct bench {
     const fdt_bench_opts *opts;
-    const fdt_backend_ops *ops;
-    fdt_backend *backend;
-    fdt_runner runner;
-    fdt_compile_job *jobs;
+    fdt_session session;
+    fdt_variant *variants;    /* the enumerated space (or its subset), in order */
+    kept_code *kept;
+    size_t nkept;
     fdt_bench_report *report;
-    double bytes; /* the figure of merit's bytes */
 } bench;
 
 static double elapsed_ms(uint64_t since)
@@ -39,128 +43,80 @@ static double elapsed_ms(uint64_t since)
     return (double)(uv_hrtime() - since) / 1e6;
 }
 
-/* After a launch failure the context may be gone for good (an illegal address poisons it);
- * a trivial copy tells whether anything more can run. */
-static int device_alive(bench *bn)
+static void keep_code(void *ctx, const char *key, const fdt_code *code)
 {
-    fdt_samples s = {0};
-    fdt_error err;
-    const int alive = fdt_runner_time_copy(&bn->runner, 1, &s, &err) == FDT_OK;
-    fdt_samples_free(&s);
-    return alive;
+    bench *bn = ctx;
+    kept_code *k = &bn->kept[bn->nkept];
+    k->code.data = malloc(code->size ? code->size : 1);
+    if (!k->code.data)
+        return; /* the leaders will compile it again */
+    memcpy(k->code.data, code->data, code->size);
+    k->code.size = code->size;
+    fdt_copy_text(k->key, sizeof k->key, key);
+    bn->nkept++;
 }
 
-static void measure_variant(bench *bn, fdt_result *res, const fdt_code *code)
+static int kept_code_get(void *ctx, const char *key, fdt_code *code)
 {
-    fdt_runner *r = &bn->runner;
-    fdt_error err = {0};
-    fdt_kernel *k = NULL;
-    fdt_verdict verdict;
-    fdt_status s = bn->ops->load(bn->backend, code, "fdt_laplacian", &k, &err);
-    if (s == FDT_OK) {
-        bn->ops->resources(k, &res->resources);
-        s = fdt_runner_verify(r, k, &res->variant, &verdict, &err);
-    }
-    fdt_samples samples = {0};
-    if (s == FDT_OK)
-        s = fdt_runner_time(r, k, &res->variant, bn->opts->timing.samples, &samples, &err);
-    if (k)
-        bn->ops->unload(bn->backend, k);
-    fdt_samples_stats(&samples, &res->stats);
-    fdt_samples_free(&samples);
-    res->status = s;
-    if (s == FDT_OK)
-        res->gbps = fdt_gbps(bn->bytes, res->stats.median_ms);
-    else
-        fdt_copy_text(res->message, sizeof res->message, err.msg);
+    bench *bn = ctx;
+    for (size_t i = 0; i < bn->nkept; i++)
+        if (strcmp(bn->kept[i].key, key) == 0) {
+            *code = bn->kept[i].code;
+            bn->kept[i].code = (fdt_code){0}; /* the session frees it */
+            bn->kept[i].key[0] = '\0';
+            return 1;
+        }
+    return 0;
+}
+
+static void on_compiled(void *ctx, size_t count, size_t cached, double wall_ms)
+{
+    (void)count, (void)cached;
+    bench *bn = ctx;
+    bn->report->compile_wall_ms = wall_ms;
+}
+
+static void on_first_result(void *ctx, const fdt_result *r)
+{
+    bench *bn = ctx;
+    bn->report->results[r->index] = *r;
+}
+
+/* The leaders are results[0..leaders) once ranked; the second measurement replaces their
+ * statistics and, where a leader failed this time, their status. */
+static void on_leader_result(void *ctx, const fdt_result *r)
+{
+    bench *bn = ctx;
+    fdt_result *res = &bn->report->results[r->index];
+    res->leader = 1;
+    res->status = r->status;
+    res->stats = r->stats;
+    res->gbps = r->gbps;
+    if (r->status != FDT_OK)
+        fdt_copy_text(res->message, sizeof res->message, r->message);
+}
+
+/* Ok results first, fastest first, the leaders (timed twice) ahead of the rest; then the
+ * failures in the order they were enumerated. */
+static int rank_group(const fdt_result *r)
+{
+    return r->status != FDT_OK ? 2 : r->leader ? 0 : 1;
 }
 
 static int by_speed(const void *a, const void *b)
 {
     const fdt_result *x = a, *y = b;
-    if ((x->status == FDT_OK) != (y->status == FDT_OK))
-        return x->status == FDT_OK ? -1 : 1;
-    if (x->status != FDT_OK)
-        return 0;
+    const int gx = rank_group(x), gy = rank_group(y);
+    if (gx != gy)
+        return gx - gy;
+    if (gx == 2)
+        return (x->index > y->index) - (x->index < y->index);
     return (x->stats.median_ms > y->stats.median_ms) - (x->stats.median_ms < y->stats.median_ms);
-}
-
-/* The leaders, kernel 1 and the copy are timed again in turns: each takes part of its
- * samples in every round, in an order that rotates, so that clock or thermal drift over the
- * phase touches all of them alike and the ratios compare numbers taken side by side. */
-#define ROUNDS 5
-
-typedef struct candidate {
-    const fdt_code *code; /* NULL: the copy */
-    fdt_result *result;   /* NULL: the copy */
-    fdt_samples samples;
-} candidate;
-
-static fdt_status time_turn(bench *bn, candidate *c, int samples, fdt_error *err)
-{
-    if (!c->code)
-        return fdt_runner_time_copy(&bn->runner, samples, &c->samples, err);
-    fdt_kernel *k = NULL;
-    fdt_status s = bn->ops->load(bn->backend, c->code, "fdt_laplacian", &k, err);
-    if (s == FDT_OK)
-        s = fdt_runner_time(&bn->runner, k, &c->result->variant, samples, &c->samples, err);
-    if (k)
-        bn->ops->unload(bn->backend, k);
-    return s;
-}
-
-static fdt_status time_in_rounds(bench *bn, candidate *cs, size_t n, fdt_error *err)
-{
-    const int per_turn = (bn->opts->leader_samples + ROUNDS - 1) / ROUNDS;
-    fdt_status s = FDT_OK;
-    for (size_t round = 0; round < ROUNDS && s == FDT_OK; round++)
-        for (size_t i = 0; i < n && s == FDT_OK; i++)
-            s = time_turn(bn, &cs[(i + round) % n], per_turn, err);
-    for (size_t i = 0; i < n; i++) {
-        fdt_stats *st = cs[i].result ? &cs[i].result->stats : &bn->report->copy;
-        fdt_samples_stats(&cs[i].samples, st);
-        if (cs[i].result)
-            cs[i].result->gbps = fdt_gbps(bn->bytes, st->median_ms);
-        fdt_samples_free(&cs[i].samples);
-    }
-    return s;
-}
-
-static const fdt_code *code_of(bench *bn, const fdt_result *res)
-{
-    return &bn->jobs[res->index].code;
-}
-
-static fdt_status remeasure(bench *bn, fdt_error *err)
-{
-    fdt_bench_report *rep = bn->report;
-    fdt_compile_job k1 = {.variant = fdt_variant_kernel1()};
-    fdt_compile_all(bn->ops, rep->device.arch, &rep->problem, &k1, 1, 1);
-    if (k1.status != FDT_OK)
-        return fdt_fail(err, k1.status, "kernel 1 does not compile: %s", k1.message);
-    rep->kernel1 = (fdt_result){.variant = k1.variant, .status = FDT_OK, .leader = 1};
-    const size_t leaders = rep->ok < (size_t)bn->opts->leaders ? rep->ok : (size_t)bn->opts->leaders;
-    candidate *cs = calloc(leaders + 2, sizeof *cs);
-    fdt_status s = cs ? FDT_OK : fdt_fail(err, FDT_ERROR, "out of memory");
-    if (s == FDT_OK) {
-        cs[0] = (candidate){.code = &k1.code, .result = &rep->kernel1};
-        for (size_t i = 0; i < leaders; i++) {
-            rep->results[i].leader = 1;
-            cs[i + 1] = (candidate){.code = code_of(bn, &rep->results[i]),
-                                    .result = &rep->results[i]};
-        }
-        s = time_in_rounds(bn, cs, leaders + 2, err);
-    }
-    free(cs);
-    fdt_code_free(&k1.code);
-    /* The winner is decided by the second, longer measurement. */
-    qsort(rep->results, leaders, sizeof *rep->results, by_speed);
-    rep->copy_gbps = fdt_gbps(2.0 * bn->runner.bytes, rep->copy.median_ms);
-    return s;
 }
 
 static void count_statuses(fdt_bench_report *rep)
 {
+    rep->ok = rep->wrong = rep->failed = 0;
     for (size_t i = 0; i < rep->count; i++) {
         const fdt_status s = rep->results[i].status;
         rep->ok += s == FDT_OK;
@@ -169,31 +125,38 @@ static void count_statuses(fdt_bench_report *rep)
     }
 }
 
-static void measure_all(bench *bn)
+static fdt_status remeasure(bench *bn, fdt_error *err)
 {
     fdt_bench_report *rep = bn->report;
-    for (size_t i = 0; i < rep->count; i++) {
-        fdt_result *res = &rep->results[i];
-        fdt_compile_job *job = &bn->jobs[res->index];
-        res->compile_ms = job->ms;
-        if (rep->stopped[0]) {
-            res->status = FDT_ERROR;
-            snprintf(res->message, sizeof res->message, "not measured: device lost");
-        } else if (job->status != FDT_OK) {
-            res->status = job->status;
-            fdt_copy_text(res->message, sizeof res->message, job->message);
-        } else {
-            measure_variant(bn, res, &job->code);
-            if ((res->status == FDT_LAUNCH_ERROR || res->status == FDT_TIMEOUT) &&
-                !device_alive(bn)) {
-                char name[FDT_VARIANT_NAME_MAX];
-                fdt_variant_name(&res->variant, name, sizeof name);
-                snprintf(rep->stopped, sizeof rep->stopped, "the device stopped working after "
-                         "%s (%s); later variants were not measured", name,
-                         fdt_status_name(res->status));
-            }
-        }
-    }
+    const size_t leaders = rep->ok < (size_t)bn->opts->leaders ? rep->ok
+                                                                : (size_t)bn->opts->leaders;
+    fdt_variant *vs = malloc((leaders ? leaders : 1) * sizeof *vs);
+    if (!vs)
+        return fdt_fail(err, FDT_ERROR, "out of memory");
+    for (size_t i = 0; i < leaders; i++)
+        vs[i] = rep->results[i].variant;
+    const fdt_session_hooks hooks = {.ctx = bn, .code_get = kept_code_get,
+                                     .result = on_leader_result};
+    fdt_session_baseline base;
+    const fdt_status s = fdt_session_leaders(&bn->session, vs, leaders,
+                                             bn->opts->leader_samples, &hooks, &base, err);
+    free(vs);
+    rep->kernel1 = base.kernel1;
+    rep->copy = base.copy;
+    rep->copy_gbps = base.copy_gbps;
+    /* The winner is decided by the second, longer measurement. */
+    qsort(rep->results, rep->count, sizeof *rep->results, by_speed);
+    count_statuses(rep);
+    return s;
+}
+
+/* A result starts as what it stays if the device is lost before the variant's turn. */
+static void assign(bench *bn, size_t i, const fdt_variant *v)
+{
+    bn->variants[i] = *v;
+    bn->report->results[i] = (fdt_result){.variant = *v, .index = i, .status = FDT_ERROR};
+    snprintf(bn->report->results[i].message, sizeof bn->report->results[i].message,
+             "not measured: device lost");
 }
 
 static fdt_status allocate(bench *bn, size_t count, fdt_error *err)
@@ -201,17 +164,11 @@ static fdt_status allocate(bench *bn, size_t count, fdt_error *err)
     fdt_bench_report *rep = bn->report;
     rep->count = count;
     rep->results = calloc(count, sizeof *rep->results);
-    bn->jobs = calloc(count, sizeof *bn->jobs);
-    if (!rep->results || !bn->jobs)
+    bn->variants = calloc(count, sizeof *bn->variants);
+    bn->kept = calloc(count, sizeof *bn->kept);
+    if (!rep->results || !bn->variants || !bn->kept)
         return fdt_fail(err, FDT_ERROR, "out of memory for %zu variants", count);
     return FDT_OK;
-}
-
-static void assign(bench *bn, size_t i, const fdt_variant *v)
-{
-    bn->report->results[i].variant = *v;
-    bn->report->results[i].index = i;
-    bn->jobs[i].variant = *v;
 }
 
 static fdt_status enumerate_one(bench *bn, const fdt_variant *v, fdt_error *err)
@@ -250,28 +207,41 @@ static fdt_status enumerate(bench *bn, fdt_error *err)
     return st;
 }
 
-static fdt_status run(bench *bn, fdt_error *err)
+/* Measures everything; a lost device ends the run early but is not an error of the run:
+ * the report says what was measured and why the rest was not. */
+static fdt_status measure_all(bench *bn, fdt_error *err)
 {
     fdt_bench_report *rep = bn->report;
-    fdt_status s = enumerate(bn, err);
-    if (s == FDT_OK)
-        s = fdt_runner_open(&bn->runner, bn->ops, bn->backend, &rep->problem,
-                            &bn->opts->timing, bn->opts->seed, err);
-    if (s != FDT_OK)
+    const fdt_session_hooks hooks = {.ctx = bn, .code_put = keep_code, .compiled = on_compiled,
+                                     .result = on_first_result};
+    fdt_error lost = {0};
+    const fdt_status s = fdt_session_measure(&bn->session, bn->variants, rep->count, &hooks,
+                                             &lost);
+    if (s != FDT_OK && !bn->session.lost_after[0]) {
+        *err = lost;
         return s;
-    const uint64_t compile_start = uv_hrtime();
-    fdt_compile_all(bn->ops, rep->device.arch, &rep->problem, bn->jobs, rep->count,
-                    bn->opts->compile_threads);
-    rep->compile_wall_ms = elapsed_ms(compile_start);
-    measure_all(bn);
-    qsort(rep->results, rep->count, sizeof *rep->results, by_speed);
-    count_statuses(rep);
+    }
+    if (s != FDT_OK)
+        snprintf(rep->stopped, sizeof rep->stopped, "%.400s; later variants were not measured",
+                 lost.msg);
     for (size_t i = 0; i < rep->count; i++)
         rep->compile_ms += rep->results[i].compile_ms;
-    if (!rep->stopped[0])
+    qsort(rep->results, rep->count, sizeof *rep->results, by_speed);
+    count_statuses(rep);
+    return FDT_OK;
+}
+
+static fdt_status run(bench *bn, fdt_error *err)
+{
+    const fdt_bench_opts *o = bn->opts;
+    fdt_status s = enumerate(bn, err);
+    if (s == FDT_OK)
+        s = fdt_session_prepare(&bn->session, &o->problem, &o->timing, o->seed, err);
+    if (s == FDT_OK)
+        s = measure_all(bn, err);
+    if (s == FDT_OK && !bn->report->stopped[0])
         s = remeasure(bn, err);
-    rep->gpu_ms = bn->runner.gpu_ms;
-    fdt_runner_close(&bn->runner);
+    bn->report->gpu_ms = bn->session.runner.gpu_ms;
     return s;
 }
 
@@ -284,19 +254,19 @@ fdt_status fdt_bench_run(const fdt_bench_opts *o, fdt_bench_report *report, fdt_
         return fdt_fail(err, FDT_ERROR, "%s", why);
     if (o->filter.family && !fdt_family_find(o->filter.family))
         return fdt_fail(err, FDT_ERROR, "unknown kernel family '%s'", o->filter.family);
-    bench bn = {.opts = o, .report = report, .bytes = fdt_effective_bytes(&o->problem)};
+    bench bn = {.opts = o, .report = report};
     report->problem = o->problem;
-    fdt_status s = fdt_backend_open(o->backend, o->device, &bn.ops, &bn.backend, err);
+    fdt_status s = fdt_session_open(&bn.session, o->backend, o->device, o->compile_threads, err);
     if (s != FDT_OK)
         return s;
-    report->device = *bn.ops->info(bn.backend);
-    fdt_copy_text(report->backend, sizeof report->backend, bn.ops->name);
+    report->device = *bn.session.device;
+    fdt_copy_text(report->backend, sizeof report->backend, bn.session.ops->name);
     s = run(&bn, err);
-    if (bn.jobs)
-        for (size_t i = 0; i < report->count; i++)
-            fdt_code_free(&bn.jobs[i].code);
-    free(bn.jobs);
-    bn.ops->close(bn.backend);
+    for (size_t i = 0; i < bn.nkept; i++)
+        fdt_code_free(&bn.kept[i].code);
+    free(bn.kept);
+    free(bn.variants);
+    fdt_session_close(&bn.session);
     report->wall_ms = elapsed_ms(start);
     return s;
 }

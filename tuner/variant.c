@@ -9,7 +9,7 @@
 /* Kernel sources, common.h prepended, embedded at build time (see Makefile). */
 extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
     fdt_kernel_source_zmarch[], fdt_kernel_source_smem[], fdt_kernel_source_broken[],
-    fdt_kernel_source_compare[];
+    fdt_kernel_source_hazard[], fdt_kernel_source_compare[];
 
 /* Parameter lists; 0 terminates each. */
 typedef struct value_list {
@@ -21,6 +21,7 @@ struct fdt_family {
     const char *source;
     int needs_barriers;
     int test_only;
+    int hazard;      /* test only: FDT_HAZARD, what its variant with 64-wide blocks does */
     value_list bx, by, bz, m, mz, order, lb, nt, map, bug;
     int max_threads; /* a cap of the family's own, under the device limit */
 };
@@ -52,6 +53,12 @@ static const fdt_family families[] = {
     {.name = "broken", .source = fdt_kernel_source_broken, .test_only = 1,
      .bx = {{256, -1}}, .by = one, .bz = one, .m = one, .mz = one, .order = off, .lb = off,
      .nt = off, .map = off, .bug = {{1, 2, 3, 4, -1}}, .max_threads = 1024},
+    {.name = "fault", .source = fdt_kernel_source_hazard, .test_only = 1, .hazard = 1,
+     .bx = {{32, 64, 128, 256, -1}}, .by = one, .bz = one, .m = one, .mz = one, .order = off,
+     .lb = off, .nt = off, .map = off, .bug = off, .max_threads = 1024},
+    {.name = "spin", .source = fdt_kernel_source_hazard, .test_only = 1, .hazard = 2,
+     .bx = {{32, 64, 128, 256, -1}}, .by = one, .bz = one, .m = one, .mz = one, .order = off,
+     .lb = off, .nt = off, .map = off, .bug = off, .max_threads = 1024},
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
 
@@ -326,4 +333,6 @@ void fdt_variant_defines(const fdt_variant *v, const fdt_problem *p, fdt_defines
     add_int_define(out, "FDT_NT", v->nt);
     add_int_define(out, "FDT_MAP", v->map);
     add_int_define(out, "FDT_BUG", v->bug);
+    if (v->family && v->family->hazard)
+        add_int_define(out, "FDT_HAZARD", v->family->hazard);
 }

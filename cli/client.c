@@ -1,0 +1,1 @@
+/* cli/client.c - placeholder until written */

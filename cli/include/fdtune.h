@@ -1,0 +1,123 @@
+/* fdtune.h - libfdtune, the client library of fdtuned: ask the daemon on this host for the
+ * best launch configuration of a stencil kernel, or send it any request of the protocol
+ * (docs/protocol.md).
+ *
+ *     char err[256];
+ *     fdtune_conn *c = fdtune_connect(NULL, 0, err, sizeof err);
+ *     fdtune_problem p = {.nx = 512, .ny = 512, .nz = 512};
+ *     fdtune_answer a;
+ *     if (!c || fdtune_query(c, &p, &a, err, sizeof err) != FDTUNE_OK) ...use err...
+ *     ...compile a.source with a.defines, launch a.entry with a.grid and a.block...
+ *     fdtune_close(c);
+ *
+ * Every call blocks until it is answered, fails, or times out (30 s unless set otherwise),
+ * and reports failure as text in err; the library never exits, aborts or prints. A
+ * connection serves one thread at a time; connections are independent of each other.
+ * Build with `pkg-config --cflags --libs fdtune`. */
+#ifndef FDTUNE_H
+#define FDTUNE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum fdtune_status {
+    FDTUNE_OK = 0,
+    FDTUNE_ERR_CONNECT = -1, /* the daemon cannot be reached (no socket, nobody listening) */
+    FDTUNE_ERR_IO = -2,      /* the connection broke or the answer did not come in time */
+    FDTUNE_ERR_ANSWER = -3,  /* the answer is not what the protocol promises */
+    FDTUNE_ERR_REFUSED = -4, /* the daemon answered with an error: "code: message" in err */
+    FDTUNE_ERR_ARG = -5      /* a bad argument to the library itself */
+} fdtune_status;
+
+#define FDTUNE_DEFAULT_TIMEOUT_MS 30000
+
+typedef struct fdtune_conn fdtune_conn;
+
+/* Where fdtune_connect(NULL, ...) connects: $FDTUNE_SOCKET if set, else the user's daemon
+ * ($XDG_RUNTIME_DIR/fdtuned/fdtuned.sock) if its socket exists, else the system service's
+ * (/run/fdtuned/fdtuned.sock). */
+void fdtune_default_socket(char *out, size_t len);
+
+/* Connects to the daemon's socket (NULL: fdtune_default_socket). timeout_ms bounds the
+ * connect and, later, each request (0 or less: FDTUNE_DEFAULT_TIMEOUT_MS). Returns NULL
+ * with the reason, naming the socket, in err. */
+fdtune_conn *fdtune_connect(const char *socket_path, int timeout_ms, char *err, size_t errlen);
+
+/* The timeout of the requests that follow (0 or less: the default). */
+void fdtune_set_timeout(fdtune_conn *c, int timeout_ms);
+
+/* The socket path the connection uses. */
+const char *fdtune_socket_path(const fdtune_conn *c);
+
+/* Closes the connection and frees it; NULL is allowed. */
+void fdtune_close(fdtune_conn *c);
+
+/* Sends one request (a JSON object on one line; a final newline is optional) and reads its
+ * answer line, which may be several megabytes (an export). On FDTUNE_OK, *answer_line is
+ * the answer without its newline, NUL-terminated, to be released with free(); the daemon's
+ * own errors ("ok": false) are answers too, returned as FDTUNE_OK. After FDTUNE_ERR_IO the
+ * connection is closed: every later request fails until a new fdtune_connect. */
+int fdtune_request(fdtune_conn *c, const char *json_line, char **answer_line, char *err,
+                   size_t errlen);
+
+typedef enum fdtune_precision { FDTUNE_DOUBLE = 0, FDTUNE_FLOAT = 1 } fdtune_precision;
+typedef enum fdtune_cache { FDTUNE_HOT = 0, FDTUNE_COLD = 1 } fdtune_cache;
+
+/* A problem to ask about. Zero-initialized fields take the defaults: double precision,
+ * radius 1 (the 7-point Laplacian), hot cache (the same buffers every time step), device 0. */
+typedef struct fdtune_problem {
+    int nx, ny, nz;
+    int radius;            /* 1..4; 0 means 1 */
+    fdtune_precision precision;
+    fdtune_cache cache;
+    int device;            /* the daemon's device index */
+    int tune_if_missing;   /* on a miss, also queue a tuning job (needs the rights of tune) */
+} fdtune_problem;
+
+#define FDTUNE_NAME_MAX 128
+#define FDTUNE_DEFINES_MAX 32
+#define FDTUNE_DEFINE_MAX 64
+
+/* The best known configuration for a problem; docs/protocol.md, "query", says what each
+ * field means. Strings the daemon left out are empty, numbers it left out are 0. */
+typedef struct fdtune_answer {
+    char match[16];        /* exact, nearest or default */
+    char device_match[16]; /* fingerprint, model, arch or none */
+    struct {               /* the tuned shape the answer comes from (match != default) */
+        int nx, ny, nz;
+        char device[FDTUNE_NAME_MAX];
+        char driver[FDTUNE_NAME_MAX];
+        char fingerprint[FDTUNE_NAME_MAX];
+    } from;
+    double distance;       /* match nearest: how far the tuned shape is from the asked one */
+    char variant[FDTUNE_NAME_MAX]; /* e.g. tiled:64x2x2:m8:seed */
+    char family[32];
+    char source[FDTUNE_NAME_MAX];  /* the kernel source in kernels_src/, e.g. tiled.hip */
+    char entry[FDTUNE_NAME_MAX];   /* the kernel's name, e.g. fdt_laplacian */
+    int block[3];          /* launch geometry for the asked shape */
+    int grid[3];
+    char defines[FDTUNE_DEFINES_MAX][FDTUNE_DEFINE_MAX]; /* "R=1": pass each as -DR=1 */
+    int ndefines;
+    double gbps;           /* measured effective bandwidth of the tuned shape */
+    double copy_gbps;      /* device-to-device copy on the same device, the ceiling */
+    double kernel1_gbps;   /* the seeds' kernel 1, the baseline */
+    int kernels_current;   /* 0: measured with older kernel sources; re-tuning refreshes it */
+    long long job;         /* the tuning job tune_if_missing queued, or 0 */
+} fdtune_answer;
+
+/* Asks the daemon for the best configuration of problem p. */
+int fdtune_query(fdtune_conn *c, const fdtune_problem *p, fdtune_answer *a, char *err,
+                 size_t errlen);
+
+/* Reads a query's answer line (what fdtune_request returned) into a; an answer with
+ * "ok": false gives FDTUNE_ERR_REFUSED and "code: message" in err. */
+int fdtune_answer_parse(const char *answer_line, fdtune_answer *a, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

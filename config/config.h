@@ -1,0 +1,70 @@
+/* config.h - fdtuned's settings: the embedded defaults, the INI file (config/fdtuned.conf
+ * documents every key), and command-line overrides, all checked by the same code. */
+#ifndef FDT_CONFIG_H
+#define FDT_CONFIG_H
+
+#include <stddef.h>
+
+#define FDT_PATH_MAX 4096
+
+typedef struct fdt_config {
+    int system;               /* what an empty socket or db means: a system service's paths */
+    /* [daemon] */
+    char socket[FDT_PATH_MAX]; /* at most 107 bytes: a sockaddr_un holds no more */
+    char db[FDT_PATH_MAX];
+    char backend[8];          /* auto hip cuda cpu */
+    unsigned socket_mode;     /* permission bits of the socket file */
+    char socket_group[64];    /* group owning the socket, or empty */
+    char admin_group[64];     /* members may tune, batch, cancel, shut down; or empty */
+    size_t max_line_bytes;    /* longest request line */
+    int max_clients;
+    /* [worker] */
+    char worker_path[FDT_PATH_MAX]; /* fdtune-worker; empty: next to fdtuned */
+    int heartbeat_ms;
+    int heartbeat_timeout_ms;
+    int variant_deadline_ms;
+    int worker_nice;
+    int compile_threads;      /* 0: one per CPU */
+    int max_restarts;         /* crashes in a row without progress before a job fails */
+    int test_families;        /* offer the test-only families (fault, spin, broken) */
+    /* [tuning] */
+    int samples;
+    double min_sample_ms;
+    double timeout_ms;        /* a sample past this (times its estimate) is hung */
+    int leaders;
+    int leader_samples;
+    unsigned seed;
+} fdt_config;
+
+/* The embedded defaults. system: the paths of a system service (/run/fdtuned,
+ * /var/lib/fdtuned) rather than a user's ($XDG_RUNTIME_DIR, $XDG_STATE_HOME). */
+void fdt_config_defaults(fdt_config *c, int system);
+
+/* Sets one key as the file would (section "daemon", key "socket_mode", value "0660");
+ * 0, or -1 with a message naming the key in err, c unchanged. Only the syntax and range of
+ * one value are checked (groups are looked up by the daemon at start). An empty socket or
+ * db stands for the default path of c->system. */
+int fdt_config_set(fdt_config *c, const char *section, const char *key, const char *value,
+                   char *err, size_t errlen);
+
+/* Reads an INI file over c; 0, or -1 with "FILE:LINE: ..." naming the key in err, the first
+ * error found, and c unchanged. A missing file is an error (the user named it). inih reads
+ * lines of at most 198 characters; a longer one is an error, never cut short. */
+int fdt_config_load(fdt_config *c, const char *path, char *err, size_t errlen);
+
+/* What no single key can say: the rules between keys, checked once the file and the
+ * command line are both applied (heartbeat_timeout_ms at least two heartbeats; default
+ * paths that fit). 0, or -1 with a message naming the keys. */
+int fdt_config_check(const fdt_config *c, char *err, size_t errlen);
+
+/* The default socket and database paths (no directories are created); 0, or -1 with out
+ * empty when the path does not fit in len:
+ * system: /run/fdtuned/fdtuned.sock, /var/lib/fdtuned/fdtuned.db;
+ * user: $XDG_RUNTIME_DIR/fdtuned/fdtuned.sock (else /tmp/fdtuned-UID/fdtuned.sock),
+ *       $XDG_STATE_HOME/fdtuned/fdtuned.db (else ~/.local/state/fdtuned/fdtuned.db, else
+ *       /tmp/fdtuned-UID/fdtuned.db with no HOME). Relative XDG values are ignored.
+ * Shared with the client library, which looks for the socket the same way. */
+int fdt_default_socket(int system, char *out, size_t len);
+int fdt_default_db(int system, char *out, size_t len);
+
+#endif

@@ -1,0 +1,168 @@
+/* store.h - the SQLite store: devices, the durable job queue, every measured result, the
+ * best configuration per problem, and the code-object cache. The only code in fdtuned that
+ * speaks SQL; every statement is prepared once with bound parameters.
+ *
+ * The daemon is the store's only writer. fdtune-worker opens the same file read-only
+ * (fdt_store_open_readonly) to look up cached code objects; new ones travel back to the
+ * daemon over the worker pipe and are written here.
+ *
+ * Strings returned inside structs are copies owned by the struct (fixed-size fields), so
+ * nothing points into SQLite's memory after a call returns. */
+#ifndef FDT_STORE_H
+#define FDT_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "variant.h"
+
+/* The schema version this build writes; older files are migrated on open, newer ones are
+ * refused (a downgrade must not damage data it does not understand). */
+#define FDT_SCHEMA_VERSION 1
+
+typedef struct fdt_store fdt_store;
+
+/* What a problem is keyed by in the store, beyond the device. */
+typedef struct fdt_key {
+    fdt_problem problem;
+    char stencil[16];         /* "laplacian" */
+    char cache[8];            /* "hot" | "cold" */
+} fdt_key;
+
+typedef enum fdt_job_state {
+    FDT_JOB_QUEUED = 0,
+    FDT_JOB_RUNNING,
+    FDT_JOB_DONE,
+    FDT_JOB_FAILED,
+    FDT_JOB_CANCELLED
+} fdt_job_state;
+
+const char *fdt_job_state_name(fdt_job_state s);
+/* 0 and *out set, or -1 for an unknown name. */
+int fdt_job_state_parse(const char *name, fdt_job_state *out);
+
+typedef struct fdt_job {
+    int64_t id;
+    fdt_job_state state;
+    int device_index;         /* which of the daemon's devices runs it */
+    fdt_key key;
+    char family[16];          /* only this family, or empty for every one */
+    int subset;               /* measure this many variants spread over the space; 0: all */
+    int total, done, ok, failed; /* variants: in the job, measured so far, of them ok, failed */
+    char phase[16];           /* "measure" | "leaders" while running; empty otherwise */
+    char best_variant[FDT_VARIANT_NAME_MAX];
+    double best_gbps;
+    char error[256];          /* why the job failed, or empty */
+    int64_t created, started, finished; /* unix seconds; 0: not yet */
+} fdt_job;
+
+/* One measured variant, as the worker reported it. */
+typedef struct fdt_result_row {
+    int64_t job_id;
+    char variant[FDT_VARIANT_NAME_MAX];
+    char status[16];          /* ok wrong compile_error launch_error crashed timeout unsupported error */
+    int leader;               /* 1: from the leaders' second, longer measurement */
+    double median_ms, min_ms, q1_ms, q3_ms, gbps, compile_ms;
+    int samples, reps;
+    int vgprs, sgprs, scratch_bytes, shared_bytes;
+    char message[256];
+} fdt_result_row;
+
+/* The best configuration of one problem on one device. */
+typedef struct fdt_best {
+    int64_t device_id;
+    fdt_key key;
+    char variant[FDT_VARIANT_NAME_MAX];
+    double gbps, median_ms, copy_gbps, kernel1_gbps;
+    char kernels[20];         /* the kernel sources' version it was measured with */
+    int64_t job_id, updated;
+} fdt_best;
+
+/* A device as stored: its fingerprint and what it is matched by when it is not the same. */
+typedef struct fdt_device_row {
+    int64_t id;
+    char fingerprint[20];     /* 16 hex digits over every field of fdt_device_info */
+    fdt_device_info info;
+} fdt_device_row;
+
+/* Opens (creating if needed) the store at path for the daemon: WAL, foreign keys, schema
+ * migrated to FDT_SCHEMA_VERSION. On failure returns NULL with the reason in err. */
+fdt_store *fdt_store_open(const char *path, char *err, size_t errlen);
+/* Opens an existing store read-only (the worker's code-cache lookups). */
+fdt_store *fdt_store_open_readonly(const char *path, char *err, size_t errlen);
+void fdt_store_close(fdt_store *s);
+/* The last SQLite error, for messages. */
+const char *fdt_store_error(fdt_store *s);
+
+/* The fingerprint of a device: stable over runs, different when any field differs. */
+void fdt_device_fingerprint(const fdt_device_info *d, char out[20]);
+
+/* Inserts the device or refreshes its last-seen time; *id is its row. 0 or -1. */
+int fdt_store_device_upsert(fdt_store *s, const fdt_device_info *d, int64_t *id);
+/* Every stored device, for fallback matching; *out is malloc'd (free it). 0 or -1. */
+int fdt_store_devices(fdt_store *s, fdt_device_row **out, size_t *count);
+
+/* Jobs. Creating fills job->id, state queued and created. */
+int fdt_store_job_create(fdt_store *s, fdt_job *job);
+/* 1 found, 0 not found, -1 error. */
+int fdt_store_job_get(fdt_store *s, int64_t id, fdt_job *out);
+/* A queued or running job with the same device, key, family and subset, if there is one:
+ * asking twice for the same tuning gets the same job. 1, 0 or -1. */
+int fdt_store_job_find_active(fdt_store *s, const fdt_job *like, fdt_job *out);
+/* Writes state, counts, phase, best, error and times of job->id. */
+int fdt_store_job_update(fdt_store *s, const fdt_job *job);
+/* The oldest queued job for device_index. 1, 0 or -1. */
+int fdt_store_job_next(fdt_store *s, int device_index, fdt_job *out);
+/* Jobs, newest first, optionally only in one state (state < 0: all); at most limit.
+ * *out is malloc'd. */
+int fdt_store_jobs(fdt_store *s, int state, size_t limit, fdt_job **out, size_t *count);
+/* Counts of jobs in each state, indexed by fdt_job_state. */
+int fdt_store_job_counts(fdt_store *s, int counts[5]);
+/* At start-up: jobs left running by a daemon that died go back to queued, keeping their
+ * results, so they resume where they stopped. Returns how many, or -1. */
+int fdt_store_jobs_requeue_running(fdt_store *s);
+
+/* Results. A first-pass result is stored once per (job, variant): adding it again is an
+ * error the caller can see (-1), never a silent second measurement. Leader results replace
+ * an earlier leader result of the same variant (a leaders phase cut short is redone). */
+int fdt_store_result_add(fdt_store *s, int64_t device_id, const fdt_key *key,
+                         const char *kernels, const fdt_result_row *r);
+/* The variants of job already measured in the first pass (any status); *names is a malloc'd
+ * array of malloc'd strings; free with fdt_store_names_free. */
+int fdt_store_job_measured(fdt_store *s, int64_t job_id, char ***names, size_t *count);
+void fdt_store_names_free(char **names, size_t count);
+/* The job's n fastest ok first-pass variants, fastest first. */
+int fdt_store_job_leaders(fdt_store *s, int64_t job_id, size_t n, char ***names,
+                          size_t *count);
+/* Every result row of a job, in measurement order; *out malloc'd. */
+int fdt_store_job_results(fdt_store *s, int64_t job_id, fdt_result_row **out, size_t *count);
+
+/* Best. Upsert replaces the row of (device, key). */
+int fdt_store_best_put(fdt_store *s, const fdt_best *b);
+/* Every best row of device_id for this stencil, radius, precision and cache (any shape):
+ * the candidates of a query. *out malloc'd. */
+int fdt_store_best_for(fdt_store *s, int64_t device_id, const fdt_key *key, fdt_best **out,
+                       size_t *count);
+/* Every best row, for export. */
+int fdt_store_best_all(fdt_store *s, fdt_best **out, size_t *count);
+/* Every result row with its device and key, for export: calls row() for each; stops early
+ * when it returns nonzero. */
+int fdt_store_results_each(fdt_store *s,
+                           int (*row)(void *ctx, int64_t device_id, const fdt_key *key,
+                                      const fdt_result_row *r),
+                           void *ctx);
+
+/* Code cache. key: fdt_code_key's text. get: 1 found (*code malloc'd), 0 missing, -1 error. */
+int fdt_store_code_get(fdt_store *s, const char *key, fdt_code *code);
+int fdt_store_code_put(fdt_store *s, const char *key, const void *data, size_t size);
+
+/* The code cache's key of one compile: a hash of the source, the defines, the arch and the
+ * compiler version, as 32 hex digits. */
+void fdt_code_key(const char *source, const char *const *defines, size_t ndefines,
+                  const char *arch, const char *compiler_version, char out[33]);
+
+/* The kernel sources' version: a hash over every family's source, as 16 hex digits. */
+const char *fdt_kernels_version(void);
+
+#endif
