@@ -66,8 +66,12 @@ $(BUILD)/fdtune: $(CLI_OBJS) $(CORE_OBJS) $(BUILD)/cli/client.o
 $(BUILD)/libfdtune.a: $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-# The shared library is built from position-independent objects of its own.
-$(BUILD)/libfdtune.so: $(LIB_OBJS:$(BUILD)/%.o=$(BUILD)/pic/%.o)
+# The shared library is built from position-independent objects of its own; programs
+# linked with -lfdtune record its soname, libfdtune.so.1, so that file must exist.
+$(BUILD)/libfdtune.so: $(BUILD)/libfdtune.so.1
+	ln -sf libfdtune.so.1 $@
+
+$(BUILD)/libfdtune.so.1: $(LIB_OBJS:$(BUILD)/%.o=$(BUILD)/pic/%.o)
 	$(CC) -shared $(SANFLAGS) -Wl,-soname,libfdtune.so.1 -o $@ $^ -luv -ljansson
 
 $(BUILD)/pic/%.o: %.c $(HEADERS)
@@ -84,6 +88,10 @@ $(BUILD)/example_query: cli/example/query_launch.c $(BUILD)/libfdtune.a $(BUILD)
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+# The query load generator of bench/query_bench.sh; a client of the socket, no core code.
+$(BUILD)/querybench: bench/querybench.c
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -luv
 
 # Each kernel family's source, common.h prepended, as a C string, so that one binary
 # carries its kernels wherever it is copied.
@@ -123,7 +131,7 @@ $(BUILD)/tests/%: tests/%.c $(CORE_OBJS) $(BUILD)/cli/client.o
 test: export LSAN_OPTIONS = intercept_tls_get_addr=0:suppressions=$(CURDIR)/tests/lsan.supp
 test: export ASAN_OPTIONS = use_sigaltstack=0
 test: $(TESTS:%=$(BUILD)/tests/%) all
-	@set -e; for t in $(TESTS); do echo "== $$t"; FDTUNE_REPORT_DIR=$(BUILD) $(BUILD)/tests/$$t; done
+	@set -e; for t in $(TESTS); do echo "== $$t"; FDT_BUILD=$(BUILD) FDTUNE_REPORT_DIR=$(BUILD) $(BUILD)/tests/$$t; done
 	@FDTUNE=$(BUILD)/fdtune sh tests/test_cli.sh
 	@BUILD=$(BUILD) sh tests/test_daemon.sh
 

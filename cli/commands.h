@@ -2,7 +2,14 @@
 #ifndef FDT_COMMANDS_H
 #define FDT_COMMANDS_H
 
-enum { FDT_EXIT_OK = 0, FDT_EXIT_FAILED = 1, FDT_EXIT_USAGE = 2 };
+/* The exit codes `fdtune --help` documents. */
+enum {
+    FDT_EXIT_OK = 0,
+    FDT_EXIT_FAILED = 1,      /* the daemon refused, or the work failed */
+    FDT_EXIT_USAGE = 2,
+    FDT_EXIT_UNREACHABLE = 3, /* fdtuned cannot be reached, or stopped answering */
+    FDT_EXIT_FORBIDDEN = 4    /* the daemon does not let this user do that */
+};
 
 typedef struct fdt_command {
     const char *name;
@@ -13,6 +20,15 @@ typedef struct fdt_command {
 
 int fdt_cmd_bench(int argc, char **argv);
 int fdt_cmd_variants(int argc, char **argv);
+int fdt_cmd_query(int argc, char **argv);
+int fdt_cmd_tune(int argc, char **argv);
+int fdt_cmd_batch(int argc, char **argv);
+int fdt_cmd_status(int argc, char **argv);
+int fdt_cmd_jobs(int argc, char **argv);
+int fdt_cmd_cancel(int argc, char **argv);
+int fdt_cmd_devices(int argc, char **argv);
+int fdt_cmd_export(int argc, char **argv);
+int fdt_cmd_shutdown(int argc, char **argv);
 
 /* Parses a whole decimal integer in [min, max]; on failure prints why, naming what, and
  * returns -1. */

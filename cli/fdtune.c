@@ -1,6 +1,6 @@
 /* fdtune.c - the fdtune command: a table of subcommands dispatched by name.
  *
- * Exit codes: 0 success, 1 the work failed (no device, nothing measured), 2 bad usage. */
+ * Exit codes: FDT_EXIT_* (commands.h), which `fdtune --help` lists. */
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +11,17 @@ static const fdt_command commands[] = {
      "compile, verify and time every variant on this host's device (no daemon)"},
     {"variants", fdt_cmd_variants, "variants NX NY NZ [options]",
      "list or count the variant space for a shape on this host's device"},
+    {"query", fdt_cmd_query, "query NX NY NZ [options]",
+     "the best known configuration for a problem, from fdtuned"},
+    {"tune", fdt_cmd_tune, "tune NX NY NZ [--wait]", "queue a tuning job for one problem"},
+    {"batch", fdt_cmd_batch, "batch FILE|--sweep L L L",
+     "queue a tuning job for every shape of a file or a sweep"},
+    {"status", fdt_cmd_status, "status [JOB]", "the daemon's state, or a job's"},
+    {"jobs", fdt_cmd_jobs, "jobs [--state S]", "list the jobs, newest first"},
+    {"cancel", fdt_cmd_cancel, "cancel JOB", "cancel a queued or running job"},
+    {"devices", fdt_cmd_devices, "devices", "the devices fdtuned tunes"},
+    {"export", fdt_cmd_export, "export [--what W]", "the best configurations or every result"},
+    {"shutdown", fdt_cmd_shutdown, "shutdown", "stop fdtuned"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -19,7 +30,15 @@ static void usage(FILE *to)
     fprintf(to, "usage: fdtune COMMAND [arguments]\n\ncommands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(to, "  %-28s %s\n", commands[i].usage, commands[i].help);
-    fprintf(to, "\n'fdtune COMMAND --help' describes a command's options.\n");
+    fprintf(to, "\n'fdtune COMMAND --help' describes a command's options. The commands from\n"
+            "query on talk to fdtuned through its socket (--socket PATH, else $FDTUNE_SOCKET,\n"
+            "else the user's daemon, else the system's).\n"
+            "\nexit codes:\n"
+            "  0  ok\n"
+            "  1  the daemon refused, or the work failed\n"
+            "  2  bad usage\n"
+            "  3  cannot reach the daemon\n"
+            "  4  forbidden: this user may not do that (see fdtuned's admin_group)\n");
 }
 
 int main(int argc, char **argv)

@@ -35,13 +35,14 @@ typedef struct key {
     int (*fallback)(int system, char *out, size_t len);
 } key;
 
+#define SOCKET_PATH_MAX (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
 #define FIELD(f) offsetof(fdt_config, f), sizeof(((fdt_config *)0)->f)
 #define NUMBER(sec, f, kind, lo, hi) {sec, #f, kind, FIELD(f), lo, hi, NULL}
 #define TEXT(sec, f, longest, fallback) {sec, #f, KIND_TEXT, FIELD(f), 0, longest, fallback}
 #define OTHER(sec, f, kind) {sec, #f, kind, FIELD(f), 0, 0, NULL}
 
 static const key keys[] = {
-    TEXT("daemon", socket, sizeof(((struct sockaddr_un *)0)->sun_path) - 1, fdt_default_socket),
+    TEXT("daemon", socket, SOCKET_PATH_MAX, fdt_default_socket),
     TEXT("daemon", db, FDT_PATH_MAX - 1, fdt_default_db),
     OTHER("daemon", backend, KIND_BACKEND),
     NUMBER("daemon", socket_mode, KIND_MODE, 0, 0777),
@@ -81,7 +82,7 @@ void fdt_config_defaults(fdt_config *c, int system)
     c->max_clients = 1024;
     c->heartbeat_ms = 1000;
     c->heartbeat_timeout_ms = 10000;
-    /* A whole variant (compile, verify, samples) of a large grid on the cpu backend. */
+    /* Measuring one variant of a large grid on the cpu backend takes tens of seconds. */
     c->variant_deadline_ms = 120000;
     c->worker_nice = 10;
     c->compile_threads = 0;
@@ -249,7 +250,7 @@ static void describe(const key *k, char *out, size_t len)
     case KIND_BACKEND: snprintf(out, len, "auto, hip, cuda or cpu"); return;
     case KIND_BOOL: snprintf(out, len, "true or false (yes/no, on/off, 1/0)"); return;
     case KIND_MODE: snprintf(out, len, "an octal mode from 0000 to %04o", (unsigned)k->max); return;
-    case KIND_REAL: snprintf(out, len, "a number from %g to %g", k->min, k->max); return;
+    case KIND_REAL: snprintf(out, len, "a number from %.15g to %.15g", k->min, k->max); return;
     case KIND_INT:
     case KIND_UNSIGNED:
     case KIND_SIZE:
@@ -273,7 +274,10 @@ int fdt_config_set(fdt_config *c, const char *section, const char *name, const c
     if (set_value(c, k, value) != 0) {
         char expected[128];
         describe(k, expected, sizeof expected);
-        snprintf(err, errlen, "bad value '%s' for %s: expected %s", value, name, expected);
+        /* A long value is shown in part, so that the message still says what was expected. */
+        const int shown = strlen(value) > 60 ? 60 : (int)strlen(value);
+        snprintf(err, errlen, "bad value '%.*s%s' for %s: expected %s", shown, value,
+                 value[shown] ? "..." : "", name, expected);
         return -1;
     }
     return 0;
@@ -281,9 +285,15 @@ int fdt_config_set(fdt_config *c, const char *section, const char *name, const c
 
 int fdt_config_check(const fdt_config *c, char *err, size_t errlen)
 {
-    if (c->socket[0] == '\0' || c->db[0] == '\0') {
-        snprintf(err, errlen, "the default %s path does not fit; set %s",
-                 c->socket[0] ? "database" : "socket", c->socket[0] ? "db" : "socket");
+    /* An explicit path was checked as it was set; a default one comes from the environment. */
+    if (c->socket[0] == '\0' || strlen(c->socket) > SOCKET_PATH_MAX) {
+        snprintf(err, errlen, "socket: the default path '%s' is empty or longer than the %zu "
+                 "characters a Unix socket allows; set socket", c->socket, SOCKET_PATH_MAX);
+        return -1;
+    }
+    if (c->db[0] == '\0') {
+        snprintf(err, errlen, "db: the default path does not fit in %d characters; set db",
+                 FDT_PATH_MAX - 1);
         return -1;
     }
     /* One late beat from a busy host must not cost a worker and the variant it runs. */

@@ -111,7 +111,7 @@ static const char *const statements[ST_COUNT] = {
         "RETURNING id",
     [ST_JOB_CREATE] =
         "INSERT INTO jobs (" JOB_COLUMNS ") "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [ST_JOB_UPDATE] =
         "UPDATE jobs SET state = ?, total = ?, done = ?, ok = ?, failed = ?, phase = ?, "
         "best_variant = ?, best_gbps = ?, error = ?, started = ?, finished = ? WHERE id = ?",
@@ -414,7 +414,7 @@ static int exec(fdt_store *s, const char *sql)
  * version into *version. */
 static int check_file(fdt_store *s, int64_t *version)
 {
-    int64_t app_id, objects;
+    int64_t app_id = 0, objects = 0;
     if (query_one(s, "PRAGMA application_id", &app_id, NULL, 0) != 0) {
         if (sqlite3_errcode(s->db) == SQLITE_NOTADB)
             return store_fail(s, "not a SQLite database (%s); left untouched",
@@ -438,8 +438,8 @@ static int check_file(fdt_store *s, int64_t *version)
  * loses no committed transaction when the process is killed, only on power loss. */
 static int configure(fdt_store *s)
 {
-    char mode[16];
-    int64_t foreign_keys;
+    char mode[16] = "";
+    int64_t foreign_keys = 0;
     if (query_one(s, "PRAGMA journal_mode = WAL", NULL, mode, sizeof mode) != 0)
         return -1;
     if (strcmp(mode, "wal") != 0)
@@ -488,7 +488,8 @@ static int prepare(fdt_store *s)
     for (int i = 0; i < count; i++)
         if (sqlite3_prepare_v3(s->db, statements[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
                                NULL) != SQLITE_OK)
-            return sql_fail(s);
+            return store_fail(s, "the tables do not match schema version %d: %s",
+                              FDT_SCHEMA_VERSION, sqlite3_errmsg(s->db));
     return 0;
 }
 
@@ -496,10 +497,9 @@ static int open_file(fdt_store *s, const char *path)
 {
     const int flags = s->readonly ? SQLITE_OPEN_READONLY
                                   : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-    int64_t version;
+    int64_t version = 0;
     if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK)
         return s->db ? sql_fail(s) : store_fail(s, "out of memory");
-    sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_timeout(s->db, 5000);
     if (check_file(s, &version) != 0)
         return -1;

@@ -1,13 +1,17 @@
 #!/bin/sh
 # test_cli.sh - fdtune as a user runs it: bad input gets a clear message and exit code 2,
-# a missing device exit code 1, and real runs on the cpu backend print the summary line.
+# a missing device exit code 1, and real runs on the cpu backend print the summary line;
+# the daemon commands without a daemon: usage errors before any connection, and exit code 3
+# when fdtuned cannot be reached (tests/test_daemon.sh runs them against a live one).
 # Usage: FDTUNE=build/fdtune sh tests/test_cli.sh
 set -u
 FDTUNE=${FDTUNE:-build/fdtune}
 passed=0
 failed=0
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+dir=$(mktemp -d)
+peer=
+trap 'rm -f "$out"; rm -rf "$dir"; [ -z "$peer" ] || kill "$peer" 2>/dev/null' EXIT
 
 # expect CODE PATTERN -- ARGS: fdtune ARGS exits CODE and its output matches PATTERN.
 expect() {
@@ -70,6 +74,91 @@ if ! ls /dev/nvidia0 >/dev/null 2>&1; then
 fi
 if ! ls /dev/kfd >/dev/null 2>&1; then
     expect 1 'hip backend: ' -- bench 64 64 64 --backend hip
+fi
+
+# The daemon commands. Bad usage is caught before any connection: exit 2 even with no
+# daemon at the socket (so a bad batch queues nothing).
+none="$dir/none.sock"
+expect 0 '3  cannot reach the daemon' -- --help
+expect 0 'tune-if-missing' -- query --help
+expect 2 "query: expected the grid shape NX NY NZ" -- query 64 64 --socket "$none"
+expect 2 "NZ must be a whole number from 1 to 65536, not 'x'" -- query 64 64 x --socket "$none"
+expect 2 'nx = 4 is out of range: each side must be 5' -- query 4 64 64 --radius 2 --socket "$none"
+expect 2 "--cache must be hot or cold, not 'warm'" -- query 64 64 64 --cache warm --socket "$none"
+expect 2 "--precision must be float or double, not 'half'" -- tune 64 64 64 --precision half --socket "$none"
+expect 2 "unknown kernel family 'warp'" -- tune 64 64 64 --family warp --socket "$none"
+expect 2 '--subset must be a whole number from 1' -- tune 64 64 64 --subset 0 --socket "$none"
+expect 2 '--timeout must be a whole number from 1' -- status --timeout 0 --socket "$none"
+expect 2 "unknown option or missing value: '--wait'" -- query 64 64 64 --wait --socket "$none"
+expect 2 "JOB must be a whole number from 1 to [0-9]+, not 'abc'" -- status abc --socket "$none"
+expect 2 "unexpected argument '13'" -- status 12 13 --socket "$none"
+expect 2 'cancel: expected the JOB to cancel' -- cancel --socket "$none"
+expect 2 "--state must be queued, running, done, failed or cancelled, not 'lost'" -- jobs --state lost --socket "$none"
+expect 2 '--limit must be a whole number from 1 to 10000' -- jobs --limit 10001 --socket "$none"
+expect 2 "unexpected argument 'gpu'" -- devices gpu --socket "$none"
+expect 2 "--what must be best or results, not 'all'" -- export --what all --socket "$none"
+expect 2 "--format must be csv or json, not 'xml'" -- export --format xml --socket "$none"
+expect 2 'does not go with -o' -- export --json -o "$dir/x.csv" --socket "$none"
+expect 2 "unexpected argument 'now'" -- shutdown now --socket "$none"
+expect 2 'batch: expected one FILE of shapes' -- batch --socket "$none"
+expect 2 'batch: --sweep expects three comma lists' -- batch --sweep 64,128 64 --socket "$none"
+expect 2 "each value of NY_LIST must be a whole number from 1 to 65536, not ''" -- batch --sweep 64 64,,128 64 --socket "$none"
+expect 2 "the sweep's shape 64x64x2: nz = 2 is out of range" -- batch --sweep 64 64 64,2 --socket "$none"
+expect 2 'the sweep makes 10200 shapes, more than the 10000' -- batch --sweep "$(seq -s, 3 104)" 64,128 "$(seq -s, 3 52)" --socket "$none"
+expect 2 "cannot read $dir/missing.txt" -- batch "$dir/missing.txt" --socket "$none"
+printf '# shapes to tune\n64 64 64\n\n128 128 128   # a comment\n256 x 256\n' >"$dir/bad.txt"
+expect 2 "$dir/bad.txt:5: NY must be a whole number from 1 to 65536, not 'x'" -- batch "$dir/bad.txt" --socket "$none"
+printf '64 64 64\n128 128\n' >"$dir/short.txt"
+expect 2 "$dir/short.txt:2: expected NX NY NZ, found 2 fields" -- batch "$dir/short.txt" --socket "$none"
+printf '64 64 64\n64 64 4\n' >"$dir/small.txt"
+expect 2 '\(stdin\):2: nz = 4 is out of range: each side must be 5' -- batch - --radius 2 --socket "$none" <"$dir/small.txt"
+printf '# only a comment\n\n' >"$dir/empty.txt"
+expect 2 "$dir/empty.txt holds no shape" -- batch "$dir/empty.txt" --socket "$none"
+
+# No daemon: exit 3, naming the socket and how to start fdtuned; FDTUNE_SOCKET is where
+# the commands look when --socket is not given.
+expect 3 "cannot connect to fdtuned at $none: no such file or directory" -- status --socket "$none"
+expect 3 "Start it \(fdtuned --socket $none" -- query 64 64 64 --socket "$none"
+expect 3 "at $none: " -- tune 64 64 64 --wait --socket "$none"
+expect 3 "at $none: " -- batch "$dir/small.txt" --socket "$none"
+expect 3 "at $none: " -- export --format csv -o "$dir/export.csv" --socket "$none"
+if [ -e "$dir/export.csv" ]; then
+    failed=$((failed + 1))
+    echo "FAIL - a failed export left $dir/export.csv behind"
+fi
+export FDTUNE_SOCKET="$dir/env.sock"
+expect 3 "cannot connect to fdtuned at $dir/env.sock" -- jobs
+unset FDTUNE_SOCKET
+long=$(printf '%0200d' 0)
+expect 3 'socket path is longer than 107 bytes' -- devices --socket "$dir/$long.sock"
+example="$(dirname "$FDTUNE")/example_query"
+if [ -x "$example" ]; then
+    FDTUNE_SOCKET="$none" "$example" 64 64 64 >"$out" 2>&1
+    if [ $? -eq 1 ] && grep -q "cannot connect to fdtuned at $none" "$out"; then
+        passed=$((passed + 1))
+        echo "ok - example_query without a daemon"
+    else
+        failed=$((failed + 1))
+        echo "FAIL - example_query without a daemon:"
+        sed 's/^/    /' "$out"
+    fi
+fi
+
+# A socket nobody listens on (a daemon that died), and one whose daemon accepts but never
+# answers: exit 3 too, the latter after --timeout, not never.
+if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$dir/dead.sock"
+    expect 3 "cannot connect to fdtuned at $dir/dead.sock: connection refused" -- status --socket "$dir/dead.sock"
+    python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+peers = [s.accept() for _ in range(8)]' "$dir/hung.sock" &
+    peer=$!
+    i=0
+    while [ ! -S "$dir/hung.sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+    expect 3 "fdtuned at $dir/hung.sock did not answer within 1 s" -- status --timeout 1 --socket "$dir/hung.sock"
+    expect 3 "did not answer within 1 s" -- query 64 64 64 --timeout 1 --json --socket "$dir/hung.sock"
+    kill "$peer" 2>/dev/null
+    peer=
 fi
 
 echo "$passed passed, $failed failed"

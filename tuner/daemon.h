@@ -43,6 +43,9 @@ typedef struct fdt_daemon {
 /* Begins a clean stop (SIGTERM, SIGINT, the shutdown op): the server stops listening, the
  * workers are stopped, jobs left running go back to the queue. */
 void fdt_daemon_stop(fdt_daemon *d, const char *why);
+/* The same, once the current callback has returned: a request that stops the daemon gets
+ * its answer first. */
+void fdt_daemon_stop_soon(fdt_daemon *d, const char *why);
 
 /* One line on stderr (the journal under systemd): "fdtuned: ...". */
 void fdt_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

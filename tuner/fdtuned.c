@@ -21,6 +21,8 @@
 #define SYSTEM_CONFIG "/etc/fdtuned/fdtuned.conf"
 
 static uv_signal_t sig_term, sig_int, sig_hup;
+static uv_timer_t stop_timer; /* a stop asked for by a request waits for its answer */
+static const char *stop_reason;
 
 void fdt_log(const char *fmt, ...)
 {
@@ -43,6 +45,19 @@ void fdt_daemon_stop(fdt_daemon *d, const char *why)
     uv_close((uv_handle_t *)&sig_term, NULL);
     uv_close((uv_handle_t *)&sig_int, NULL);
     uv_close((uv_handle_t *)&sig_hup, NULL);
+    uv_close((uv_handle_t *)&stop_timer, NULL);
+}
+
+static void on_stop_timer(uv_timer_t *t)
+{
+    fdt_daemon_stop(t->data, stop_reason);
+}
+
+void fdt_daemon_stop_soon(fdt_daemon *d, const char *why)
+{
+    stop_timer.data = d;
+    stop_reason = why;
+    uv_timer_start(&stop_timer, on_stop_timer, 0, 0);
 }
 
 static void usage(FILE *to)
@@ -116,6 +131,10 @@ static int load_settings(fdt_config *c, const flags *f, const char **path)
             fprintf(stderr, "fdtuned: --%s: %s\n", keys[i], err);
             return -1;
         }
+    if (fdt_config_check(c, err, sizeof err) != 0) {
+        fprintf(stderr, "fdtuned: %s\n", err);
+        return -1;
+    }
     return 0;
 }
 
@@ -161,7 +180,8 @@ static void reload(fdt_daemon *d)
         fdt_log("SIGHUP: no config file to reload");
         return;
     }
-    if (fdt_config_load(&fresh, d->config_path, err, sizeof err) != 0) {
+    if (fdt_config_load(&fresh, d->config_path, err, sizeof err) != 0 ||
+        fdt_config_check(&fresh, err, sizeof err) != 0) {
         fdt_log("SIGHUP: %s; keeping the settings in force", err);
         return;
     }
@@ -191,7 +211,7 @@ static void on_signal(uv_signal_t *h, int signum)
         fdt_daemon_stop(d, signum == SIGTERM ? "SIGTERM" : "SIGINT");
 }
 
-static void watch_signals(fdt_daemon *d)
+static void watch_signals_and_stop_requests(fdt_daemon *d)
 {
     uv_signal_t *handles[] = {&sig_term, &sig_int, &sig_hup};
     const int signums[] = {SIGTERM, SIGINT, SIGHUP};
@@ -200,6 +220,7 @@ static void watch_signals(fdt_daemon *d)
         handles[i]->data = d;
         uv_signal_start(handles[i], on_signal, signums[i]);
     }
+    uv_timer_init(d->loop, &stop_timer);
 }
 
 static int start(fdt_daemon *d)
@@ -217,7 +238,7 @@ static int start(fdt_daemon *d)
         fprintf(stderr, "fdtuned: %s\n", err);
         return -1;
     }
-    watch_signals(d);
+    watch_signals_and_stop_requests(d);
     for (size_t i = 0; i < d->ndevices; i++)
         fdt_log("device %zu: %s %s (%s), fingerprint %s", i, d->backend, d->devices[i].info.name,
                 d->devices[i].info.arch, d->devices[i].fingerprint);

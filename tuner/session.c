@@ -171,47 +171,62 @@ static void free_jobs(fdt_compile_job *jobs, size_t n)
 
 /* ---- the first pass ---- */
 
-static void measure_one(fdt_session *s, fdt_result *res, const fdt_code *code)
+/* What a result says of registers and memory until its kernel is loaded. */
+static const fdt_resources unknown_resources = {-1, -1, -1, -1};
+
+/* After a launch error or a timeout: whether the device is gone, noting after what. */
+static int lost(fdt_session *s, fdt_status st, const fdt_variant *v, fdt_error *err)
+{
+    if ((st != FDT_LAUNCH_ERROR && st != FDT_TIMEOUT) || fdt_session_device_alive(s))
+        return 0;
+    if (v)
+        fdt_variant_name(v, s->lost_after, sizeof s->lost_after);
+    else
+        fdt_copy_text(s->lost_after, sizeof s->lost_after, "the copy");
+    fdt_fail(err, st, "the device stopped working after %s (%s)", s->lost_after,
+             fdt_status_name(st));
+    return 1;
+}
+
+/* A kernel is unloaded only while the device works: one still spinning on a lost device
+ * would make the unload wait for it for good. */
+static void release(fdt_session *s, fdt_kernel *k)
+{
+    if (k && !s->lost_after[0])
+        s->ops->unload(s->backend, k);
+}
+
+/* Verifies and times one variant; 1 when the device stopped working (err says so). */
+static int measure_one(fdt_session *s, fdt_result *res, const fdt_code *code, fdt_error *err)
 {
     fdt_runner *r = &s->runner;
-    fdt_error err = {0};
+    fdt_error why = {0};
     fdt_kernel *k = NULL;
     fdt_verdict verdict;
-    fdt_status st = s->ops->load(s->backend, code, "fdt_laplacian", &k, &err);
+    fdt_status st = s->ops->load(s->backend, code, "fdt_laplacian", &k, &why);
     if (st == FDT_OK) {
         s->ops->resources(k, &res->resources);
-        st = fdt_runner_verify(r, k, &res->variant, &verdict, &err);
+        st = fdt_runner_verify(r, k, &res->variant, &verdict, &why);
     }
     fdt_samples samples = {0};
     if (st == FDT_OK)
-        st = fdt_runner_time(r, k, &res->variant, r->timing.samples, &samples, &err);
-    if (k)
-        s->ops->unload(s->backend, k);
+        st = fdt_runner_time(r, k, &res->variant, r->timing.samples, &samples, &why);
     fdt_samples_stats(&samples, &res->stats);
     fdt_samples_free(&samples);
     res->status = st;
     if (st == FDT_OK)
         res->gbps = fdt_gbps(s->bytes, res->stats.median_ms);
     else
-        fdt_copy_text(res->message, sizeof res->message, err.msg);
+        fdt_copy_text(res->message, sizeof res->message, why.msg);
+    const int gone = lost(s, st, &res->variant, err);
+    release(s, k);
+    return gone;
 }
 
 static void begin(const fdt_session_hooks *h, const fdt_variant *v)
 {
     if (h->begin)
         h->begin(h->ctx, v);
-}
-
-/* After a launch error or a timeout: whether the device is gone, noting after what. */
-static int lost(fdt_session *s, const fdt_result *res, fdt_error *err)
-{
-    if ((res->status != FDT_LAUNCH_ERROR && res->status != FDT_TIMEOUT) ||
-        fdt_session_device_alive(s))
-        return 0;
-    fdt_variant_name(&res->variant, s->lost_after, sizeof s->lost_after);
-    fdt_fail(err, res->status, "the device stopped working after %s (%s)", s->lost_after,
-             fdt_status_name(res->status));
-    return 1;
 }
 
 static fdt_status not_prepared(const fdt_session *s, fdt_error *err)
@@ -237,15 +252,16 @@ fdt_status fdt_session_measure(fdt_session *s, const fdt_variant *vs, size_t n,
         h->compiled(h->ctx, n, cached, elapsed_ms(start));
     for (size_t i = 0; i < n && st == FDT_OK; i++) {
         fdt_result res = {.variant = vs[i], .index = i, .compile_ms = jobs[i].ms,
-                          .status = jobs[i].status};
+                          .status = jobs[i].status, .resources = unknown_resources};
+        int gone = 0;
         if (jobs[i].status != FDT_OK)
             fdt_copy_text(res.message, sizeof res.message, jobs[i].message);
         else {
             begin(h, &vs[i]);
-            measure_one(s, &res, &jobs[i].code);
+            gone = measure_one(s, &res, &jobs[i].code, err);
         }
         h->result(h->ctx, &res);
-        if (lost(s, &res, err))
+        if (gone)
             st = res.status;
     }
     free_jobs(jobs, n);
@@ -266,20 +282,23 @@ typedef struct candidate {
     fdt_samples samples;
 } candidate;
 
+/* One turn of one candidate; on a failure, lost_after says whether the device is gone. */
 static fdt_status time_turn(fdt_session *s, const fdt_session_hooks *h, candidate *c,
-                            int samples, fdt_error *err)
+                            int samples, fdt_error *why, fdt_error *err)
 {
-    begin(h, c->result ? &c->result->variant : NULL);
-    if (!c->code)
-        return fdt_runner_time_copy(&s->runner, samples, &c->samples, err);
+    const fdt_variant *v = c->result ? &c->result->variant : NULL;
+    begin(h, v);
     fdt_kernel *k = NULL;
-    fdt_status st = s->ops->load(s->backend, c->code, "fdt_laplacian", &k, err);
-    if (st == FDT_OK) {
+    fdt_status st = c->code ? s->ops->load(s->backend, c->code, "fdt_laplacian", &k, why)
+                            : FDT_OK;
+    if (st == FDT_OK && k) {
         s->ops->resources(k, &c->result->resources);
-        st = fdt_runner_time(&s->runner, k, &c->result->variant, samples, &c->samples, err);
-    }
-    if (k)
-        s->ops->unload(s->backend, k);
+        st = fdt_runner_time(&s->runner, k, v, samples, &c->samples, why);
+    } else if (st == FDT_OK)
+        st = fdt_runner_time_copy(&s->runner, samples, &c->samples, why);
+    if (st != FDT_OK)
+        lost(s, st, v, err);
+    release(s, k);
     return st;
 }
 
@@ -294,18 +313,21 @@ static fdt_status time_in_rounds(fdt_session *s, const fdt_session_hooks *h, can
             candidate *c = &cs[(i + round) % n];
             if (c->result && c->result->status != FDT_OK)
                 continue;
-            fdt_error turn = {0};
-            const fdt_status st = time_turn(s, h, c, per_turn, &turn);
+            fdt_error why = {0};
+            const fdt_status st = time_turn(s, h, c, per_turn, &why, err);
             if (st == FDT_OK)
                 continue;
-            if (c->baseline) {
-                *err = turn;
+            if (c->result) {
+                c->result->status = st;
+                fdt_copy_text(c->result->message, sizeof c->result->message, why.msg);
+            }
+            if (s->lost_after[0]) {
+                if (!c->baseline)
+                    h->result(h->ctx, c->result);
                 return st;
             }
-            c->result->status = st;
-            fdt_copy_text(c->result->message, sizeof c->result->message, turn.msg);
-            if (lost(s, c->result, err)) {
-                h->result(h->ctx, c->result);
+            if (c->baseline) {
+                *err = why;
                 return st;
             }
         }
@@ -332,7 +354,7 @@ static fdt_status leaders_timed(fdt_session *s, const fdt_session_hooks *h,
     for (size_t i = 0; i <= n; i++) {
         results[i] = (fdt_result){.variant = jobs[i].variant, .index = i ? i - 1 : 0,
                                   .leader = 1, .status = jobs[i].status,
-                                  .compile_ms = jobs[i].ms};
+                                  .compile_ms = jobs[i].ms, .resources = unknown_resources};
         if (jobs[i].status != FDT_OK)
             fdt_copy_text(results[i].message, sizeof results[i].message, jobs[i].message);
         cs[i] = (candidate){.code = &jobs[i].code, .result = &results[i], .baseline = i == 0};

@@ -100,7 +100,7 @@ static int parse_fields(const json_t *obj, const field *fs, size_t n, void *base
                         size_t errlen)
 {
     if (!json_is_object(obj)) {
-        snprintf(err, errlen, "expected a JSON object");
+        snprintf(err, errlen, obj ? "expected a JSON object" : "missing");
         return -1;
     }
     for (size_t i = 0; i < n; i++)

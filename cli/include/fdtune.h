@@ -7,7 +7,7 @@
  *     fdtune_problem p = {.nx = 512, .ny = 512, .nz = 512};
  *     fdtune_answer a;
  *     if (!c || fdtune_query(c, &p, &a, err, sizeof err) != FDTUNE_OK) ...use err...
- *     ...compile a.source with a.defines, launch a.entry with a.grid and a.block...
+ *     ...compile a.sources with a.defines, launch a.entry with a.grid and a.block...
  *     fdtune_close(c);
  *
  * Every call blocks until it is answered, fails, or times out (30 s unless set otherwise),
@@ -80,6 +80,7 @@ typedef struct fdtune_problem {
 #define FDTUNE_NAME_MAX 128
 #define FDTUNE_DEFINES_MAX 32
 #define FDTUNE_DEFINE_MAX 64
+#define FDTUNE_SOURCES_MAX 4
 
 /* The best known configuration for a problem; docs/protocol.md, "query", says what each
  * field means. Strings the daemon left out are empty, numbers it left out are 0. */
@@ -95,7 +96,11 @@ typedef struct fdtune_answer {
     double distance;       /* match nearest: how far the tuned shape is from the asked one */
     char variant[FDTUNE_NAME_MAX]; /* e.g. tiled:64x2x2:m8:seed */
     char family[32];
-    char source[FDTUNE_NAME_MAX];  /* the kernel source in kernels_src/, e.g. tiled.hip */
+    char sources[FDTUNE_SOURCES_MAX][FDTUNE_NAME_MAX]; /* the files of kernels_src/ whose
+                           concatenation, in this order, is the kernel's source: common.h,
+                           then the family's template */
+    int nsources;
+    char source[FDTUNE_NAME_MAX];  /* the family's template, e.g. tiled.hip (last of sources) */
     char entry[FDTUNE_NAME_MAX];   /* the kernel's name, e.g. fdt_laplacian */
     int block[3];          /* launch geometry for the asked shape */
     int grid[3];

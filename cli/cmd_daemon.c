@@ -1,0 +1,344 @@
+/* cmd_daemon.c - what the fdtune commands that talk to fdtuned share: parsing their
+ * options, sending a request through libfdtune and turning every outcome into one message
+ * and one exit code, and printing jobs. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client_json.h"
+#include "cmd_daemon.h"
+#include "commands.h"
+#include "config.h"
+#include "variant.h"
+
+int fdt_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "fdtune %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see fdtune %s --help)\n", cmd);
+    va_end(ap);
+    return FDT_EXIT_USAGE;
+}
+
+static int parse_problem_option(int opt, const char *arg, fdtune_problem *p)
+{
+    long v;
+    switch (opt) {
+    case FDT_OPT_PRECISION:
+        if (strcmp(arg, "double") == 0 || strcmp(arg, "float") == 0) {
+            p->precision = arg[0] == 'f' ? FDTUNE_FLOAT : FDTUNE_DOUBLE;
+            return 0;
+        }
+        fprintf(stderr, "fdtune: --precision must be float or double, not '%s'\n", arg);
+        return -1;
+    case FDT_OPT_CACHE:
+        if (strcmp(arg, "hot") == 0 || strcmp(arg, "cold") == 0) {
+            p->cache = arg[0] == 'c' ? FDTUNE_COLD : FDTUNE_HOT;
+            return 0;
+        }
+        fprintf(stderr, "fdtune: --cache must be hot or cold, not '%s'\n", arg);
+        return -1;
+    case FDT_OPT_RADIUS:
+        if (fdt_parse_int(arg, 1, FDT_MAX_RADIUS, "--radius", &v))
+            return -1;
+        p->radius = (int)v;
+        return 0;
+    case FDT_OPT_DEVICE:
+        if (fdt_parse_int(arg, 0, 1024, "--device", &v))
+            return -1;
+        p->device = (int)v;
+        return 0;
+    }
+    return 1; /* not a problem option */
+}
+
+static int parse_common_option(int opt, const char *arg, fdt_daemon_args *a)
+{
+    long v;
+    switch (opt) {
+    case FDT_OPT_SOCKET: a->socket = arg; return 0;
+    case FDT_OPT_JSON: a->json = 1; return 0;
+    case FDT_OPT_TIMEOUT:
+        if (fdt_parse_int(arg, 1, 86400, "--timeout", &v))
+            return -1;
+        a->timeout_ms = (int)(v * 1000);
+        return 0;
+    }
+    return parse_problem_option(opt, arg, &a->problem);
+}
+
+int fdt_daemon_parse(int argc, char **argv, const char *shortopts,
+                     const struct option *options, const char *help, fdt_own_option_fn own,
+                     void *ctx, fdt_daemon_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->problem.radius = 1;
+    optind = 1;
+    opterr = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, shortopts, options, NULL)) != -1) {
+        if (opt == FDT_OPT_HELP || opt == 'h') {
+            fputs(help, stdout);
+            return 1;
+        }
+        if (opt == '?' || opt == ':') {
+            fprintf(stderr, "fdtune %s: unknown option or missing value: '%s'\n", argv[0],
+                    argv[optind - 1]);
+            return -1;
+        }
+        int st = parse_common_option(opt, optarg, a);
+        if (st > 0)
+            st = own(opt, optarg, ctx);
+        if (st)
+            return -1;
+    }
+    a->pos = argv + optind;
+    a->npos = argc - optind;
+    return 0;
+}
+
+static fdt_problem engine_problem(const fdtune_problem *p)
+{
+    return (fdt_problem){p->nx, p->ny, p->nz, p->radius ? p->radius : 1,
+                         p->precision == FDTUNE_FLOAT ? FDT_FLOAT : FDT_DOUBLE};
+}
+
+const char *fdt_check_problem(const fdtune_problem *p)
+{
+    const fdt_problem e = engine_problem(p);
+    return fdt_problem_check(&e);
+}
+
+int fdt_parse_shape(char *const *text, fdtune_problem *p)
+{
+    static const char *const names[3] = {"NX", "NY", "NZ"};
+    long n[3];
+    for (int d = 0; d < 3; d++)
+        if (fdt_parse_int(text[d], 1, FDT_MAX_SIDE, names[d], &n[d]))
+            return -1;
+    p->nx = (int)n[0], p->ny = (int)n[1], p->nz = (int)n[2];
+    const char *why = fdt_check_problem(p);
+    if (why) {
+        fprintf(stderr, "fdtune: %s\n", why);
+        return -1;
+    }
+    return 0;
+}
+
+int fdt_client_open(fdt_client *c, const char *cmd, const fdt_daemon_args *a)
+{
+    char path[FDT_PATH_MAX], err[FDT_PATH_MAX + 256];
+    memset(c, 0, sizeof *c);
+    c->cmd = cmd;
+    c->json = a->json;
+    if (a->socket)
+        snprintf(path, sizeof path, "%s", a->socket);
+    else
+        fdtune_default_socket(path, sizeof path);
+    c->conn = fdtune_connect(path, a->timeout_ms, err, sizeof err);
+    if (c->conn)
+        return FDT_EXIT_OK;
+    fprintf(stderr, "fdtune %s: %s\n"
+            "fdtune %s: is fdtuned running? Start it (fdtuned --socket %s, or systemctl start "
+            "fdtuned), or name its socket with --socket or FDTUNE_SOCKET\n",
+            cmd, err, cmd, path);
+    return FDT_EXIT_UNREACHABLE;
+}
+
+void fdt_client_close(fdt_client *c)
+{
+    fdtune_close(c->conn);
+    free(c->line);
+    c->conn = NULL;
+    c->line = NULL;
+}
+
+/* The exit code of an answer with "ok": false, reported. */
+static int refused(fdt_client *c, const json_t *answer, int echo)
+{
+    const json_t *e = json_object_get(answer, "error");
+    const char *code = fdt_jstr(e, "code");
+    if (!echo)
+        fprintf(stderr, "fdtune %s: %s (%s)\n", c->cmd,
+                *fdt_jstr(e, "message") ? fdt_jstr(e, "message") : "the daemon gave no reason",
+                *code ? code : "no error code");
+    return strcmp(code, "forbidden") == 0 ? FDT_EXIT_FORBIDDEN : FDT_EXIT_FAILED;
+}
+
+static int call(fdt_client *c, json_t *req, json_t **answer, int echo)
+{
+    char err[512];
+    *answer = NULL;
+    char *line = req ? json_dumps(req, JSON_COMPACT) : NULL;
+    json_decref(req);
+    if (!line) {
+        fprintf(stderr, "fdtune %s: out of memory\n", c->cmd);
+        return FDT_EXIT_FAILED;
+    }
+    free(c->line);
+    c->line = NULL;
+    const int st = fdtune_request(c->conn, line, &c->line, err, sizeof err);
+    free(line);
+    if (st != FDTUNE_OK) {
+        fprintf(stderr, "fdtune %s: %s\n", c->cmd, err);
+        return st == FDTUNE_ERR_IO ? FDT_EXIT_UNREACHABLE : FDT_EXIT_FAILED;
+    }
+    echo = echo && c->json;
+    if (echo)
+        printf("%s\n", c->line);
+    json_error_t jerr;
+    json_t *j = json_loads(c->line, 0, &jerr);
+    if (!json_is_object(j)) {
+        fprintf(stderr, "fdtune %s: the daemon's answer is not a JSON object: %.200s\n",
+                c->cmd, c->line);
+        json_decref(j);
+        return FDT_EXIT_FAILED;
+    }
+    if (!json_is_true(json_object_get(j, "ok"))) {
+        const int rc = refused(c, j, echo);
+        json_decref(j);
+        return rc;
+    }
+    *answer = j;
+    return FDT_EXIT_OK;
+}
+
+int fdt_client_call(fdt_client *c, json_t *req, json_t **answer)
+{
+    return call(c, req, answer, 1);
+}
+
+int fdt_client_poll(fdt_client *c, json_t *req, json_t **answer)
+{
+    return call(c, req, answer, 0);
+}
+
+int fdt_client_run(const char *cmd, const fdt_daemon_args *a, json_t *req, fdt_show_fn show,
+                   void *ctx)
+{
+    fdt_client c;
+    int rc = fdt_client_open(&c, cmd, a);
+    if (rc) {
+        json_decref(req);
+        return rc;
+    }
+    json_t *answer;
+    rc = fdt_client_call(&c, req, &answer);
+    if (rc == FDT_EXIT_OK && !c.json)
+        rc = show(answer, ctx);
+    json_decref(answer);
+    fdt_client_close(&c);
+    return rc;
+}
+
+json_t *fdt_request(const char *op)
+{
+    return json_pack("{s:i, s:s}", "v", 1, "op", op);
+}
+
+const char *fdt_jstr(const json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "";
+}
+
+double fdt_jnum(const json_t *o, const char *key)
+{
+    return json_number_value(json_object_get(o, key));
+}
+
+long long fdt_jint(const json_t *o, const char *key)
+{
+    return (long long)json_integer_value(json_object_get(o, key));
+}
+
+int fdt_job_finished(const json_t *job)
+{
+    const char *s = fdt_jstr(job, "state");
+    return strcmp(s, "done") == 0 || strcmp(s, "failed") == 0 || strcmp(s, "cancelled") == 0;
+}
+
+static void format_time(const json_t *job, const char *key, char *out, size_t len)
+{
+    const time_t t = (time_t)fdt_jint(job, key);
+    struct tm tm;
+    if (t <= 0 || !localtime_r(&t, &tm) || !strftime(out, len, "%Y-%m-%d %H:%M:%S", &tm))
+        snprintf(out, len, "-");
+}
+
+static void format_shape(const json_t *job, char *out, size_t len)
+{
+    snprintf(out, len, "%lldx%lldx%lld", fdt_jint(job, "nx"), fdt_jint(job, "ny"),
+             fdt_jint(job, "nz"));
+}
+
+void fdt_print_job(const json_t *job)
+{
+    char shape[64], created[32], started[32], finished[32];
+    format_shape(job, shape, sizeof shape);
+    format_time(job, "created", created, sizeof created);
+    format_time(job, "started", started, sizeof started);
+    format_time(job, "finished", finished, sizeof finished);
+    const int running = strcmp(fdt_jstr(job, "state"), "running") == 0;
+    const char *phase = running ? fdt_jstr(job, "phase") : "";
+    printf("job %lld: %s%s%s%s\n", fdt_jint(job, "id"), fdt_jstr(job, "state"),
+           *phase ? " (" : "", phase, *phase ? ")" : "");
+    printf("  problem   %s %s, radius %lld, %s cache, device %lld\n", shape,
+           fdt_jstr(job, "precision"), fdt_jint(job, "radius"), fdt_jstr(job, "cache"),
+           fdt_jint(job, "device"));
+    const char *family = *fdt_jstr(job, "family") ? fdt_jstr(job, "family") : "every family";
+    if (fdt_jint(job, "subset"))
+        printf("  search    %s, %lld variants spread over the space\n", family,
+               fdt_jint(job, "subset"));
+    else
+        printf("  search    %s, every variant\n", family);
+    printf("  progress  %lld/%lld variants: %lld ok, %lld failed\n", fdt_jint(job, "done"),
+           fdt_jint(job, "total"), fdt_jint(job, "ok"), fdt_jint(job, "failed"));
+    if (*fdt_jstr(job, "best"))
+        printf("  best      %s  %.1f GB/s\n", fdt_jstr(job, "best"), fdt_jnum(job, "best_gbps"));
+    printf("  created   %s\n  started   %s\n  finished  %s\n", created, started, finished);
+    if (*fdt_jstr(job, "error"))
+        printf("  error     %s\n", fdt_jstr(job, "error"));
+}
+
+void fdt_print_job_header(void)
+{
+    printf("%6s  %-9s  %-17s %-6s %1s %-5s %3s  %11s  %-30s %8s\n", "JOB", "STATE", "SHAPE",
+           "PREC", "R", "CACHE", "DEV", "VARIANTS", "BEST", "GB/s");
+}
+
+void fdt_print_job_row(const json_t *job)
+{
+    char shape[64], progress[48];
+    format_shape(job, shape, sizeof shape);
+    snprintf(progress, sizeof progress, "%lld/%lld", fdt_jint(job, "done"),
+             fdt_jint(job, "total"));
+    const char *best = fdt_jstr(job, "best");
+    printf("%6lld  %-9s  %-17s %-6s %1lld %-5s %3lld  %11s  %-30s ", fdt_jint(job, "id"),
+           fdt_jstr(job, "state"), shape, fdt_jstr(job, "precision"), fdt_jint(job, "radius"),
+           fdt_jstr(job, "cache"), fdt_jint(job, "device"), progress, *best ? best : "-");
+    if (*best)
+        printf("%8.1f\n", fdt_jnum(job, "best_gbps"));
+    else
+        printf("%8s\n", "-");
+}
+
+void fdt_print_job_outcome(const json_t *job)
+{
+    char shape[64];
+    format_shape(job, shape, sizeof shape);
+    const char *state = fdt_jstr(job, "state");
+    printf("job %lld (%s %s): %s", fdt_jint(job, "id"), shape, fdt_jstr(job, "precision"),
+           state);
+    if (strcmp(state, "done") == 0)
+        printf(", %lld variants (%lld ok, %lld failed), best %s %.1f GB/s",
+               fdt_jint(job, "total"), fdt_jint(job, "ok"), fdt_jint(job, "failed"),
+               *fdt_jstr(job, "best") ? fdt_jstr(job, "best") : "none",
+               fdt_jnum(job, "best_gbps"));
+    if (*fdt_jstr(job, "error"))
+        printf(": %s", fdt_jstr(job, "error"));
+    printf("\n");
+}

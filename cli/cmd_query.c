@@ -1,0 +1,101 @@
+/* cmd_query.c - `fdtune query`: what a solver would be told for a problem, read through
+ * libfdtune's own answer parser so that the command shows exactly what solvers get. */
+#include <string.h>
+
+#include "client_json.h"
+#include "cmd_daemon.h"
+#include "commands.h"
+
+static const char query_help[] =
+    "usage: fdtune query NX NY NZ [options]\n"
+    "\n"
+    "The best known launch configuration for a problem, from fdtuned's store: the shape's own\n"
+    "(exact), the nearest tuned shape's (nearest), or the default kernel's (default).\n"
+    "\n"
+    FDT_PROBLEM_HELP
+    "  --tune-if-missing         unless the shape itself was tuned, also queue a tuning job\n"
+    FDT_DAEMON_HELP;
+
+enum { OPT_TUNE_IF_MISSING = FDT_OPT_OWN };
+
+static const struct option options[] = {
+    FDT_PROBLEM_OPTIONS,
+    FDT_DAEMON_OPTIONS,
+    {"tune-if-missing", no_argument, NULL, OPT_TUNE_IF_MISSING},
+    {NULL, 0, NULL, 0},
+};
+
+static int own_option(int opt, const char *arg, void *ctx)
+{
+    (void)opt, (void)arg;
+    fdtune_problem *p = ctx;
+    p->tune_if_missing = 1;
+    return 0;
+}
+
+static void print_answer(const fdtune_answer *a)
+{
+    printf("match     %s", a->match);
+    if (strcmp(a->match, "nearest") == 0)
+        printf(" (distance %.2f)", a->distance);
+    printf(", device match %s\n", a->device_match[0] ? a->device_match : "none");
+    if (a->from.nx) {
+        printf("from      %dx%dx%d on %s", a->from.nx, a->from.ny, a->from.nz,
+               a->from.device[0] ? a->from.device : "?");
+        if (a->from.driver[0])
+            printf(", driver %s", a->from.driver);
+        printf("\n");
+    }
+    printf("variant   %s  (kernel %s in ", a->variant, a->entry);
+    for (int i = 0; i < a->nsources; i++)
+        printf("%s%s", i ? " + " : "", a->sources[i]);
+    printf(")\n");
+    printf("launch    grid %d %d %d, block %d %d %d\n", a->grid[0], a->grid[1], a->grid[2],
+           a->block[0], a->block[1], a->block[2]);
+    printf("defines  ");
+    for (int i = 0; i < a->ndefines; i++)
+        printf(" -D%s", a->defines[i]);
+    printf("\n");
+    if (a->gbps > 0)
+        printf("GB/s      %.1f (copy %.1f, kernel 1 %.1f)\n", a->gbps, a->copy_gbps,
+               a->kernel1_gbps);
+    else
+        printf("GB/s      not measured\n");
+    if (a->job)
+        printf("job       %lld tunes this shape\n", a->job);
+    if (!a->kernels_current)
+        printf("note      measured with older kernel sources; tune again to refresh\n");
+}
+
+int fdt_cmd_query(int argc, char **argv)
+{
+    fdt_daemon_args a;
+    const int parsed = fdt_daemon_parse(argc, argv, "h", options, query_help, own_option,
+                                        &a.problem, &a);
+    if (parsed)
+        return parsed > 0 ? FDT_EXIT_OK : FDT_EXIT_USAGE;
+    if (a.npos != 3)
+        return fdt_usage_error("query", "expected the grid shape NX NY NZ");
+    if (fdt_parse_shape(a.pos, &a.problem))
+        return FDT_EXIT_USAGE;
+
+    fdt_client c;
+    int rc = fdt_client_open(&c, "query", &a);
+    if (rc)
+        return rc;
+    json_t *answer;
+    rc = fdt_client_call(&c, fdtune_problem_request("query", &a.problem, 1), &answer);
+    if (rc == FDT_EXIT_OK && !c.json) {
+        fdtune_answer ans;
+        char err[256];
+        if (fdtune_answer_parse(c.line, &ans, err, sizeof err) == FDTUNE_OK) {
+            print_answer(&ans);
+        } else {
+            fprintf(stderr, "fdtune query: %s\n", err);
+            rc = FDT_EXIT_FAILED;
+        }
+    }
+    json_decref(answer);
+    fdt_client_close(&c);
+    return rc;
+}

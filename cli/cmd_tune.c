@@ -1,0 +1,534 @@
+/* cmd_tune.c - `fdtune tune` and `fdtune batch`: queueing tuning jobs, one or many, and
+ * waiting for them with a progress bar. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client_json.h"
+#include "cmd_daemon.h"
+#include "commands.h"
+#include "config.h"
+#include "variant.h"
+
+#define BATCH_MAX_SHAPES 10000 /* the most one batch request may carry (docs/protocol.md) */
+#define POLL_NS 500000000L
+
+#define SEARCH_HELP                                                                        \
+    "  --family F                tune only this kernel family (naive, tiled, zmarch, smem)\n" \
+    "  --subset N                measure N variants spread evenly over the space, not all\n"
+
+static const char tune_help[] =
+    "usage: fdtune tune NX NY NZ [options]\n"
+    "\n"
+    "Queues a tuning job for one problem and prints its id.\n"
+    "\n"
+    FDT_PROBLEM_HELP
+    SEARCH_HELP
+    "  --wait                    wait for the job, showing its progress; exit 0 when it is\n"
+    "                            done, 1 when it failed or was cancelled\n"
+    FDT_DAEMON_HELP;
+
+static const char batch_help[] =
+    "usage: fdtune batch FILE [options]\n"
+    "       fdtune batch --sweep NX_LIST NY_LIST NZ_LIST [options]\n"
+    "\n"
+    "Queues a tuning job per shape. FILE holds one \"NX NY NZ\" per line ('#' begins a\n"
+    "comment; '-' reads standard input); --sweep takes every combination of three comma\n"
+    "lists, e.g. 256,512 256,512 64,128. When any shape is bad, nothing is queued.\n"
+    "\n"
+    FDT_PROBLEM_HELP
+    SEARCH_HELP
+    "  --sweep                   the arguments are three comma lists, not a file\n"
+    "  --wait                    wait for every job, showing the overall progress; exit 0\n"
+    "                            when all are done, 1 when any failed or was cancelled\n"
+    FDT_DAEMON_HELP;
+
+enum { OPT_FAMILY = FDT_OPT_OWN, OPT_SUBSET, OPT_WAIT, OPT_SWEEP };
+
+static const struct option tune_options[] = {
+    FDT_PROBLEM_OPTIONS,
+    FDT_DAEMON_OPTIONS,
+    {"family", required_argument, NULL, OPT_FAMILY},
+    {"subset", required_argument, NULL, OPT_SUBSET},
+    {"wait", no_argument, NULL, OPT_WAIT},
+    {NULL, 0, NULL, 0},
+};
+
+static const struct option batch_options[] = {
+    FDT_PROBLEM_OPTIONS,
+    FDT_DAEMON_OPTIONS,
+    {"family", required_argument, NULL, OPT_FAMILY},
+    {"subset", required_argument, NULL, OPT_SUBSET},
+    {"sweep", no_argument, NULL, OPT_SWEEP},
+    {"wait", no_argument, NULL, OPT_WAIT},
+    {NULL, 0, NULL, 0},
+};
+
+typedef struct tune_args {
+    const char *family;
+    long subset;
+    int wait;
+    int sweep;
+} tune_args;
+
+static int own_option(int opt, const char *arg, void *ctx)
+{
+    tune_args *t = ctx;
+    switch (opt) {
+    case OPT_FAMILY:
+        if (!fdt_family_find(arg)) {
+            fprintf(stderr, "fdtune: unknown kernel family '%s' (naive, tiled, zmarch, smem)\n",
+                    arg);
+            return -1;
+        }
+        t->family = arg;
+        return 0;
+    case OPT_SUBSET: return fdt_parse_int(arg, 1, 1000000, "--subset", &t->subset);
+    case OPT_WAIT: t->wait = 1; return 0;
+    case OPT_SWEEP: t->sweep = 1; return 0;
+    }
+    return -1;
+}
+
+/* Waiting: the jobs' latest status answers, and how progress was last shown. */
+typedef struct waiter {
+    fdt_client *c;
+    size_t n;
+    const long long *ids;
+    json_t **answers;   /* the latest status answer of each job */
+    int tty;            /* stderr is a terminal: one bar redrawn in place */
+    int width;          /* the terminal's columns */
+    int last_decile;    /* not a terminal: the last tenth a line was printed for */
+} waiter;
+
+static const json_t *job_of(const waiter *w, size_t i)
+{
+    return json_object_get(w->answers[i], "job");
+}
+
+/* A job that measured every variant still times its leaders: 100% only once finished. */
+static double job_fraction(const json_t *job)
+{
+    if (fdt_job_finished(job))
+        return 1;
+    const double total = (double)fdt_jint(job, "total");
+    const double frac = total > 0 ? (double)fdt_jint(job, "done") / total : 0;
+    return frac < 0.99 ? frac : 0.99;
+}
+
+/* One job's state in a few words: "512/1116 variants  best NAME 2930.0 GB/s". */
+static void describe_job(const json_t *job, char *out, size_t len)
+{
+    const char *state = fdt_jstr(job, "state");
+    if (strcmp(state, "running") != 0) {
+        snprintf(out, len, "%s", state);
+        return;
+    }
+    const int n = snprintf(out, len, "%lld/%lld variants", fdt_jint(job, "done"),
+                           fdt_jint(job, "total"));
+    if (*fdt_jstr(job, "best") && n > 0 && (size_t)n < len)
+        snprintf(out + n, len - (size_t)n, "  best %s %.1f GB/s", fdt_jstr(job, "best"),
+                 fdt_jnum(job, "best_gbps"));
+}
+
+/* The summary after the bar, and the fraction of all the work done. */
+static double summarize(const waiter *w, char *out, size_t len)
+{
+    char one[160];
+    double sum = 0;
+    size_t finished = 0;
+    const json_t *shown = NULL;
+    for (size_t i = 0; i < w->n; i++) {
+        const json_t *job = job_of(w, i);
+        sum += job_fraction(job);
+        finished += fdt_job_finished(job) != 0;
+        if (!shown && strcmp(fdt_jstr(job, "state"), "running") == 0)
+            shown = job;
+    }
+    if (w->n == 1) {
+        describe_job(job_of(w, 0), out, len);
+    } else if (shown) {
+        describe_job(shown, one, sizeof one);
+        snprintf(out, len, "%zu/%zu jobs  job %lld: %s", finished, w->n, fdt_jint(shown, "id"),
+                 one);
+    } else {
+        snprintf(out, len, "%zu/%zu jobs", finished, w->n);
+    }
+    return sum / (double)w->n;
+}
+
+static void show_progress(waiter *w)
+{
+    char text[256], bar[21];
+    const double frac = summarize(w, text, sizeof text);
+    const int filled = (int)(frac * 20);
+    for (int i = 0; i < 20; i++)
+        bar[i] = i < filled ? '#' : '.';
+    bar[20] = '\0';
+    if (w->tty) {
+        /* Cut to the terminal's width: a wrapped line cannot be redrawn in place. */
+        fprintf(stderr, "\r\033[K[%s] %.*s", bar, w->width > 24 ? w->width - 24 : 0, text);
+        fflush(stderr);
+        return;
+    }
+    const int decile = (int)(frac * 10);
+    if (decile > w->last_decile) {
+        fprintf(stderr, "fdtune %s: %3d%% %s\n", w->c->cmd, (int)(frac * 100), text);
+        w->last_decile = decile;
+    }
+}
+
+static int terminal_width(void)
+{
+    struct winsize ws;
+    return ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
+}
+
+/* Asks for the status of every job not yet finished and counts those still unfinished;
+ * returns the exit code of a failed request, else FDT_EXIT_OK. */
+static int poll_jobs(waiter *w, size_t *unfinished)
+{
+    *unfinished = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        if (w->answers[i] && fdt_job_finished(job_of(w, i)))
+            continue;
+        json_t *req = fdt_request("status"), *answer;
+        json_object_set_new(req, "job", json_integer(w->ids[i]));
+        const int rc = fdt_client_poll(w->c, req, &answer);
+        if (rc)
+            return rc;
+        json_decref(w->answers[i]);
+        w->answers[i] = answer;
+        *unfinished += !fdt_job_finished(job_of(w, i));
+    }
+    return FDT_EXIT_OK;
+}
+
+static int report(const waiter *w)
+{
+    size_t done = 0;
+    for (size_t i = 0; i < w->n; i++)
+        done += strcmp(fdt_jstr(job_of(w, i), "state"), "done") == 0;
+    if (w->c->json) {
+        for (size_t i = 0; i < w->n; i++) {
+            json_dumpf(w->answers[i], stdout, JSON_COMPACT);
+            printf("\n");
+        }
+    } else if (w->n == 1) {
+        fdt_print_job_outcome(job_of(w, 0));
+    } else {
+        fdt_print_job_header();
+        for (size_t i = 0; i < w->n; i++)
+            fdt_print_job_row(job_of(w, i));
+        printf("%zu jobs: %zu done, %zu failed or cancelled\n", w->n, done, w->n - done);
+    }
+    return done == w->n ? FDT_EXIT_OK : FDT_EXIT_FAILED;
+}
+
+/* Polls the jobs every half second until each has finished. */
+static int wait_jobs(fdt_client *c, const long long *ids, size_t n)
+{
+    waiter w = {c, n, ids, calloc(n, sizeof(json_t *)), isatty(STDERR_FILENO), 0, -1};
+    if (!w.answers) {
+        fprintf(stderr, "fdtune %s: out of memory\n", c->cmd);
+        return FDT_EXIT_FAILED;
+    }
+    if (w.tty)
+        w.width = terminal_width();
+    size_t unfinished;
+    int rc;
+    while ((rc = poll_jobs(&w, &unfinished)) == FDT_EXIT_OK) {
+        show_progress(&w);
+        if (!unfinished)
+            break;
+        nanosleep(&(struct timespec){0, POLL_NS}, NULL);
+    }
+    if (w.tty)
+        fprintf(stderr, "\n");
+    if (rc == FDT_EXIT_OK)
+        rc = report(&w);
+    for (size_t i = 0; i < n; i++)
+        json_decref(w.answers[i]);
+    free(w.answers);
+    return rc;
+}
+
+/* A tune or batch request: the problem and the search's options. */
+static json_t *tuning_request(const char *op, const fdtune_problem *p, const tune_args *t,
+                              int with_shape)
+{
+    json_t *req = fdtune_problem_request(op, p, with_shape);
+    if (t->family)
+        json_object_set_new(req, "family", json_string(t->family));
+    if (t->subset)
+        json_object_set_new(req, "subset", json_integer(t->subset));
+    return req;
+}
+
+int fdt_cmd_tune(int argc, char **argv)
+{
+    fdt_daemon_args a;
+    tune_args t = {0};
+    const int parsed = fdt_daemon_parse(argc, argv, "h", tune_options, tune_help, own_option,
+                                        &t, &a);
+    if (parsed)
+        return parsed > 0 ? FDT_EXIT_OK : FDT_EXIT_USAGE;
+    if (a.npos != 3)
+        return fdt_usage_error("tune", "expected the grid shape NX NY NZ");
+    if (fdt_parse_shape(a.pos, &a.problem))
+        return FDT_EXIT_USAGE;
+
+    json_t *req = tuning_request("tune", &a.problem, &t, 1);
+    fdt_client c;
+    int rc = fdt_client_open(&c, "tune", &a);
+    if (rc) {
+        json_decref(req);
+        return rc;
+    }
+    json_t *answer;
+    rc = fdt_client_call(&c, req, &answer);
+    if (rc == FDT_EXIT_OK) {
+        const long long job = fdt_jint(answer, "job");
+        if (!c.json)
+            printf("job %lld %s%s\n", job,
+                   json_is_true(json_object_get(answer, "existing")) ? "already " : "",
+                   fdt_jstr(answer, "state"));
+        if (t.wait)
+            rc = wait_jobs(&c, &job, 1);
+    }
+    json_decref(answer);
+    fdt_client_close(&c);
+    return rc;
+}
+
+/* The shapes of a batch, as a JSON array of [nx, ny, nz]. */
+typedef struct shape_list {
+    json_t *shapes;
+    const char *name;   /* the file, for messages */
+    size_t line;
+} shape_list;
+
+static int add_shape(shape_list *s, fdtune_problem *p, char *text)
+{
+    char *fields[4], *save = NULL;
+    int n = 0;
+    for (char *tok = strtok_r(text, " \t\r", &save); tok; tok = strtok_r(NULL, " \t\r", &save))
+        if (n < 4)
+            fields[n++] = tok;
+    if (n == 0)
+        return 0;
+    if (n != 3) {
+        fprintf(stderr, "fdtune batch: %s:%zu: expected NX NY NZ, found %s%d field%s\n",
+                s->name, s->line, n > 3 ? "more than " : "", n > 3 ? 3 : n, n == 1 ? "" : "s");
+        return -1;
+    }
+    static const char *const names[3] = {"NX", "NY", "NZ"};
+    char what[FDT_PATH_MAX + 64];
+    long v[3];
+    for (int d = 0; d < 3; d++) {
+        snprintf(what, sizeof what, "%s:%zu: %s", s->name, s->line, names[d]);
+        if (fdt_parse_int(fields[d], 1, FDT_MAX_SIDE, what, &v[d]))
+            return -1;
+    }
+    p->nx = (int)v[0], p->ny = (int)v[1], p->nz = (int)v[2];
+    const char *why = fdt_check_problem(p);
+    if (why) {
+        fprintf(stderr, "fdtune batch: %s:%zu: %s\n", s->name, s->line, why);
+        return -1;
+    }
+    json_array_append_new(s->shapes, json_pack("[i, i, i]", p->nx, p->ny, p->nz));
+    return 0;
+}
+
+/* Reads FILE ('-': standard input) into s->shapes; -1 after naming the bad line. */
+static int read_shapes(const char *path, fdtune_problem p, shape_list *s)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+    s->name = strcmp(path, "-") == 0 ? "(stdin)" : path;
+    if (!f) {
+        fprintf(stderr, "fdtune batch: cannot read %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    int st = 0;
+    while (st == 0 && getline(&line, &cap, f) >= 0) {
+        s->line++;
+        line[strcspn(line, "#\n")] = '\0';
+        st = add_shape(s, &p, line);
+    }
+    if (st == 0 && ferror(f)) {
+        fprintf(stderr, "fdtune batch: reading %s: %s\n", s->name, strerror(errno));
+        st = -1;
+    }
+    if (st == 0 && json_array_size(s->shapes) == 0) {
+        fprintf(stderr, "fdtune batch: %s holds no shape\n", s->name);
+        st = -1;
+    }
+    free(line);
+    if (f != stdin)
+        fclose(f);
+    return st;
+}
+
+/* A comma list of sides ("256,512") into a JSON array; -1 when reported. */
+static int parse_list(char *text, const char *what, json_t *out)
+{
+    for (char *item = text;;) {
+        char *comma = strchr(item, ',');
+        if (comma)
+            *comma = '\0';
+        long v;
+        if (fdt_parse_int(item, 1, FDT_MAX_SIDE, what, &v))
+            return -1;
+        json_array_append_new(out, json_integer(v));
+        if (!comma)
+            return 0;
+        item = comma + 1;
+    }
+}
+
+/* {"nx":[..],"ny":[..],"nz":[..]} from three comma lists, every combination checked. */
+static json_t *parse_sweep(char **lists, fdtune_problem p)
+{
+    static const char *const what[3] = {"each value of NX_LIST", "each value of NY_LIST",
+                                        "each value of NZ_LIST"};
+    json_t *l[3] = {json_array(), json_array(), json_array()};
+    json_t *sweep = json_pack("{s:o, s:o, s:o}", "nx", l[0], "ny", l[1], "nz", l[2]);
+    for (int d = 0; d < 3; d++)
+        if (parse_list(lists[d], what[d], l[d])) {
+            json_decref(sweep);
+            return NULL;
+        }
+    const size_t count = json_array_size(l[0]) * json_array_size(l[1]) * json_array_size(l[2]);
+    if (count > BATCH_MAX_SHAPES) {
+        fdt_usage_error("batch", "the sweep makes %zu shapes, more than the %d of one batch",
+                        count, BATCH_MAX_SHAPES);
+        json_decref(sweep);
+        return NULL;
+    }
+    for (size_t i = 0; i < count; i++) {
+        p.nx = (int)json_integer_value(json_array_get(l[0], i % json_array_size(l[0])));
+        p.ny = (int)json_integer_value(
+            json_array_get(l[1], i / json_array_size(l[0]) % json_array_size(l[1])));
+        p.nz = (int)json_integer_value(
+            json_array_get(l[2], i / json_array_size(l[0]) / json_array_size(l[1])));
+        const char *why = fdt_check_problem(&p);
+        if (why) {
+            fprintf(stderr, "fdtune batch: the sweep's shape %dx%dx%d: %s\n", p.nx, p.ny, p.nz,
+                    why);
+            json_decref(sweep);
+            return NULL;
+        }
+    }
+    return sweep;
+}
+
+/* The batch requests: one per BATCH_MAX_SHAPES shapes of a file, or the sweep. */
+static json_t *batch_requests(const fdt_daemon_args *a, const tune_args *t)
+{
+    json_t *reqs = json_array();
+    if (t->sweep) {
+        json_t *sweep = parse_sweep(a->pos, a->problem);
+        if (!sweep) {
+            json_decref(reqs);
+            return NULL;
+        }
+        json_t *req = tuning_request("batch", &a->problem, t, 0);
+        json_object_set_new(req, "sweep", sweep);
+        json_array_append_new(reqs, req);
+        return reqs;
+    }
+    shape_list s = {json_array(), NULL, 0};
+    if (read_shapes(a->pos[0], a->problem, &s)) {
+        json_decref(s.shapes);
+        json_decref(reqs);
+        return NULL;
+    }
+    for (size_t first = 0; first < json_array_size(s.shapes); first += BATCH_MAX_SHAPES) {
+        json_t *req = tuning_request("batch", &a->problem, t, 0), *part = json_array();
+        for (size_t i = first; i < json_array_size(s.shapes) && i < first + BATCH_MAX_SHAPES;
+             i++)
+            json_array_append(part, json_array_get(s.shapes, i));
+        json_object_set_new(req, "shapes", part);
+        json_array_append_new(reqs, req);
+    }
+    json_decref(s.shapes);
+    return reqs;
+}
+
+/* Sends the requests in turn, gathering the jobs' ids. */
+static int queue_batch(fdt_client *c, json_t *reqs, long long **ids, size_t *n)
+{
+    size_t i;
+    json_t *req;
+    json_array_foreach(reqs, i, req) {
+        json_t *answer;
+        const int rc = fdt_client_call(c, json_incref(req), &answer);
+        if (rc) {
+            if (*n)
+                fprintf(stderr, "fdtune batch: %zu jobs were queued before this failure\n", *n);
+            return rc;
+        }
+        const json_t *jobs = json_object_get(answer, "jobs");
+        long long *grown = realloc(*ids, (*n + json_array_size(jobs) + 1) * sizeof **ids);
+        if (!grown) {
+            json_decref(answer);
+            fprintf(stderr, "fdtune batch: out of memory\n");
+            return FDT_EXIT_FAILED;
+        }
+        *ids = grown;
+        size_t k;
+        const json_t *id;
+        json_array_foreach(jobs, k, id)
+            (*ids)[(*n)++] = (long long)json_integer_value(id);
+        json_decref(answer);
+    }
+    return FDT_EXIT_OK;
+}
+
+static void print_queued(const long long *ids, size_t n)
+{
+    if (n == 1)
+        printf("queued 1 job: %lld\n", ids[0]);
+    else if (n > 1)
+        printf("queued %zu jobs: %lld ... %lld\n", n, ids[0], ids[n - 1]);
+    else
+        printf("queued no job\n");
+}
+
+int fdt_cmd_batch(int argc, char **argv)
+{
+    fdt_daemon_args a;
+    tune_args t = {0};
+    const int parsed = fdt_daemon_parse(argc, argv, "h", batch_options, batch_help, own_option,
+                                        &t, &a);
+    if (parsed)
+        return parsed > 0 ? FDT_EXIT_OK : FDT_EXIT_USAGE;
+    if (t.sweep && a.npos != 3)
+        return fdt_usage_error("batch", "--sweep expects three comma lists NX_LIST NY_LIST "
+                               "NZ_LIST");
+    if (!t.sweep && a.npos != 1)
+        return fdt_usage_error("batch", "expected one FILE of shapes ('-' for standard input)");
+    json_t *reqs = batch_requests(&a, &t);
+    if (!reqs)
+        return FDT_EXIT_USAGE;
+
+    fdt_client c;
+    int rc = fdt_client_open(&c, "batch", &a);
+    long long *ids = NULL;
+    size_t n = 0;
+    if (rc == FDT_EXIT_OK)
+        rc = queue_batch(&c, reqs, &ids, &n);
+    json_decref(reqs);
+    if (rc == FDT_EXIT_OK && !c.json)
+        print_queued(ids, n);
+    if (rc == FDT_EXIT_OK && t.wait && n)
+        rc = wait_jobs(&c, ids, n);
+    free(ids);
+    fdt_client_close(&c);
+    return rc;
+}

@@ -1,0 +1,266 @@
+#!/bin/sh
+# test_daemon.sh - fdtuned as users run it, through the fdtune command: a real daemon on the
+# cpu backend with a temporary socket and database. Tune and query; restart and the answer
+# is still there; kill -9 during a batch and the batch resumes without losing or measuring
+# again a finished result; a worker killed mid-job, a variant that faults and one that
+# hangs: the job completes; cancel; SIGHUP; a bad config file.
+# Usage: BUILD=build sh tests/test_daemon.sh
+set -u
+BUILD=${BUILD:-build}
+FDTUNED=$BUILD/fdtuned
+FDTUNE=$BUILD/fdtune
+dir=$(mktemp -d /tmp/fdt-daemon-XXXXXX)
+export FDTUNE_SOCKET="$dir/fdtuned.sock"
+DB=$dir/fdtuned.db
+CONF=$dir/fdtuned.conf
+LOG=$dir/fdtuned.log
+pid=""
+passed=0
+failed=0
+
+cleanup() {
+    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+
+ok() {
+    passed=$((passed + 1))
+    echo "ok - $1"
+}
+
+not_ok() {
+    failed=$((failed + 1))
+    echo "FAIL - $1"
+    [ -n "${2:-}" ] && sed 's/^/    /' "$2" | tail -20
+}
+
+# check NAME COMMAND...: the command succeeds.
+check() {
+    name=$1
+    shift
+    if "$@" >"$dir/out" 2>&1; then ok "$name"; else not_ok "$name" "$dir/out"; fi
+}
+
+# A short heartbeat and deadline so that a hung variant is found in seconds; few samples so
+# that the cpu backend is quick. test_families offers the fault and spin families.
+cat >"$CONF" <<EOF
+[worker]
+heartbeat_ms = 200
+heartbeat_timeout_ms = 5000
+variant_deadline_ms = 4000
+test_families = true
+[tuning]
+samples = 3
+min_sample_ms = 0.1
+leaders = 2
+leader_samples = 4
+EOF
+
+start_daemon() {
+    "$FDTUNED" --config "$CONF" --socket "$FDTUNE_SOCKET" --db "$DB" --backend cpu 2>>"$LOG" &
+    pid=$!
+    i=0
+    while ! "$FDTUNE" status >/dev/null 2>&1; do
+        i=$((i + 1))
+        if [ $i -gt 200 ] || ! kill -0 "$pid" 2>/dev/null; then
+            echo "fdtuned did not start:"
+            tail -20 "$LOG"
+            exit 1
+        fi
+        sleep 0.1
+    done
+}
+
+stop_daemon() {
+    kill -TERM "$pid"
+    wait "$pid"
+    rc=$?
+    pid=""
+    return $rc
+}
+
+# The value of a string or number field in a one-line JSON answer.
+field() {
+    sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p" | head -1
+}
+
+job_state() {
+    "$FDTUNE" status "$1" --json | field state
+}
+
+wait_until() { # wait_until SECONDS COMMAND...
+    limit=$1
+    shift
+    i=0
+    while ! "$@" >/dev/null 2>&1; do
+        i=$((i + 1))
+        [ $i -gt $((limit * 10)) ] && return 1
+        sleep 0.1
+    done
+}
+
+job_has_progress() { # job_has_progress JOB N: at least N variants measured
+    done_count=$("$FDTUNE" status "$1" --json | field done)
+    [ "${done_count:-0}" -ge "$2" ]
+}
+
+job_finished() {
+    case $(job_state "$1") in done | failed | cancelled) return 0 ;; *) return 1 ;; esac
+}
+
+# first-pass result rows of the export, one "job,variant,status,median" per line
+first_pass_rows() {
+    "$FDTUNE" export --what results --format csv >"$dir/export.csv" || return 1
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+             $col["leader"] == 0 { print $col["job"] "," $col["variant"] "," $col["status"] "," $col["median_ms"] }' \
+        "$dir/export.csv"
+}
+
+start_daemon
+
+# --- tune and query ---------------------------------------------------------------------
+check "tune 13x17x11 --wait finishes" "$FDTUNE" tune 13 17 11 --family naive --subset 4 --wait
+"$FDTUNE" query 13 17 11 --json >"$dir/q"
+if grep -q '"match":"exact"' "$dir/q" && grep -q '"variant":"naive:' "$dir/q"; then
+    ok "query 13x17x11 is an exact answer"
+else
+    not_ok "query 13x17x11 is an exact answer" "$dir/q"
+fi
+"$FDTUNE" query 26 17 11 --json >"$dir/q"
+if grep -q '"match":"nearest"' "$dir/q" && grep -q '"from":{"nx":13,"ny":17,"nz":11' "$dir/q"; then
+    ok "query 26x17x11 answers from the nearest tuned shape"
+else
+    not_ok "query 26x17x11 answers from the nearest tuned shape" "$dir/q"
+fi
+
+# --- restart: the answer is still there -----------------------------------------------------
+if stop_daemon && [ ! -e "$FDTUNE_SOCKET" ]; then
+    ok "SIGTERM stops fdtuned with status 0 and removes its socket"
+else
+    not_ok "SIGTERM stops fdtuned with status 0 and removes its socket" "$LOG"
+fi
+start_daemon
+"$FDTUNE" query 13 17 11 --json >"$dir/q"
+if grep -q '"match":"exact"' "$dir/q"; then ok "after a restart the answer is still exact"
+else not_ok "after a restart the answer is still exact" "$dir/q"; fi
+
+# --- kill -9 during a batch ---------------------------------------------------------------
+printf '# three shapes\n15 15 15\n\n17 13 11\n11 11 19\n' >"$dir/shapes"
+"$FDTUNE" batch "$dir/shapes" --family tiled --subset 6 --json >"$dir/batch"
+jobs=$(sed -n 's/.*"jobs":\[\([0-9,]*\)\].*/\1/p' "$dir/batch" | tr ',' ' ')
+first=${jobs%% *}
+last=${jobs##* }
+if [ -z "$first" ] || ! wait_until 120 job_has_progress "$first" 2; then
+    not_ok "the batch started" "$dir/batch"
+fi
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+pid=""
+start_daemon # on a socket file left behind: the stale file is replaced
+first_pass_rows | sort >"$dir/before"
+if wait_until 300 job_finished "$last"; then ok "after kill -9 the batch resumes and finishes"
+else not_ok "after kill -9 the batch resumes and finishes" "$LOG"; fi
+first_pass_rows | sort >"$dir/after"
+lost=$(comm -23 "$dir/before" "$dir/after" | wc -l)
+twice=$(cut -d, -f1,2 "$dir/after" | sort | uniq -d | wc -l)
+if [ -s "$dir/before" ] && [ "$lost" -eq 0 ] && [ "$twice" -eq 0 ]; then
+    ok "no result measured before kill -9 is lost or measured again ($(wc -l <"$dir/before") kept)"
+else
+    not_ok "no result lost or measured again: $lost lost, $twice twice" "$dir/after"
+fi
+for j in $jobs; do
+    total=$("$FDTUNE" status "$j" --json | field total)
+    rows=$(grep -c "^$j," "$dir/after")
+    if [ "$(job_state "$j")" = done ] && [ "$rows" -eq "$total" ]; then
+        ok "batch job $j: done, $rows results for $total variants"
+    else
+        not_ok "batch job $j: $(job_state "$j"), $rows results for $total variants"
+    fi
+done
+
+# --- a worker killed mid-job --------------------------------------------------------------
+# 100 variants are two chunks: after the first chunk's results the worker is still busy.
+job=$("$FDTUNE" tune 19 13 11 --family tiled --subset 100 --json | field job)
+wait_until 120 job_has_progress "$job" 1
+worker=$("$FDTUNE" status --json | sed -n 's/.*"workers":\[{[^]]*"pid":\([0-9]*\).*/\1/p')
+if [ -n "$worker" ] && [ "$worker" -gt 0 ] && kill -9 "$worker"; then
+    if wait_until 180 job_finished "$job" && [ "$(job_state "$job")" = done ]; then
+        ok "a worker killed mid-job: the job still completes"
+    else
+        not_ok "a worker killed mid-job: the job ends $(job_state "$job")" "$LOG"
+    fi
+else
+    not_ok "found the worker's pid to kill" "$LOG"
+fi
+
+# --- a variant that faults, one that hangs --------------------------------------------------
+for family in fault spin; do
+    case $family in fault) want=crashed ;; spin) want=timeout ;; esac
+    job=$("$FDTUNE" tune 13 17 11 --family $family --json | field job)
+    if wait_until 180 job_finished "$job" && [ "$(job_state "$job")" = done ]; then
+        first_pass_rows >"$dir/rows"
+        bad=$(grep -c "^$job,$family:64x1x1,$want," "$dir/rows")
+        good=$(grep -c "^$job,$family:[0-9x]*,ok," "$dir/rows")
+        if [ "$bad" -eq 1 ] && [ "$good" -eq 3 ]; then
+            ok "$family: $family:64x1x1 is stored $want, the other three ok, the job done"
+        else
+            not_ok "$family: $bad $want and $good ok" "$dir/rows"
+        fi
+    else
+        not_ok "$family: the job ends $(job_state "$job")" "$LOG"
+    fi
+done
+best=$("$FDTUNE" query 13 17 11 --json | field variant)
+case $best in fault:64* | spin:64*) not_ok "a failed variant never wins ($best)" ;;
+*) ok "a failed variant never wins" ;; esac
+
+# --- cancel -------------------------------------------------------------------------------
+job=$("$FDTUNE" tune 31 29 23 --json | field job)
+if "$FDTUNE" cancel "$job" >/dev/null && [ "$(job_state "$job")" = cancelled ]; then
+    ok "cancel stops a job"
+else
+    not_ok "cancel stops a job: $(job_state "$job")"
+fi
+"$FDTUNE" cancel "$job" >"$dir/out" 2>&1
+if [ $? -eq 1 ] && grep -q 'cancelled already' "$dir/out"; then ok "cancelling twice is refused"
+else not_ok "cancelling twice is refused" "$dir/out"; fi
+
+# --- SIGHUP -------------------------------------------------------------------------------
+echo "bogus_key = 1" >>"$CONF"
+kill -HUP "$pid"
+sleep 0.5
+if grep -q "unknown key 'bogus_key'" "$LOG" && "$FDTUNE" status >/dev/null; then
+    ok "SIGHUP with a bad config file keeps the settings in force"
+else
+    not_ok "SIGHUP with a bad config file keeps the settings in force" "$LOG"
+fi
+sed -i '/bogus_key/d' "$CONF"
+kill -HUP "$pid"
+sleep 0.5
+if grep -q "SIGHUP: reloaded" "$LOG"; then ok "SIGHUP reloads the config file"
+else not_ok "SIGHUP reloads the config file" "$LOG"; fi
+
+check "shutdown stops the daemon" "$FDTUNE" shutdown
+if wait "$pid"; then ok "after shutdown fdtuned exits 0"; else not_ok "after shutdown fdtuned exits 0" "$LOG"; fi
+pid=""
+
+# --- bad configuration -----------------------------------------------------------------------
+printf '[daemon]\nsocket_mode = 0999\n' >"$dir/bad.conf"
+"$FDTUNED" --config "$dir/bad.conf" --socket "$FDTUNE_SOCKET" --db "$DB" >"$dir/out" 2>&1
+if [ $? -eq 2 ] && grep -q "bad.conf:2" "$dir/out" && grep -q socket_mode "$dir/out"; then
+    ok "a bad config value: exit 2 naming file, line and key"
+else
+    not_ok "a bad config value: exit 2 naming file, line and key" "$dir/out"
+fi
+printf 'not a database, but a file someone cares about\n' >"$dir/precious"
+cp "$dir/precious" "$dir/precious.orig"
+"$FDTUNED" --socket "$FDTUNE_SOCKET" --db "$dir/precious" --backend cpu >"$dir/out" 2>&1
+if [ $? -eq 1 ] && grep -q "fdtuned:" "$dir/out" && cmp -s "$dir/precious" "$dir/precious.orig"; then
+    ok "a file that is not a database: exit 1 with a message, the file untouched"
+else
+    not_ok "a file that is not a database: exit 1 with a message, the file untouched" "$dir/out"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

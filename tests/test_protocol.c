@@ -1,0 +1,481 @@
+/* test_protocol.c - a real fdtuned (cpu backend, temporary socket and database) fed bad
+ * and hostile input over raw sockets: each bad request gets a clear error, the daemon stays
+ * up, and what it stored is still there. Also the socket's mode and the SO_PEERCRED rights,
+ * checked from a child process that drops to another uid (needs root; skipped otherwise).
+ *
+ * The test speaks the wire protocol with plain blocking sockets on purpose: it must be able
+ * to send what no well-behaved client (libfdtune, fdtune) would. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define NOBODY 65534
+#define MAX_ANSWER (1 << 20)
+
+typedef struct daemon_proc {
+    pid_t pid;
+    char dir[64], socket[128], db[128], conf[128], log[128];
+} daemon_proc;
+
+static daemon_proc main_daemon;
+
+static const char *build_dir(void)
+{
+    const char *b = getenv("FDT_BUILD");
+    return b ? b : "build";
+}
+
+static int try_connect(const char *path)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0) {
+        struct timeval tv = {.tv_sec = 30};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        return fd;
+    }
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
+static int connect_or_die(const char *path)
+{
+    const int fd = try_connect(path);
+    assert_true(fd >= 0);
+    return fd;
+}
+
+static void send_all(int fd, const char *data, size_t len)
+{
+    while (len > 0) {
+        const ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
+        if (n <= 0)
+            return; /* the daemon may close on us (line_too_long): the answer tells */
+        data += n;
+        len -= (size_t)n;
+    }
+}
+
+/* One answer line, or "" when the connection closed first. */
+static char *read_line(int fd)
+{
+    static char buf[MAX_ANSWER];
+    size_t len = 0;
+    while (len + 1 < sizeof buf) {
+        const ssize_t n = recv(fd, buf + len, 1, 0);
+        if (n <= 0 || buf[len] == '\n')
+            break;
+        len++;
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+static char *ask_on(int fd, const char *request)
+{
+    send_all(fd, request, strlen(request));
+    send_all(fd, "\n", 1);
+    return read_line(fd);
+}
+
+static char *ask(const char *socket_path, const char *request)
+{
+    const int fd = connect_or_die(socket_path);
+    char *answer = ask_on(fd, request);
+    close(fd);
+    return answer;
+}
+
+#define assert_contains(haystack, needle)                                                     \
+    do {                                                                                      \
+        if (!strstr((haystack), (needle)))                                                    \
+            fail_msg("expected '%s' in '%s'", (needle), (haystack));                          \
+    } while (0)
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void start_daemon(daemon_proc *d, const char *extra_config)
+{
+    snprintf(d->dir, sizeof d->dir, "/tmp/fdt-proto-XXXXXX");
+    assert_non_null(mkdtemp(d->dir));
+    chmod(d->dir, 0755); /* so that a client of another uid can reach the socket */
+    snprintf(d->socket, sizeof d->socket, "%s/fdtuned.sock", d->dir);
+    snprintf(d->db, sizeof d->db, "%s/fdtuned.db", d->dir);
+    snprintf(d->conf, sizeof d->conf, "%s/fdtuned.conf", d->dir);
+    snprintf(d->log, sizeof d->log, "%s/fdtuned.log", d->dir);
+    char conf[512];
+    snprintf(conf, sizeof conf, "[tuning]\nsamples = 3\nmin_sample_ms = 0.1\nleaders = 2\n"
+             "leader_samples = 5\n%s", extra_config);
+    write_file(d->conf, conf);
+    char daemon_path[256];
+    snprintf(daemon_path, sizeof daemon_path, "%s/fdtuned", build_dir());
+    d->pid = fork();
+    assert_true(d->pid >= 0);
+    if (d->pid == 0) {
+        const int log = open(d->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(log, 2);
+        execl(daemon_path, "fdtuned", "--config", d->conf, "--socket", d->socket, "--db", d->db,
+              "--backend", "cpu", (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 400; i++) {
+        const int fd = try_connect(d->socket);
+        if (fd >= 0) {
+            close(fd);
+            return;
+        }
+        usleep(50 * 1000);
+    }
+    fail_msg("fdtuned did not start; see %s", d->log);
+}
+
+static int stop_daemon(daemon_proc *d)
+{
+    int status = 0;
+    kill(d->pid, SIGTERM);
+    waitpid(d->pid, &status, 0);
+    return status;
+}
+
+static int alive(const daemon_proc *d)
+{
+    return kill(d->pid, 0) == 0 && strstr(ask(d->socket, "{\"op\":\"ping\"}"), "\"pong\":true");
+}
+
+/* Polls a job until it is no longer queued or running. */
+static void wait_job(const char *socket_path, int id)
+{
+    char req[64];
+    snprintf(req, sizeof req, "{\"op\":\"status\",\"job\":%d}", id);
+    for (int i = 0; i < 1200; i++) {
+        const char *a = ask(socket_path, req);
+        if (!strstr(a, "\"state\":\"queued\"") && !strstr(a, "\"state\":\"running\""))
+            return;
+        usleep(100 * 1000);
+    }
+    fail_msg("job %d did not finish", id);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    start_daemon(&main_daemon, "");
+    /* Something stored before the abuse, to check it survives it. */
+    const char *a = ask(main_daemon.socket,
+                        "{\"op\":\"tune\",\"nx\":13,\"ny\":17,\"nz\":11,\"family\":\"naive\","
+                        "\"subset\":2}");
+    assert_contains(a, "\"job\":1");
+    wait_job(main_daemon.socket, 1);
+    assert_contains(ask(main_daemon.socket, "{\"op\":\"status\",\"job\":1}"), "\"state\":\"done\"");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    const int status = stop_daemon(&main_daemon);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return 0;
+}
+
+typedef struct bad_case {
+    const char *request;
+    const char *code;
+    const char *words; /* part of the message */
+} bad_case;
+
+static void test_bad_requests(void **state)
+{
+    (void)state;
+    static const bad_case cases[] = {
+        {"{\"op\":\"query\",", "bad_json", ""},
+        {"[1,2,3]", "bad_json", "must be a JSON object"},
+        {"\"ping\"", "bad_json", "expected"},
+        {"{\"op\":\"ping\",\"op\":\"query\"}", "bad_json", "duplicate"},
+        {"{\"op\":\"frobnicate\"}", "unknown_op", "frobnicate"},
+        {"{\"nx\":5}", "bad_request", "'op' is required"},
+        {"{\"op\":7}", "bad_request", "'op' is required and must be a string"},
+        {"{\"v\":2,\"op\":\"ping\"}", "bad_version", "version 1"},
+        {"{\"op\":\"query\",\"ny\":8,\"nz\":8}", "bad_request", "'nx' is required"},
+        {"{\"op\":\"query\",\"nx\":\"512\",\"ny\":8,\"nz\":8}", "bad_request",
+         "'nx' must be an integer"},
+        {"{\"op\":\"query\",\"nx\":8.5,\"ny\":8,\"nz\":8}", "bad_request", "integer"},
+        {"{\"op\":\"query\",\"nx\":0,\"ny\":8,\"nz\":8}", "bad_shape", "nx must be between"},
+        {"{\"op\":\"query\",\"nx\":1099511627776,\"ny\":8,\"nz\":8}", "bad_shape", "1099511627776"},
+        {"{\"op\":\"query\",\"nx\":-3,\"ny\":8,\"nz\":8}", "bad_shape", "-3"},
+        {"{\"op\":\"query\",\"nx\":2,\"ny\":8,\"nz\":8}", "bad_shape", "nx = 2"},
+        {"{\"op\":\"query\",\"nx\":8,\"ny\":8,\"nz\":8,\"radius\":4}", "bad_shape", "9"},
+        {"{\"op\":\"query\",\"nx\":8,\"ny\":8,\"nz\":8,\"radius\":9}", "bad_request", "radius"},
+        {"{\"op\":\"query\",\"nx\":8,\"ny\":8,\"nz\":8,\"precision\":\"half\"}", "bad_request",
+         "precision"},
+        {"{\"op\":\"query\",\"nx\":8,\"ny\":8,\"nz\":8,\"precision\":5}", "bad_request",
+         "'precision' must be a string"},
+        {"{\"op\":\"query\",\"nx\":8,\"ny\":8,\"nz\":8,\"device\":3}", "no_device", "device 3"},
+        {"{\"op\":\"query\",\"nx\":8,\"ny\":8,\"nz\":8,\"tune_if_missing\":\"yes\"}", "bad_request",
+         "tune_if_missing"},
+        {"{\"op\":\"tune\",\"nx\":8,\"ny\":8,\"nz\":8,\"family\":\"warp\"}", "bad_request", "warp"},
+        {"{\"op\":\"tune\",\"nx\":8,\"ny\":8,\"nz\":8,\"family\":\"fault\"}", "bad_request",
+         "test-only"},
+        {"{\"op\":\"tune\",\"nx\":8,\"ny\":8,\"nz\":8,\"subset\":-1}", "bad_request", "subset"},
+        {"{\"op\":\"batch\",\"shapes\":[[8,8,8],[8,0,8]]}", "bad_shape", "shapes[1][1]"},
+        {"{\"op\":\"batch\",\"shapes\":[[8,8]]}", "bad_request", "shapes[0]"},
+        {"{\"op\":\"batch\"}", "bad_request", "either 'shapes' or 'sweep'"},
+        {"{\"op\":\"batch\",\"sweep\":{\"nx\":[8],\"ny\":[]}}", "bad_request", "sweep.ny"},
+        {"{\"op\":\"status\",\"job\":\"1\"}", "bad_request", "'job' must be a positive integer"},
+        {"{\"op\":\"status\",\"job\":99999}", "not_found", "no job 99999"},
+        {"{\"op\":\"cancel\",\"job\":1}", "busy", "done already"},
+        {"{\"op\":\"jobs\",\"state\":\"sleeping\"}", "bad_request", "'state' must be"},
+        {"{\"op\":\"jobs\",\"limit\":0}", "bad_request", "limit"},
+        {"{\"op\":\"export\",\"format\":\"xml\"}", "bad_request", "format"},
+    };
+    const int fd = connect_or_die(main_daemon.socket);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *a = ask_on(fd, cases[i].request);
+        char code[64];
+        snprintf(code, sizeof code, "\"code\":\"%s\"", cases[i].code);
+        if (!strstr(a, "\"ok\":false") || !strstr(a, code) || !strstr(a, cases[i].words))
+            fail_msg("request %s: answer %s, expected %s and '%s'", cases[i].request, a, code,
+                     cases[i].words);
+    }
+    /* The same connection still serves. */
+    assert_contains(ask_on(fd, "{\"op\":\"ping\"}"), "\"pong\":true");
+    close(fd);
+    /* Nothing of the bad batch was queued. */
+    assert_contains(ask(main_daemon.socket, "{\"op\":\"status\"}"), "\"queued\":0");
+}
+
+static void test_ids_are_echoed_in_order(void **state)
+{
+    (void)state;
+    const int fd = connect_or_die(main_daemon.socket);
+    const char *burst = "{\"id\":\"a\",\"op\":\"ping\"}\n{\"id\":{\"n\":2},\"op\":\"nope\"}\n"
+                        "\n{\"id\":3,\"op\":\"ping\"}\n";
+    send_all(fd, burst, strlen(burst));
+    assert_contains(read_line(fd), "\"id\":\"a\"");
+    const char *second = read_line(fd);
+    assert_contains(second, "\"id\":{\"n\":2}");
+    assert_contains(second, "unknown_op");
+    assert_contains(read_line(fd), "\"id\":3");
+    close(fd);
+}
+
+static void test_query_answers(void **state)
+{
+    (void)state;
+    const char *exact = ask(main_daemon.socket, "{\"op\":\"query\",\"nx\":13,\"ny\":17,\"nz\":11}");
+    assert_contains(exact, "\"match\":\"exact\"");
+    assert_contains(exact, "\"device_match\":\"fingerprint\"");
+    assert_contains(exact, "\"variant\":\"naive:");
+    assert_contains(exact, "\"defines\":[");
+    const char *near = ask(main_daemon.socket, "{\"op\":\"query\",\"nx\":40,\"ny\":17,\"nz\":11}");
+    assert_contains(near, "\"match\":\"nearest\"");
+    assert_contains(near, "\"from\":{\"nx\":13,\"ny\":17,\"nz\":11");
+    const char *none = ask(main_daemon.socket,
+                           "{\"op\":\"query\",\"nx\":13,\"ny\":17,\"nz\":11,\"radius\":2}");
+    assert_contains(none, "\"match\":\"default\"");
+    assert_contains(none, "\"variant\":\"naive:256x1x1\"");
+    /* The launch geometry is the asked shape's: one 256-wide block in x, one per y row and
+     * z plane. */
+    assert_contains(none, "\"block\":[256,1,1],\"grid\":[1,17,11]");
+}
+
+static void test_long_line_is_refused(void **state)
+{
+    (void)state;
+    const size_t size = 10u << 20;
+    char *line = malloc(size + 1);
+    assert_non_null(line);
+    memset(line, ' ', size);
+    memcpy(line, "{\"op\":\"ping\",\"pad\":\"", 20);
+    line[size - 2] = '"';
+    line[size - 1] = '}';
+    line[size] = '\n';
+    const int fd = connect_or_die(main_daemon.socket);
+    send_all(fd, line, size + 1);
+    free(line);
+    const char *a = read_line(fd);
+    assert_contains(a, "line_too_long");
+    close(fd);
+    assert_true(alive(&main_daemon));
+}
+
+static void test_disconnect_mid_line(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 20; i++) {
+        const int fd = connect_or_die(main_daemon.socket);
+        send_all(fd, "{\"op\":\"tune\",\"nx\":1", 19);
+        close(fd);
+    }
+    /* A client that sends half a line and waits is not answered and does not block others. */
+    const int stuck = connect_or_die(main_daemon.socket);
+    send_all(stuck, "{\"op\":\"ping\"", 12);
+    assert_true(alive(&main_daemon));
+    close(stuck);
+    assert_contains(ask(main_daemon.socket, "{\"op\":\"status\"}"), "\"queued\":0");
+}
+
+#define CLIENTS 200
+
+static void test_many_clients_at_once(void **state)
+{
+    (void)state;
+    int fds[CLIENTS];
+    for (int i = 0; i < CLIENTS; i++)
+        fds[i] = connect_or_die(main_daemon.socket);
+    for (int i = 0; i < CLIENTS; i++) {
+        char req[128];
+        snprintf(req, sizeof req, "{\"id\":%d,\"op\":\"query\",\"nx\":13,\"ny\":17,\"nz\":%d}\n", i,
+                 11 + i % 5);
+        send_all(fds[i], req, strlen(req));
+    }
+    for (int i = 0; i < CLIENTS; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "\"id\":%d,", i);
+        const char *a = read_line(fds[i]);
+        assert_contains(a, id);
+        assert_contains(a, "\"ok\":true");
+        close(fds[i]);
+    }
+    assert_true(alive(&main_daemon));
+}
+
+static void test_stored_results_survive(void **state)
+{
+    (void)state;
+    assert_contains(ask(main_daemon.socket, "{\"op\":\"query\",\"nx\":13,\"ny\":17,\"nz\":11}"),
+                    "\"match\":\"exact\"");
+    const char *csv = ask(main_daemon.socket, "{\"op\":\"export\",\"what\":\"results\","
+                                              "\"format\":\"csv\"}");
+    assert_contains(csv, "\"data\":\"fingerprint,device,stencil");
+}
+
+static void test_socket_mode(void **state)
+{
+    (void)state;
+    struct stat st;
+    assert_int_equal(stat(main_daemon.socket, &st), 0);
+    assert_true(S_ISSOCK(st.st_mode));
+    assert_int_equal(st.st_mode & 0777, 0660);
+}
+
+/* Runs request as uid nobody with primary group gid; the child's exit code says what
+ * happened: 0 the answer contained expect, 1 it did not, 2 connect was refused. */
+static int ask_as_nobody(const char *socket_path, gid_t gid, const char *request,
+                         const char *expect)
+{
+    const pid_t pid = fork();
+    if (pid == 0) {
+        if (setgroups(0, NULL) != 0 || setgid(gid) != 0 || setuid(NOBODY) != 0)
+            _exit(3);
+        const int fd = try_connect(socket_path);
+        if (fd < 0)
+            _exit(errno == EACCES ? 2 : 4);
+        _exit(strstr(ask_on(fd, request), expect) ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_other_uid_cannot_connect_to_0660(void **state)
+{
+    (void)state;
+    if (getuid() != 0)
+        skip();
+    assert_int_equal(ask_as_nobody(main_daemon.socket, NOBODY, "{\"op\":\"ping\"}", "pong"), 2);
+}
+
+static void test_rights_by_uid_and_group(void **state)
+{
+    (void)state;
+    if (getuid() != 0)
+        skip();
+    struct group *g = getgrnam("nogroup");
+    if (!g)
+        skip();
+    daemon_proc open_daemon;
+    char extra[128];
+    snprintf(extra, sizeof extra, "[daemon]\nsocket_mode = 0666\nadmin_group = nogroup\n");
+    start_daemon(&open_daemon, extra);
+    struct stat st;
+    assert_int_equal(stat(open_daemon.socket, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0666);
+    const char *tune = "{\"op\":\"tune\",\"nx\":9,\"ny\":9,\"nz\":9,\"subset\":1}";
+    const gid_t other = 1; /* "daemon" on Debian: a group that is not the admin group */
+    assert_int_equal(ask_as_nobody(open_daemon.socket, other, "{\"op\":\"query\",\"nx\":9,"
+                                   "\"ny\":9,\"nz\":9}", "\"ok\":true"), 0);
+    assert_int_equal(ask_as_nobody(open_daemon.socket, other, tune, "\"code\":\"forbidden\""), 0);
+    assert_int_equal(ask_as_nobody(open_daemon.socket, other, "{\"op\":\"shutdown\"}",
+                                   "\"code\":\"forbidden\""), 0);
+    assert_int_equal(ask_as_nobody(open_daemon.socket, other, "{\"op\":\"cancel\",\"job\":1}",
+                                   "\"code\":\"forbidden\""), 0);
+    assert_int_equal(ask_as_nobody(open_daemon.socket, other, "{\"op\":\"batch\",\"shapes\":"
+                                   "[[9,9,9]]}", "\"code\":\"forbidden\""), 0);
+    assert_int_equal(ask_as_nobody(open_daemon.socket, other, "{\"op\":\"query\",\"nx\":9,"
+                                   "\"ny\":9,\"nz\":9,\"tune_if_missing\":true}",
+                                   "\"code\":\"forbidden\""), 0);
+    /* A member of the admin group may tune. */
+    assert_int_equal(ask_as_nobody(open_daemon.socket, g->gr_gid, tune, "\"job\":"), 0);
+    assert_true(alive(&open_daemon));
+    const int status = stop_daemon(&open_daemon);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void test_second_daemon_refuses_live_socket(void **state)
+{
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s/fdtuned --socket %s --db %s/other.db --backend cpu 2>&1",
+             build_dir(), main_daemon.socket, main_daemon.dir);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char out[1024] = "";
+    const size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    const int status = pclose(p);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+    assert_contains(out, "another fdtuned is serving");
+    assert_true(alive(&main_daemon));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_requests),
+        cmocka_unit_test(test_ids_are_echoed_in_order),
+        cmocka_unit_test(test_query_answers),
+        cmocka_unit_test(test_long_line_is_refused),
+        cmocka_unit_test(test_disconnect_mid_line),
+        cmocka_unit_test(test_many_clients_at_once),
+        cmocka_unit_test(test_socket_mode),
+        cmocka_unit_test(test_other_uid_cannot_connect_to_0660),
+        cmocka_unit_test(test_rights_by_uid_and_group),
+        cmocka_unit_test(test_second_daemon_refuses_live_socket),
+        cmocka_unit_test(test_stored_results_survive),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

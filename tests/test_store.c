@@ -1,0 +1,691 @@
+/* test_store.c - the SQLite store on real files in a temporary directory: opening, the
+ * schema version and the files it refuses, the job queue, results, best, the code cache, the
+ * read-only store, bound parameters, and the hashes that key devices and code objects. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "store.h"
+
+#define assert_near(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (tol))
+
+/* One temporary directory per test; state points at the store's path inside it. */
+typedef struct fixture {
+    char dir[64];
+    char path[96];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    strcpy(f->dir, "/tmp/test_store.XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    snprintf(f->path, sizeof f->path, "%s/fdtuned.db", f->dir);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    DIR *d = opendir(f->dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char path[512];
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", f->dir, e->d_name);
+        unlink(path);
+    }
+    if (d)
+        closedir(d);
+    rmdir(f->dir);
+    free(f);
+    return 0;
+}
+
+static fdt_store *open_store(void **state)
+{
+    char err[512] = "";
+    fdt_store *s = fdt_store_open(((fixture *)*state)->path, err, sizeof err);
+    if (!s)
+        fail_msg("open: %s", err);
+    return s;
+}
+
+static const fdt_device_info h100 = {
+    .backend = "cuda", .vendor = "NVIDIA", .name = "NVIDIA H100 80GB HBM3", .arch = "sm_90",
+    .compute_units = 132, .memory_bytes = 85017624576u, .l2_bytes = 52428800,
+    .driver_version = "13.0", .compiler_version = "NVRTC 13.0", .warp_size = 32,
+    .max_threads_per_block = 1024, .max_shared_per_block = 49152,
+    .max_grid = {2147483647u, 65535, 65535}, .block_barriers = 1};
+
+static fdt_key key_of(int n, fdt_precision precision, const char *cache)
+{
+    fdt_key k = {.problem = {.nx = n, .ny = n, .nz = n, .radius = 1, .precision = precision},
+                 .stencil = "laplacian"};
+    strcpy(k.cache, cache);
+    return k;
+}
+
+static fdt_job job_of(int device_index, int n)
+{
+    return (fdt_job){.device_index = device_index, .key = key_of(n, FDT_DOUBLE, "hot"),
+                     .total = 100};
+}
+
+/* A PRAGMA's answer, read with SQLite directly rather than through the store. */
+static void pragma_text(const char *path, const char *pragma, char *out, size_t len)
+{
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, pragma, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    snprintf(out, len, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+static void sql_exec(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+static char *read_file(const char *path, size_t *size)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    *size = (size_t)ftell(fp);
+    rewind(fp);
+    char *data = malloc(*size + 1);
+    assert_non_null(data);
+    assert_int_equal(fread(data, 1, *size, fp), *size);
+    fclose(fp);
+    return data;
+}
+
+/* Opening path (either way) must fail with a message containing why, and leave every byte
+ * of the file as it was. */
+static void assert_refused(const char *path, const char *why)
+{
+    size_t before_size, after_size;
+    char *before = read_file(path, &before_size);
+    for (int readonly = 0; readonly <= 1; readonly++) {
+        char err[512] = "";
+        fdt_store *s = readonly ? fdt_store_open_readonly(path, err, sizeof err)
+                                : fdt_store_open(path, err, sizeof err);
+        assert_null(s);
+        if (!strstr(err, why) || !strstr(err, path))
+            fail_msg("message '%s' does not say '%s' about %s", err, why, path);
+    }
+    char *after = read_file(path, &after_size);
+    assert_int_equal(after_size, before_size);
+    assert_memory_equal(after, before, before_size);
+    free(before);
+    free(after);
+}
+
+static void test_create_and_reopen(void **state)
+{
+    const char *path = ((fixture *)*state)->path;
+    char answer[32];
+    fdt_store *s = open_store(state);
+    fdt_job job = job_of(0, 512);
+    int64_t device_id;
+    assert_int_equal(fdt_store_device_upsert(s, &h100, &device_id), 0);
+    assert_int_equal(fdt_store_job_create(s, &job), 0);
+    assert_true(job.id > 0);
+    fdt_store_close(s);
+
+    pragma_text(path, "PRAGMA user_version", answer, sizeof answer);
+    assert_string_equal(answer, "1");
+    pragma_text(path, "PRAGMA journal_mode", answer, sizeof answer);
+    assert_string_equal(answer, "wal");
+
+    s = open_store(state);
+    fdt_job again;
+    assert_int_equal(fdt_store_job_get(s, job.id, &again), 1);
+    assert_int_equal(again.key.problem.nx, 512);
+    assert_int_equal(again.state, FDT_JOB_QUEUED);
+    int64_t same_id;
+    assert_int_equal(fdt_store_device_upsert(s, &h100, &same_id), 0);
+    assert_int_equal(same_id, device_id);
+    fdt_store_close(s);
+}
+
+static void test_refuses_newer_schema(void **state)
+{
+    const char *path = ((fixture *)*state)->path;
+    fdt_store_close(open_store(state));
+    sql_exec(path, "PRAGMA user_version = 99");
+    assert_refused(path, "newer");
+}
+
+static void test_refuses_what_is_not_a_store(void **state)
+{
+    const char *path = ((fixture *)*state)->path;
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    for (int i = 0; i < 8192; i++)
+        fputc((i * 131 + 7) & 0xff, fp);
+    fclose(fp);
+    assert_refused(path, "not a SQLite database");
+
+    unlink(path);
+    sql_exec(path, "CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('mine')");
+    assert_refused(path, "another program");
+}
+
+static void test_devices_round_trip(void **state)
+{
+    fdt_store *s = open_store(state);
+    fdt_device_info newer_driver = h100;
+    strcpy(newer_driver.driver_version, "13.1");
+    int64_t a, b;
+    assert_int_equal(fdt_store_device_upsert(s, &h100, &a), 0);
+    assert_int_equal(fdt_store_device_upsert(s, &newer_driver, &b), 0);
+    assert_true(a != b);
+
+    fdt_device_row *rows;
+    size_t n;
+    char fingerprint[20];
+    assert_int_equal(fdt_store_devices(s, &rows, &n), 0);
+    assert_int_equal(n, 2);
+    fdt_device_fingerprint(&h100, fingerprint);
+    assert_int_equal(rows[0].id, a);
+    assert_string_equal(rows[0].fingerprint, fingerprint);
+    assert_memory_equal(&rows[0].info, &h100, sizeof h100);
+    assert_string_equal(rows[1].info.driver_version, "13.1");
+    free(rows);
+    fdt_store_close(s);
+}
+
+static void assert_job_ids(fdt_job *jobs, size_t n, const int64_t *ids, size_t nids)
+{
+    assert_int_equal(n, nids);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(jobs[i].id, ids[i]);
+    free(jobs);
+}
+
+static void test_job_lifecycle(void **state)
+{
+    fdt_store *s = open_store(state);
+    fdt_job a = job_of(0, 512), b = job_of(1, 512), c = job_of(0, 256), got;
+    assert_int_equal(fdt_store_job_create(s, &a), 0);
+    assert_int_equal(fdt_store_job_create(s, &b), 0);
+    assert_int_equal(fdt_store_job_create(s, &c), 0);
+    assert_true(a.created > 0);
+
+    assert_int_equal(fdt_store_job_next(s, 0, &got), 1);
+    assert_int_equal(got.id, a.id);
+    assert_int_equal(fdt_store_job_next(s, 1, &got), 1);
+    assert_int_equal(got.id, b.id);
+    assert_int_equal(fdt_store_job_next(s, 2, &got), 0);
+
+    a.state = FDT_JOB_RUNNING;
+    a.started = 1700000000;
+    a.done = 40;
+    a.ok = 39;
+    a.failed = 1;
+    a.best_gbps = 2930.5;
+    strcpy(a.phase, "measure");
+    strcpy(a.best_variant, "tiled:64x2x2:m8:seed");
+    assert_int_equal(fdt_store_job_update(s, &a), 0);
+    assert_int_equal(fdt_store_job_get(s, a.id, &got), 1);
+    assert_int_equal(got.state, FDT_JOB_RUNNING);
+    assert_int_equal(got.done, 40);
+    assert_int_equal(got.failed, 1);
+    assert_int_equal(got.total, 100);
+    assert_int_equal(got.started, 1700000000);
+    assert_int_equal(got.created, a.created);
+    assert_near(got.best_gbps, 2930.5, 1e-9);
+    assert_string_equal(got.phase, "measure");
+    assert_string_equal(got.best_variant, "tiled:64x2x2:m8:seed");
+    assert_int_equal(fdt_store_job_next(s, 0, &got), 1);
+    assert_int_equal(got.id, c.id);
+
+    fdt_job like = job_of(0, 512);
+    assert_int_equal(fdt_store_job_find_active(s, &like, &got), 1);
+    assert_int_equal(got.id, a.id);
+    like.subset = 10;
+    assert_int_equal(fdt_store_job_find_active(s, &like, &got), 0);
+    like = job_of(0, 512);
+    like.key.problem.precision = FDT_FLOAT;
+    assert_int_equal(fdt_store_job_find_active(s, &like, &got), 0);
+
+    c.state = FDT_JOB_DONE;
+    assert_int_equal(fdt_store_job_update(s, &c), 0);
+    assert_int_equal(fdt_store_job_find_active(s, &(fdt_job){.key = c.key}, &got), 0);
+    int counts[5];
+    assert_int_equal(fdt_store_job_counts(s, counts), 0);
+    assert_int_equal(counts[FDT_JOB_QUEUED], 1);
+    assert_int_equal(counts[FDT_JOB_RUNNING], 1);
+    assert_int_equal(counts[FDT_JOB_DONE], 1);
+    assert_int_equal(counts[FDT_JOB_FAILED], 0);
+    assert_int_equal(counts[FDT_JOB_CANCELLED], 0);
+
+    fdt_job *list;
+    size_t n;
+    assert_int_equal(fdt_store_jobs(s, -1, 10, &list, &n), 0);
+    assert_job_ids(list, n, (int64_t[]){c.id, b.id, a.id}, 3);
+    assert_int_equal(fdt_store_jobs(s, FDT_JOB_QUEUED, 10, &list, &n), 0);
+    assert_job_ids(list, n, (int64_t[]){b.id}, 1);
+    assert_int_equal(fdt_store_jobs(s, -1, 2, &list, &n), 0);
+    assert_job_ids(list, n, (int64_t[]){c.id, b.id}, 2);
+    assert_int_equal(fdt_store_jobs(s, 7, 10, &list, &n), -1);
+
+    assert_int_equal(fdt_store_jobs_requeue_running(s), 1);
+    assert_int_equal(fdt_store_job_get(s, a.id, &got), 1);
+    assert_int_equal(got.state, FDT_JOB_QUEUED);
+    assert_string_equal(got.phase, "");
+    assert_int_equal(got.done, 40);
+    assert_int_equal(fdt_store_job_next(s, 0, &got), 1);
+    assert_int_equal(got.id, a.id);
+    assert_int_equal(fdt_store_jobs_requeue_running(s), 0);
+
+    assert_int_equal(fdt_store_job_get(s, c.id + 100, &got), 0);
+    fdt_job ghost = job_of(0, 64);
+    ghost.id = c.id + 100;
+    assert_int_equal(fdt_store_job_update(s, &ghost), -1);
+    assert_non_null(strstr(fdt_store_error(s), "no job"));
+    fdt_store_close(s);
+}
+
+static fdt_result_row result_of(int64_t job_id, const char *variant, const char *status,
+                                double median_ms)
+{
+    fdt_result_row r = {.job_id = job_id, .median_ms = median_ms, .min_ms = median_ms * 0.9,
+                        .q1_ms = median_ms * 0.95, .q3_ms = median_ms * 1.05,
+                        .gbps = 1000 / median_ms, .samples = 20, .reps = 4, .vgprs = 32,
+                        .sgprs = -1, .scratch_bytes = 0, .shared_bytes = 0};
+    strcpy(r.variant, variant);
+    strcpy(r.status, status);
+    return r;
+}
+
+static void assert_names(char **names, size_t n, const char *const *want, size_t nwant)
+{
+    assert_int_equal(n, nwant);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(names[i], want[i]);
+    fdt_store_names_free(names, n);
+}
+
+/* A store with one device and one job; results are added to it. */
+static fdt_store *store_with_job(void **state, int64_t *device_id, fdt_job *job)
+{
+    fdt_store *s = open_store(state);
+    *job = job_of(0, 512);
+    assert_int_equal(fdt_store_device_upsert(s, &h100, device_id), 0);
+    assert_int_equal(fdt_store_job_create(s, job), 0);
+    return s;
+}
+
+typedef struct export_seen {
+    int rows, stop_after;
+    int64_t device_id;
+    fdt_key key;
+} export_seen;
+
+static int on_export_row(void *ctx, int64_t device_id, const fdt_key *key,
+                         const fdt_result_row *r)
+{
+    export_seen *seen = ctx;
+    assert_true(r->job_id > 0);
+    seen->device_id = device_id;
+    seen->key = *key;
+    return ++seen->rows == seen->stop_after;
+}
+
+static void test_results(void **state)
+{
+    int64_t device_id;
+    fdt_job job;
+    fdt_store *s = store_with_job(state, &device_id, &job);
+    const char *kernels = fdt_kernels_version();
+    const fdt_result_row first[] = {
+        result_of(job.id, "tiled:64x2x2:m8:seed", "ok", 2.0),
+        result_of(job.id, "zmarch:32x4x1:mz4", "ok", 1.0),
+        result_of(job.id, "broken:256x1x1:bug1", "wrong", 0.5),
+        result_of(job.id, "naive:256x1x1", "ok", 3.0),
+        result_of(job.id, "smem:32x8x1:mz8", "compile_error", NAN),
+    };
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(fdt_store_result_add(s, device_id, &job.key, kernels, &first[i]), 0);
+
+    fdt_result_row again = result_of(job.id, "tiled:64x2x2:m8:seed", "ok", 9.0);
+    assert_int_equal(fdt_store_result_add(s, device_id, &job.key, kernels, &again), -1);
+    assert_non_null(strstr(fdt_store_error(s), "already"));
+
+    fdt_result_row leader = result_of(job.id, "zmarch:32x4x1:mz4", "ok", 1.1);
+    leader.leader = 1;
+    assert_int_equal(fdt_store_result_add(s, device_id, &job.key, kernels, &leader), 0);
+    leader.median_ms = 1.2;
+    assert_int_equal(fdt_store_result_add(s, device_id, &job.key, kernels, &leader), 0);
+
+    fdt_result_row bogus = result_of(job.id, "naive:128x1x1", "bogus", 1.0);
+    assert_int_equal(fdt_store_result_add(s, device_id, &job.key, kernels, &bogus), -1);
+    fdt_result_row orphan = result_of(job.id + 1, "naive:128x1x1", "ok", 1.0);
+    assert_int_equal(fdt_store_result_add(s, device_id, &job.key, kernels, &orphan), -1);
+
+    fdt_result_row *rows;
+    size_t n;
+    assert_int_equal(fdt_store_job_results(s, job.id, &rows, &n), 0);
+    assert_int_equal(n, 6);
+    assert_string_equal(rows[0].variant, "tiled:64x2x2:m8:seed");
+    assert_near(rows[0].median_ms, 2.0, 1e-12);
+    assert_near(rows[0].q3_ms, 2.1, 1e-12);
+    assert_int_equal(rows[0].samples, 20);
+    assert_int_equal(rows[0].sgprs, -1);
+    assert_true(isnan(rows[4].median_ms));
+    assert_string_equal(rows[4].status, "compile_error");
+    assert_int_equal(rows[5].leader, 1);
+    assert_near(rows[5].median_ms, 1.2, 1e-12);
+    free(rows);
+
+    char **names;
+    assert_int_equal(fdt_store_job_measured(s, job.id, &names, &n), 0);
+    assert_names(names, n,
+                 (const char *const[]){"tiled:64x2x2:m8:seed", "zmarch:32x4x1:mz4",
+                                       "broken:256x1x1:bug1", "naive:256x1x1",
+                                       "smem:32x8x1:mz8"},
+                 5);
+    assert_int_equal(fdt_store_job_leaders(s, job.id, 2, &names, &n), 0);
+    assert_names(names, n, (const char *const[]){"zmarch:32x4x1:mz4", "tiled:64x2x2:m8:seed"},
+                 2);
+    assert_int_equal(fdt_store_job_leaders(s, job.id, 10, &names, &n), 0);
+    assert_int_equal(n, 3);
+    fdt_store_names_free(names, n);
+
+    export_seen seen = {0};
+    assert_int_equal(fdt_store_results_each(s, on_export_row, &seen), 0);
+    assert_int_equal(seen.rows, 6);
+    assert_int_equal(seen.device_id, device_id);
+    assert_int_equal(seen.key.problem.nz, 512);
+    assert_int_equal(seen.key.problem.precision, FDT_DOUBLE);
+    assert_string_equal(seen.key.cache, "hot");
+    seen = (export_seen){.stop_after = 2};
+    assert_int_equal(fdt_store_results_each(s, on_export_row, &seen), 0);
+    assert_int_equal(seen.rows, 2);
+    fdt_store_close(s);
+}
+
+static fdt_best best_of(int64_t device_id, fdt_key key, const char *variant, double gbps)
+{
+    fdt_best b = {.device_id = device_id, .key = key, .gbps = gbps, .median_ms = 1.5,
+                  .copy_gbps = 3013.7, .kernel1_gbps = 2708.2};
+    strcpy(b.variant, variant);
+    strcpy(b.kernels, fdt_kernels_version());
+    return b;
+}
+
+static void test_best(void **state)
+{
+    int64_t device_id;
+    fdt_job job;
+    fdt_store *s = store_with_job(state, &device_id, &job);
+    const fdt_key big = key_of(512, FDT_DOUBLE, "hot");
+    fdt_best b = best_of(device_id, big, "naive:256x1x1", 2000);
+    assert_int_equal(fdt_store_best_put(s, &b), 0);
+    b = best_of(device_id, big, "tiled:64x2x2:m8:seed", 2930);
+    b.job_id = job.id;
+    assert_int_equal(fdt_store_best_put(s, &b), 0);
+    const fdt_best others[] = {
+        best_of(device_id, key_of(256, FDT_DOUBLE, "hot"), "zmarch:32x4x1:mz4", 2500),
+        best_of(device_id, key_of(512, FDT_FLOAT, "hot"), "naive:256x1x1", 2800),
+        best_of(device_id, key_of(512, FDT_DOUBLE, "cold"), "naive:256x1x1", 2100),
+    };
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(fdt_store_best_put(s, &others[i]), 0);
+    fdt_best orphan = best_of(device_id + 5, big, "naive:256x1x1", 1);
+    assert_int_equal(fdt_store_best_put(s, &orphan), -1);
+
+    fdt_best *rows;
+    size_t n;
+    assert_int_equal(fdt_store_best_for(s, device_id, &big, &rows, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(rows[0].key.problem.nx, 256);
+    assert_int_equal(rows[0].job_id, 0);
+    assert_string_equal(rows[1].variant, "tiled:64x2x2:m8:seed");
+    assert_near(rows[1].gbps, 2930, 1e-9);
+    assert_near(rows[1].copy_gbps, 3013.7, 1e-9);
+    assert_int_equal(rows[1].job_id, job.id);
+    assert_true(rows[1].updated > 0);
+    assert_string_equal(rows[1].kernels, fdt_kernels_version());
+    free(rows);
+
+    assert_int_equal(fdt_store_best_all(s, &rows, &n), 0);
+    assert_int_equal(n, 4);
+    free(rows);
+    fdt_store_close(s);
+}
+
+static void test_code_cache(void **state)
+{
+    fdt_store *s = open_store(state);
+    unsigned char object[1000];
+    for (size_t i = 0; i < sizeof object; i++)
+        object[i] = (unsigned char)(i % 7 == 0 ? 0 : i * 37);
+    char key[33];
+    fdt_code_key("source", NULL, 0, "gfx90a", "hiprtc 5.2", key);
+    fdt_code code = {0};
+    assert_int_equal(fdt_store_code_get(s, key, &code), 0);
+    assert_int_equal(fdt_store_code_put(s, key, object, sizeof object), 0);
+    assert_int_equal(fdt_store_code_get(s, key, &code), 1);
+    assert_int_equal(code.size, sizeof object);
+    assert_memory_equal(code.data, object, sizeof object);
+    fdt_code_free(&code);
+
+    assert_int_equal(fdt_store_code_put(s, key, object, 10), 0);
+    assert_int_equal(fdt_store_code_get(s, key, &code), 1);
+    assert_int_equal(code.size, 10);
+    fdt_code_free(&code);
+    assert_int_equal(fdt_store_code_put(s, "empty", "", 0), 0);
+    assert_int_equal(fdt_store_code_get(s, "empty", &code), 1);
+    assert_int_equal(code.size, 0);
+    fdt_code_free(&code);
+    fdt_store_close(s);
+}
+
+/* Every write through the store fails with a message; nothing is changed. */
+static void assert_writes_fail(fdt_store *ro)
+{
+    fdt_job job = job_of(0, 64);
+    fdt_result_row r = result_of(1, "naive:256x1x1", "ok", 1);
+    fdt_best b = best_of(1, job.key, "naive:256x1x1", 1);
+    int64_t id;
+    assert_int_equal(fdt_store_device_upsert(ro, &h100, &id), -1);
+    assert_non_null(strstr(fdt_store_error(ro), "read-only"));
+    assert_int_equal(fdt_store_job_create(ro, &job), -1);
+    job.id = 1;
+    assert_int_equal(fdt_store_job_update(ro, &job), -1);
+    assert_int_equal(fdt_store_jobs_requeue_running(ro), -1);
+    assert_int_equal(fdt_store_result_add(ro, 1, &job.key, "k", &r), -1);
+    assert_int_equal(fdt_store_best_put(ro, &b), -1);
+    assert_int_equal(fdt_store_code_put(ro, "key", "x", 1), -1);
+}
+
+static void test_readonly(void **state)
+{
+    const char *path = ((fixture *)*state)->path;
+    char err[512] = "";
+    assert_null(fdt_store_open_readonly(path, err, sizeof err));
+    assert_non_null(strstr(err, path));
+
+    int64_t device_id;
+    fdt_job job;
+    fdt_store *s = store_with_job(state, &device_id, &job);
+    assert_int_equal(fdt_store_code_put(s, "k1", "code\0object", 11), 0);
+
+    for (int writer_open = 1; writer_open >= 0; writer_open--) {
+        fdt_store *ro = fdt_store_open_readonly(path, err, sizeof err);
+        if (!ro)
+            fail_msg("read-only open: %s", err);
+        fdt_code code;
+        assert_int_equal(fdt_store_code_get(ro, "k1", &code), 1);
+        assert_memory_equal(code.data, "code\0object", 11);
+        fdt_code_free(&code);
+        fdt_job *jobs;
+        size_t n;
+        assert_int_equal(fdt_store_jobs(ro, -1, 10, &jobs, &n), 0);
+        assert_int_equal(n, 1);
+        free(jobs);
+        assert_writes_fail(ro);
+        fdt_store_close(ro);
+        if (writer_open)
+            fdt_store_close(s);
+    }
+    s = open_store(state);
+    int counts[5];
+    assert_int_equal(fdt_store_job_counts(s, counts), 0);
+    assert_int_equal(counts[FDT_JOB_QUEUED], 1);
+    fdt_store_close(s);
+}
+
+static void test_strings_are_stored_verbatim(void **state)
+{
+    static const char nasty[] = "it's \"quoted\"; DROP TABLE jobs; -- ' OR 1=1";
+    int64_t device_id;
+    fdt_job job;
+    fdt_store *s = store_with_job(state, &device_id, &job);
+    job.state = FDT_JOB_FAILED;
+    strcpy(job.error, nasty);
+    strcpy(job.best_variant, "x'); DELETE FROM results;");
+    assert_int_equal(fdt_store_job_update(s, &job), 0);
+
+    fdt_result_row r = result_of(job.id, "a';--", "error", NAN);
+    strcpy(r.message, nasty);
+    assert_int_equal(fdt_store_result_add(s, device_id, &job.key, nasty, &r), 0);
+    assert_int_equal(fdt_store_code_put(s, nasty, nasty, sizeof nasty), 0);
+
+    fdt_job got;
+    assert_int_equal(fdt_store_job_get(s, job.id, &got), 1);
+    assert_string_equal(got.error, nasty);
+    assert_string_equal(got.best_variant, "x'); DELETE FROM results;");
+    fdt_result_row *rows;
+    size_t n;
+    assert_int_equal(fdt_store_job_results(s, job.id, &rows, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(rows[0].variant, "a';--");
+    assert_string_equal(rows[0].message, nasty);
+    free(rows);
+    fdt_code code;
+    assert_int_equal(fdt_store_code_get(s, nasty, &code), 1);
+    assert_string_equal(code.data, nasty);
+    fdt_code_free(&code);
+    fdt_store_close(s);
+}
+
+static void test_fingerprint(void **state)
+{
+    (void)state;
+    char base[20], other[20];
+    fdt_device_fingerprint(&h100, base);
+    /* Pinned: stored results are keyed by it, so it must not change between builds. The
+     * value is FNV-1a 64 over length-prefixed fields, computed independently. */
+    assert_string_equal(base, "a4d273552bb9e317");
+    fdt_device_fingerprint(&h100, other);
+    assert_string_equal(other, base);
+
+    fdt_device_info d[9];
+    for (int i = 0; i < 9; i++)
+        d[i] = h100;
+    strcpy(d[0].backend, "hip");
+    strcpy(d[1].vendor, "AMD");
+    strcpy(d[2].name, "NVIDIA H100 PCIe");
+    strcpy(d[3].arch, "sm_89");
+    d[4].compute_units = 114;
+    d[5].memory_bytes += 1;
+    strcpy(d[6].driver_version, "12.8");
+    strcpy(d[7].compiler_version, "NVRTC 12.8");
+    strcpy(d[8].vendor, "NVIDIAN"); /* with the name's first letter moved into the vendor */
+    strcpy(d[8].name, "VIDIA H100 80GB HBM3");
+    for (int i = 0; i < 9; i++) {
+        fdt_device_fingerprint(&d[i], other);
+        if (strcmp(other, base) == 0)
+            fail_msg("changing field %d left the fingerprint %s", i, base);
+    }
+
+    fdt_device_info same = h100;
+    same.l2_bytes = 1;
+    same.warp_size = 64;
+    fdt_device_fingerprint(&same, other);
+    assert_string_equal(other, base);
+}
+
+static void test_code_key(void **state)
+{
+    (void)state;
+    const char *defines[] = {"R=1", "BX=64"};
+    const char *joined[] = {"R=1BX=64"};
+    const char *moved[] = {"R=1B", "X=64"};
+    const char *changed[] = {"R=2", "BX=64"};
+    char base[33], other[33];
+    fdt_code_key("__global__ void k() {}", defines, 2, "sm_90", "NVRTC 13.0", base);
+    assert_string_equal(base, "a9af1fd6149e17b42f580c80c1496251");
+
+    char keys[7][33];
+    fdt_code_key("__global__ void k() { }", defines, 2, "sm_90", "NVRTC 13.0", keys[0]);
+    fdt_code_key("__global__ void k() {}", changed, 2, "sm_90", "NVRTC 13.0", keys[1]);
+    fdt_code_key("__global__ void k() {}", defines, 1, "sm_90", "NVRTC 13.0", keys[2]);
+    fdt_code_key("__global__ void k() {}", joined, 1, "sm_90", "NVRTC 13.0", keys[3]);
+    fdt_code_key("__global__ void k() {}", moved, 2, "sm_90", "NVRTC 13.0", keys[4]);
+    fdt_code_key("__global__ void k() {}", defines, 2, "sm_80", "NVRTC 13.0", keys[5]);
+    fdt_code_key("__global__ void k() {}", defines, 2, "sm_90", "NVRTC 12.8", keys[6]);
+    for (int i = 0; i < 7; i++) {
+        if (strcmp(keys[i], base) == 0)
+            fail_msg("input %d left the key %s", i, base);
+        for (int j = 0; j < i; j++)
+            assert_string_not_equal(keys[i], keys[j]);
+    }
+    fdt_code_key("__global__ void k() {}", defines, 2, "sm_90", "NVRTC 13.0", other);
+    assert_string_equal(other, base);
+}
+
+static void test_kernels_version(void **state)
+{
+    (void)state;
+    const char *v = fdt_kernels_version();
+    assert_int_equal(strlen(v), 16);
+    assert_int_equal(strspn(v, "0123456789abcdef"), 16);
+    assert_ptr_equal(fdt_kernels_version(), v);
+    assert_string_not_equal(v, "cbf29ce484222325"); /* the hash of nothing */
+}
+
+int main(void)
+{
+#define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        TEST(test_create_and_reopen),
+        TEST(test_refuses_newer_schema),
+        TEST(test_refuses_what_is_not_a_store),
+        TEST(test_devices_round_trip),
+        TEST(test_job_lifecycle),
+        TEST(test_results),
+        TEST(test_best),
+        TEST(test_code_cache),
+        TEST(test_readonly),
+        TEST(test_strings_are_stored_verbatim),
+        cmocka_unit_test(test_fingerprint),
+        cmocka_unit_test(test_code_key),
+        cmocka_unit_test(test_kernels_version),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
