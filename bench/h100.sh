@@ -35,7 +35,53 @@ memcheck() {
     done
 }
 
+# start_daemon NAME [fdtuned options]: a cuda-backend fdtuned on a socket and store of its
+# own under /tmp, its log kept as $OUT/NAME.log.
+start_daemon() {
+    local name=$1
+    shift
+    DAEMON_DIR=/tmp/fdt-$name
+    rm -rf "$DAEMON_DIR"
+    mkdir -p "$DAEMON_DIR"
+    export FDTUNE_SOCKET=$DAEMON_DIR/fdtuned.sock
+    build-static/fdtuned --socket "$FDTUNE_SOCKET" --db "$DAEMON_DIR/fdtuned.db" --backend cuda \
+        "$@" 2>"$OUT/$name.log" &
+    DAEMON_PID=$!
+    until "$FDTUNE" status >/dev/null 2>&1; do sleep 0.2; done
+}
+
+stop_daemon() {
+    run "$1" "$FDTUNE" shutdown
+    wait "$DAEMON_PID"
+    echo "fdtuned exit status: $?" >>"$OUT/$1.log"
+}
+
+# The service end to end: tune 512^3 through fdtuned, then ask it. Then the test-only
+# families on a real GPU: a variant that takes an illegal address (the worker's CUDA context
+# is lost for good) and one that never ends; the job must go on past both.
+daemon() {
+    start_daemon daemon
+    run daemon "$FDTUNE" devices
+    run daemon "$FDTUNE" tune 512 512 512 --wait
+    run daemon "$FDTUNE" query 512 512 512
+    run daemon "$FDTUNE" query 512 512 512 --json
+    run daemon "$FDTUNE" query 256 256 256
+    run daemon "$FDTUNE" status 1
+    run daemon "$FDTUNE" export --what best --format csv
+    stop_daemon daemon
+    printf '[worker]\ntest_families = true\nvariant_deadline_ms = 20000\n' >/tmp/fdt-faults.conf
+    start_daemon faults --config /tmp/fdt-faults.conf
+    run faults "$FDTUNE" tune 64 64 64 --family fault --wait
+    run faults "$FDTUNE" tune 64 64 64 --family spin --wait
+    run faults "$FDTUNE" export --what results --format csv
+    run faults "$FDTUNE" status
+    stop_daemon faults
+}
+
 case "${1:-}" in
+daemon)
+    daemon
+    ;;
 smoke)
     device
     verify
@@ -76,7 +122,7 @@ profile)
     done
     ;;
 *)
-    echo "usage: bench/h100.sh smoke|shapes|final|memcheck|profile" >&2
+    echo "usage: bench/h100.sh smoke|shapes|final|memcheck|profile|daemon" >&2
     exit 2
     ;;
 esac

@@ -294,6 +294,23 @@ static void test_result_refusals(void **state)
     json_decref(good);
 }
 
+/* A compiler message cut short inside a multi-byte character still travels. */
+static void test_text_that_is_not_utf8(void **state)
+{
+    (void)state;
+    fdt_result_row r = sample_row();
+    strcpy(r.message, "error: \xe2\x80\x98x\xe2\x80\x99 undeclared \xe2\x80");
+    json_t *j = via_text(fdt_wire_result_json(&r));
+    fdt_result_row back;
+    char err[256] = "";
+    assert_int_equal(fdt_wire_result_parse(j, &back, err, sizeof err), 0);
+    assert_string_equal(back.message, "error: ???x??? undeclared ??");
+    json_decref(j);
+    j = fdt_wire_text("plain \xe2\x80\x98quoted\xe2\x80\x99");
+    assert_string_equal(json_string_value(j), "plain \xe2\x80\x98quoted\xe2\x80\x99");
+    json_decref(j);
+}
+
 static int parse_stats(const json_t *j, void *out, char *err, size_t errlen)
 {
     return fdt_wire_stats_parse(j, out, err, errlen);
@@ -403,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_timing),
         cmocka_unit_test(test_result_round_trip),
         cmocka_unit_test(test_result_refusals),
+        cmocka_unit_test(test_text_that_is_not_utf8),
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_base64_known_vectors),
         cmocka_unit_test(test_base64_round_trip),

@@ -17,6 +17,7 @@
 
 typedef struct fdt_server fdt_server;
 typedef struct fdt_scheduler fdt_scheduler;
+typedef struct fdt_query_cache fdt_query_cache;
 
 typedef struct fdt_device_slot {
     fdt_device_info info;
@@ -38,6 +39,7 @@ typedef struct fdt_daemon {
     int stopping;             /* no new work; the loop ends once every handle is closed */
     fdt_server *server;
     fdt_scheduler *scheduler;
+    fdt_query_cache *query_cache; /* the best rows, answered from memory */
 } fdt_daemon;
 
 /* Begins a clean stop (SIGTERM, SIGINT, the shutdown op): the server stops listening, the

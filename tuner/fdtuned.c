@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "query.h"
 #include "scheduler.h"
 #include "server.h"
 #include "supervisor.h"
@@ -233,8 +234,8 @@ static int start(fdt_daemon *d)
         fprintf(stderr, "fdtuned: %s\n", err);
         return -1;
     }
-    if (fdt_worker_probe(d, err, sizeof err) != 0 || fdt_scheduler_init(d, err, sizeof err) != 0 ||
-        fdt_server_start(d, err, sizeof err) != 0) {
+    if (fdt_worker_probe(d, err, sizeof err) != 0 || fdt_query_cache_load(d, err, sizeof err) != 0 ||
+        fdt_scheduler_init(d, err, sizeof err) != 0 || fdt_server_start(d, err, sizeof err) != 0) {
         fprintf(stderr, "fdtuned: %s\n", err);
         return -1;
     }
@@ -258,6 +259,7 @@ static void finish(fdt_daemon *d)
     uv_run(d->loop, UV_RUN_DEFAULT);
     fdt_scheduler_free(d);
     fdt_server_free(d);
+    fdt_query_cache_free(d);
     fdt_store_close(d->store);
     free(d->devices);
     uv_loop_close(d->loop);

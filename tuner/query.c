@@ -78,59 +78,124 @@ long fdt_query_nearest(const fdt_problem *asked, const fdt_best *c, size_t n, ui
     return best;
 }
 
-/* Picks the answer among one stored device's tuned shapes; 1 when it had any. */
-static int answer_from(fdt_daemon *d, const fdt_device_slot *dev, const fdt_device_row *row,
-                       const fdt_key *key, fdt_answer *out, int *failed)
+/* The daemon is the store's only writer, so the best rows and the devices are kept in
+ * memory as well: a query is answered without SQLite, whose file locks would otherwise cost
+ * more than the rest of the answer. */
+struct fdt_query_cache {
+    fdt_best *best;
+    size_t nbest, cap;
+    fdt_device_row *devices;
+    size_t ndevices;
+};
+
+int fdt_query_cache_load(fdt_daemon *d, char *err, size_t errlen)
 {
-    fdt_best *cands = NULL;
-    size_t n = 0;
-    if (fdt_store_best_for(d->store, row->id, key, &cands, &n) != 0) {
-        *failed = 1;
-        return 0;
+    fdt_query_cache *c = calloc(1, sizeof *c);
+    if (!c || fdt_store_best_all(d->store, &c->best, &c->nbest) != 0 ||
+        fdt_store_devices(d->store, &c->devices, &c->ndevices) != 0) {
+        snprintf(err, errlen, "cannot load the tuned shapes: %s",
+                 c ? fdt_store_error(d->store) : "out of memory");
+        if (c)
+            free(c->best);
+        free(c);
+        return -1;
     }
-    double distance = 0;
-    const long i = fdt_query_nearest(&key->problem, cands, n, dev->info.l2_bytes, &distance);
-    if (i >= 0) {
-        out->best = cands[i];
-        out->from = row->info;
-        out->distance = distance;
-        out->match = distance == 0 ? FDT_MATCH_EXACT : FDT_MATCH_NEAREST;
-    }
-    free(cands);
-    return i >= 0;
+    c->cap = c->nbest;
+    d->query_cache = c;
+    return 0;
 }
 
-/* The device's own rows are looked at first without listing every stored device: the
- * common case costs one statement. */
-int fdt_query_find(fdt_daemon *d, const fdt_device_slot *dev, const fdt_key *key,
-                   fdt_answer *out)
+void fdt_query_cache_free(fdt_daemon *d)
 {
+    if (!d->query_cache)
+        return;
+    free(d->query_cache->best);
+    free(d->query_cache->devices);
+    free(d->query_cache);
+    d->query_cache = NULL;
+}
+
+static int same_key(const fdt_key *a, const fdt_key *b)
+{
+    return a->problem.radius == b->problem.radius &&
+           a->problem.precision == b->problem.precision &&
+           strcmp(a->stencil, b->stencil) == 0 && strcmp(a->cache, b->cache) == 0;
+}
+
+static int same_shape(const fdt_problem *a, const fdt_problem *b)
+{
+    return a->nx == b->nx && a->ny == b->ny && a->nz == b->nz;
+}
+
+int fdt_query_remember(fdt_daemon *d, const fdt_best *b)
+{
+    fdt_query_cache *c = d->query_cache;
+    for (size_t i = 0; i < c->nbest; i++)
+        if (c->best[i].device_id == b->device_id && same_key(&c->best[i].key, &b->key) &&
+            same_shape(&c->best[i].key.problem, &b->key.problem)) {
+            c->best[i] = *b;
+            return 0;
+        }
+    if (c->nbest == c->cap) {
+        const size_t cap = c->cap ? 2 * c->cap : 64;
+        fdt_best *grown = realloc(c->best, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        c->best = grown;
+        c->cap = cap;
+    }
+    c->best[c->nbest++] = *b;
+    return 0;
+}
+
+/* Picks the answer among one device's tuned shapes; 1 when it had any. */
+static int answer_from(const fdt_query_cache *c, const fdt_device_slot *dev, int64_t device_id,
+                       const fdt_key *key, fdt_answer *out)
+{
+    long best = -1;
+    double best_d = 0;
+    for (size_t i = 0; i < c->nbest; i++) {
+        const fdt_best *b = &c->best[i];
+        if (b->device_id != device_id || !same_key(&b->key, key))
+            continue;
+        double d = 0;
+        if (fdt_query_nearest(&key->problem, b, 1, dev->info.l2_bytes, &d) == 0 &&
+            (best < 0 || d < best_d ||
+             (d == best_d && points(&b->key.problem) > points(&c->best[best].key.problem)))) {
+            best = (long)i;
+            best_d = d;
+        }
+    }
+    if (best < 0)
+        return 0;
+    out->best = c->best[best];
+    out->distance = best_d;
+    out->match = best_d == 0 ? FDT_MATCH_EXACT : FDT_MATCH_NEAREST;
+    return 1;
+}
+
+void fdt_query_find(fdt_daemon *d, const fdt_device_slot *dev, const fdt_key *key,
+                    fdt_answer *out)
+{
+    const fdt_query_cache *c = d->query_cache;
     memset(out, 0, sizeof *out);
     out->match = FDT_MATCH_DEFAULT;
     out->level = FDT_LEVEL_NONE;
-    int failed = 0;
-    const fdt_device_row self = {.id = dev->id, .info = dev->info};
-    if (answer_from(d, dev, &self, key, out, &failed)) {
+    if (answer_from(c, dev, dev->id, key, out)) {
         out->level = FDT_LEVEL_FINGERPRINT;
-        return 0;
+        out->from = dev->info;
+        return;
     }
-    fdt_device_row *rows = NULL;
-    size_t n = 0;
-    if (failed || fdt_store_devices(d->store, &rows, &n) != 0)
-        return -1;
-    for (fdt_level level = FDT_LEVEL_MODEL; level < FDT_LEVEL_NONE && !failed; level++) {
-        for (size_t i = 0; i < n && !failed; i++) {
-            if (rows[i].id == dev->id || fdt_query_level(&dev->info, &rows[i].info) != level)
-                continue;
-            if (answer_from(d, dev, &rows[i], key, out, &failed)) {
+    for (fdt_level level = FDT_LEVEL_MODEL; level < FDT_LEVEL_NONE; level++)
+        for (size_t i = 0; i < c->ndevices; i++) {
+            const fdt_device_row *row = &c->devices[i];
+            if (row->id != dev->id && fdt_query_level(&dev->info, &row->info) == level &&
+                answer_from(c, dev, row->id, key, out)) {
                 out->level = level;
-                free(rows);
-                return 0;
+                out->from = row->info;
+                return;
             }
         }
-    }
-    free(rows);
-    return failed ? -1 : 0;
 }
 
 static json_t *dim3_json(fdt_dim3 v)

@@ -38,9 +38,16 @@ typedef struct fdt_answer {
     double distance;
 } fdt_answer;
 
-/* Looks the problem up for device slot dev. 0, or -1 on a store error. */
-int fdt_query_find(fdt_daemon *d, const fdt_device_slot *dev, const fdt_key *key,
-                   fdt_answer *out);
+/* Loads the best rows and the devices from the store into memory (after the probe has
+ * stored this host's devices); 0 or -1 with the reason. */
+int fdt_query_cache_load(fdt_daemon *d, char *err, size_t errlen);
+void fdt_query_cache_free(fdt_daemon *d);
+/* Keeps a best row just stored, so that queries see it at once; 0 or -1 (out of memory). */
+int fdt_query_remember(fdt_daemon *d, const fdt_best *b);
+
+/* Looks the problem up for device slot dev, from memory. */
+void fdt_query_find(fdt_daemon *d, const fdt_device_slot *dev, const fdt_key *key,
+                    fdt_answer *out);
 
 /* What a solver needs to launch variant for the asked problem: family, parameters, grid and
  * block for that shape, the -D defines and the sources. NULL if the name does not parse. */

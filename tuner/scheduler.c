@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "base64.h"
+#include "query.h"
 #include "supervisor.h"
 #include "wire.h"
 
@@ -389,6 +390,8 @@ static void conclude(lane *l, json_t *ev)
     free(rows);
     if (fdt_store_best_put(d->store, &b) != 0)
         finish_job(l, FDT_JOB_FAILED, fdt_store_error(d->store));
+    else if (fdt_query_remember(d, &b) != 0)
+        finish_job(l, FDT_JOB_FAILED, "out of memory");
     else
         finish_job(l, FDT_JOB_DONE, NULL);
 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef enum field_kind { F_INT, F_U64, F_REAL, F_TEXT } field_kind;
@@ -24,6 +25,20 @@ typedef struct field {
 #define REAL(s, m, name, lo, hi) {name, F_REAL, offsetof(s, m), 0, lo, hi}
 #define TEXT(s, m, name) {name, F_TEXT, offsetof(s, m), sizeof(((s *)0)->m), 0, 0}
 
+json_t *fdt_wire_text(const char *text)
+{
+    json_t *j = json_string(text);
+    char *ascii = j ? NULL : strdup(text);
+    if (!ascii)
+        return j;
+    for (char *c = ascii; *c; c++)
+        if ((unsigned char)*c > 0x7f)
+            *c = '?';
+    j = json_string(ascii);
+    free(ascii);
+    return j;
+}
+
 static json_t *field_json(const field *f, const void *base)
 {
     const char *at = (const char *)base + f->offset;
@@ -33,7 +48,7 @@ static json_t *field_json(const field *f, const void *base)
     case F_REAL:
         /* JSON has no NaN or infinity; null makes the reader name the field. */
         return isfinite(*(const double *)at) ? json_real(*(const double *)at) : json_null();
-    case F_TEXT: return json_string(at);
+    case F_TEXT: return fdt_wire_text(at);
     }
     return json_null();
 }

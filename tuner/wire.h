@@ -9,6 +9,11 @@
 #include "measure.h"
 #include "store.h"
 
+/* A JSON string of text, which may be cut short inside a multi-byte character or be in
+ * another encoding (compiler messages): were it not UTF-8, its bytes above 0x7f become '?'
+ * instead of the string being refused. NULL only when out of memory. */
+json_t *fdt_wire_text(const char *text);
+
 json_t *fdt_wire_device_json(const fdt_device_info *d);
 /* 0, or -1 with the missing or mistyped field named in err. */
 int fdt_wire_device_parse(const json_t *j, fdt_device_info *d, char *err, size_t errlen);

@@ -74,7 +74,7 @@ static void emit_message(const char *kind, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    emit(json_pack("{s:s, s:s}", "ev", kind, "message", message));
+    emit(json_pack("{s:s, s:o}", "ev", kind, "message", fdt_wire_text(message)));
 }
 
 /* ---- heartbeat ---- */
@@ -356,7 +356,7 @@ static void run_task(worker *w, const task *t, int leaders)
     give_up_if_lost(w);
     if (s != FDT_OK) {
         json_t *ev = task_event(w, "failed");
-        json_object_set_new(ev, "message", json_string(err.msg));
+        json_object_set_new(ev, "message", fdt_wire_text(err.msg));
         emit(ev);
     } else if (leaders)
         finish_leaders(w, &base);
@@ -378,7 +378,7 @@ static void on_task(worker *w, const json_t *msg, int leaders)
     task t;
     if (parse_task(w, msg, leaders, &t, err, sizeof err) != 0) {
         json_t *ev = task_event(w, "failed");
-        json_object_set_new(ev, "message", json_string(err));
+        json_object_set_new(ev, "message", fdt_wire_text(err));
         emit(ev);
     } else
         run_task(w, &t, leaders);
