@@ -139,8 +139,9 @@ check:
 	$(MAKE) test
 	$(MAKE) SAN=1 test
 
-run: $(BUILD)/fdtune
-	$(BUILD)/fdtune bench 128 128 128 --top 10
+# The main job: the daemon with its embedded defaults, in the foreground.
+run: all
+	$(BUILD)/fdtuned
 
 clean:
 	rm -rf build build-san build-static

@@ -134,6 +134,14 @@ else
     not_ok "query 26x17x11 answers from the nearest tuned shape" "$dir/q"
 fi
 
+# The example a solver author copies, built through pkg-config against libfdtune.
+"$BUILD/example_query" 13 17 11 >"$dir/q" 2>&1
+if grep -q '^match: *exact' "$dir/q" && grep -q 'launch:  grid [0-9]* 17 11, block' "$dir/q"; then
+    ok "example_query prints the exact match and the launch geometry"
+else
+    not_ok "example_query prints the exact match and the launch geometry" "$dir/q"
+fi
+
 # --- restart: the answer is still there -----------------------------------------------------
 if stop_daemon && [ ! -e "$FDTUNE_SOCKET" ]; then
     ok "SIGTERM stops fdtuned with status 0 and removes its socket"
