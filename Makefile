@@ -91,7 +91,7 @@ $(BUILD)/%.o: %.c $(HEADERS)
 
 # The query load generator of bench/query_bench.sh; a client of the socket, no core code.
 $(BUILD)/querybench: bench/querybench.c
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -luv
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
 # Each kernel family's source, common.h prepended, as a C string, so that one binary
 # carries its kernels wherever it is copied.

@@ -24,6 +24,7 @@ typedef struct op_ctx {
     const fdt_peer *peer;
     json_t *req;
     json_t *ans;
+    const char *body;  /* a query's answer fields as JSON text, memoized; NULL: ans has them */
     const char *code;
     char message[512];
 } op_ctx;
@@ -273,7 +274,8 @@ static int op_tune(op_ctx *c)
     return 0;
 }
 
-static int add_answer_fields(op_ctx *c, const fdt_answer *a, const fdt_problem *asked)
+static int add_answer_fields(op_ctx *c, const fdt_answer *a, const fdt_problem *asked,
+                             json_t *to)
 {
     const char *variant = a->match == FDT_MATCH_DEFAULT ? NULL : a->best.variant;
     char kernel1[FDT_VARIANT_NAME_MAX];
@@ -285,25 +287,47 @@ static int add_answer_fields(op_ctx *c, const fdt_answer *a, const fdt_problem *
     json_t *config = fdt_query_config_json(variant, asked);
     if (!config)
         return fail(c, "internal", "the stored variant '%s' does not parse", variant);
-    json_object_set_new(c->ans, "match", json_string(fdt_match_name(a->match)));
-    json_object_set_new(c->ans, "device_match", json_string(fdt_level_name(a->level)));
-    json_object_set_new(c->ans, "config", config);
+    json_object_set_new(to, "match", json_string(fdt_match_name(a->match)));
+    json_object_set_new(to, "device_match", json_string(fdt_level_name(a->level)));
+    json_object_set_new(to, "config", config);
     if (a->match == FDT_MATCH_DEFAULT)
         return 0;
     const fdt_problem *t = &a->best.key.problem;
-    json_object_set_new(c->ans, "from",
+    json_object_set_new(to, "from",
                         json_pack("{s:i, s:i, s:i, s:s, s:s, s:s}", "nx", t->nx, "ny", t->ny,
                                   "nz", t->nz, "device", a->from.name, "driver",
                                   a->from.driver_version, "compiler", a->from.compiler_version));
-    json_object_set_new(c->ans, "distance", json_real(a->distance));
-    json_object_set_new(c->ans, "gbps", json_real(a->best.gbps));
-    json_object_set_new(c->ans, "copy_gbps", json_real(a->best.copy_gbps));
-    json_object_set_new(c->ans, "kernel1_gbps", json_real(a->best.kernel1_gbps));
-    json_object_set_new(c->ans, "kernels_current",
+    json_object_set_new(to, "distance", json_real(a->distance));
+    json_object_set_new(to, "gbps", json_real(a->best.gbps));
+    json_object_set_new(to, "copy_gbps", json_real(a->best.copy_gbps));
+    json_object_set_new(to, "kernel1_gbps", json_real(a->best.kernel1_gbps));
+    json_object_set_new(to, "kernels_current",
                         json_boolean(strcmp(a->best.kernels, fdt_kernels_version()) == 0));
     return 0;
 }
 
+/* A miss that may queue a job: answered in full, never memoized. */
+static int query_and_tune(op_ctx *c, const fdt_key *key, int device)
+{
+    fdt_answer a;
+    fdt_query_find(c->d, &c->d->devices[device], key, &a);
+    if (add_answer_fields(c, &a, &key->problem, c->ans))
+        return -1;
+    if (a.match == FDT_MATCH_EXACT)
+        return 0;
+    if (!fdt_peer_is_admin(c->d, c->peer))
+        return fail(c, "forbidden", "tune_if_missing needs the rights of tune");
+    fdt_job job;
+    int existing;
+    if (new_job(c, key, device, &job) || queue_job(c, &job, &existing))
+        return -1;
+    fdt_scheduler_kick(c->d);
+    json_object_set_new(c->ans, "job", json_integer(job.id));
+    return 0;
+}
+
+/* Solvers ask the same shapes over and over; the answer's text is kept until something new
+ * is tuned, so that most queries cost a lookup instead of building JSON. */
 static int op_query(op_ctx *c)
 {
     fdt_key key;
@@ -313,21 +337,21 @@ static int op_query(op_ctx *c)
         return -1;
     if (tune && !json_is_boolean(tune))
         return fail(c, "bad_request", "'tune_if_missing' must be true or false");
+    if (json_is_true(tune))
+        return query_and_tune(c, &key, device);
+    c->body = fdt_query_memo_get(c->d, device, &key);
+    if (c->body)
+        return 0;
     fdt_answer a;
     fdt_query_find(c->d, &c->d->devices[device], &key, &a);
-    if (add_answer_fields(c, &a, &key.problem))
-        return -1;
-    if (a.match == FDT_MATCH_EXACT || !json_is_true(tune))
-        return 0;
-    if (!fdt_peer_is_admin(c->d, c->peer))
-        return fail(c, "forbidden", "tune_if_missing needs the rights of tune");
-    fdt_job job;
-    int existing;
-    if (new_job(c, &key, device, &job) || queue_job(c, &job, &existing))
-        return -1;
-    fdt_scheduler_kick(c->d);
-    json_object_set_new(c->ans, "job", json_integer(job.id));
-    return 0;
+    json_t *fields = json_object();
+    const int rc = add_answer_fields(c, &a, &key.problem, fields);
+    if (rc == 0)
+        c->body = fdt_query_memo_put(c->d, device, &key, json_dumps(fields, JSON_COMPACT));
+    if (rc == 0 && !c->body)
+        json_object_update(c->ans, fields); /* out of memory for the text: answer anyway */
+    json_decref(fields);
+    return rc;
 }
 
 static int shape_triple(op_ctx *c, json_t *item, size_t index, fdt_problem *p)
@@ -554,8 +578,27 @@ static int dispatch(op_ctx *c)
     return fail(c, "unknown_op", "unknown op '%.64s'", json_string_value(name));
 }
 
+/* The envelope around a memoized body: {"v":1,"id":..., <body's fields>, "ok":true}. */
+static char *wrap_body(json_t *ans, const char *body)
+{
+    char *head = json_dumps(ans, JSON_COMPACT); /* {"v":1,"id":...} */
+    const size_t hlen = head ? strlen(head) : 0, blen = strlen(body);
+    char *line = head ? malloc(hlen + blen + 16) : NULL;
+    if (line) {
+        memcpy(line, head, hlen - 1);
+        line[hlen - 1] = ',';
+        memcpy(line + hlen, body + 1, blen - 2);
+        strcpy(line + hlen + blen - 2, ",\"ok\":true}");
+    }
+    free(head);
+    json_decref(ans);
+    return line;
+}
+
 static char *finish(json_t *ans, int ok, const op_ctx *c)
 {
+    if (ok && c->body)
+        return wrap_body(ans, c->body);
     json_object_set_new(ans, "ok", json_boolean(ok));
     if (!ok)
         json_object_set_new(ans, "error", json_pack("{s:s, s:s}", "code", c->code, "message",

@@ -81,11 +81,23 @@ long fdt_query_nearest(const fdt_problem *asked, const fdt_best *c, size_t n, ui
 /* The daemon is the store's only writer, so the best rows and the devices are kept in
  * memory as well: a query is answered without SQLite, whose file locks would otherwise cost
  * more than the rest of the answer. */
+#define MEMO_SLOTS 4096 /* direct-mapped; a host's solvers ask a few shapes again and again */
+
+typedef struct memo_entry {
+    uint64_t generation; /* 0: empty */
+    int device;
+    fdt_key key;
+    char *body;
+} memo_entry;
+
 struct fdt_query_cache {
     fdt_best *best;
     size_t nbest, cap;
     fdt_device_row *devices;
     size_t ndevices;
+    /* Whole answers already written, valid while the best rows have not changed since. */
+    memo_entry memo[MEMO_SLOTS];
+    uint64_t generation;
 };
 
 int fdt_query_cache_load(fdt_daemon *d, char *err, size_t errlen)
@@ -101,6 +113,7 @@ int fdt_query_cache_load(fdt_daemon *d, char *err, size_t errlen)
         return -1;
     }
     c->cap = c->nbest;
+    c->generation = 1;
     d->query_cache = c;
     return 0;
 }
@@ -109,6 +122,8 @@ void fdt_query_cache_free(fdt_daemon *d)
 {
     if (!d->query_cache)
         return;
+    for (size_t i = 0; i < MEMO_SLOTS; i++)
+        free(d->query_cache->memo[i].body);
     free(d->query_cache->best);
     free(d->query_cache->devices);
     free(d->query_cache);
@@ -127,9 +142,44 @@ static int same_shape(const fdt_problem *a, const fdt_problem *b)
     return a->nx == b->nx && a->ny == b->ny && a->nz == b->nz;
 }
 
+static size_t memo_slot(int device, const fdt_key *k)
+{
+    const fdt_problem *p = &k->problem;
+    const uint64_t fields[] = {(uint64_t)device, (uint64_t)p->nx, (uint64_t)p->ny,
+                               (uint64_t)p->nz, (uint64_t)p->radius, (uint64_t)p->precision,
+                               (uint64_t)k->cache[0], (uint64_t)k->stencil[0]};
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        h = (h ^ fields[i]) * 1099511628211ull;
+    return (size_t)(h % MEMO_SLOTS);
+}
+
+static int memo_matches(const memo_entry *e, uint64_t generation, int device, const fdt_key *k)
+{
+    return e->generation == generation && e->device == device && same_key(&e->key, k) &&
+           same_shape(&e->key.problem, &k->problem);
+}
+
+const char *fdt_query_memo_get(fdt_daemon *d, int device, const fdt_key *key)
+{
+    const fdt_query_cache *c = d->query_cache;
+    const memo_entry *e = &c->memo[memo_slot(device, key)];
+    return memo_matches(e, c->generation, device, key) ? e->body : NULL;
+}
+
+const char *fdt_query_memo_put(fdt_daemon *d, int device, const fdt_key *key, char *body)
+{
+    fdt_query_cache *c = d->query_cache;
+    memo_entry *e = &c->memo[memo_slot(device, key)];
+    free(e->body);
+    *e = (memo_entry){.generation = c->generation, .device = device, .key = *key, .body = body};
+    return body;
+}
+
 int fdt_query_remember(fdt_daemon *d, const fdt_best *b)
 {
     fdt_query_cache *c = d->query_cache;
+    c->generation++; /* every answer written so far may have changed */
     for (size_t i = 0; i < c->nbest; i++)
         if (c->best[i].device_id == b->device_id && same_key(&c->best[i].key, &b->key) &&
             same_shape(&c->best[i].key.problem, &b->key.problem)) {

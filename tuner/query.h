@@ -45,6 +45,12 @@ void fdt_query_cache_free(fdt_daemon *d);
 /* Keeps a best row just stored, so that queries see it at once; 0 or -1 (out of memory). */
 int fdt_query_remember(fdt_daemon *d, const fdt_best *b);
 
+/* The answer body (a JSON object's text) last written for this device and key, if nothing
+ * was tuned since; NULL otherwise. Valid until the next put. */
+const char *fdt_query_memo_get(fdt_daemon *d, int device, const fdt_key *key);
+/* Keeps body (malloc'd, taken over) as the answer for device and key; returns it. */
+const char *fdt_query_memo_put(fdt_daemon *d, int device, const fdt_key *key, char *body);
+
 /* Looks the problem up for device slot dev, from memory. */
 void fdt_query_find(fdt_daemon *d, const fdt_device_slot *dev, const fdt_key *key,
                     fdt_answer *out);

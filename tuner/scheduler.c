@@ -273,6 +273,14 @@ static void dispatch(lane *l)
     }
 }
 
+/* The lane forgets a worker that is going away (asked to quit, or killed); its end, when it
+ * comes, is ignored, and the lane may start a fresh worker at once. */
+static void detach_worker(lane *l)
+{
+    l->worker = NULL;
+    l->state = LANE_DOWN;
+}
+
 static void take_next_job(lane *l)
 {
     fdt_daemon *d = l->s->d;
@@ -285,6 +293,7 @@ static void take_next_job(lane *l)
             json_t *quit = json_pack("{s:s}", "op", "quit");
             fdt_worker_send(l->worker, quit);
             json_decref(quit);
+            detach_worker(l);
         }
         return;
     }
@@ -494,9 +503,10 @@ static void on_ended(fdt_worker *w, fdt_worker_end end, int64_t status, int sig,
 {
     lane *l = ctx;
     fdt_daemon *d = l->s->d;
+    if (l->worker != w)
+        return; /* detached: the lane has moved on */
     const char *current = fdt_worker_current(w);
-    l->worker = NULL;
-    l->state = LANE_DOWN;
+    detach_worker(l);
     if (!l->has_job || d->stopping || end == FDT_END_STOPPED)
         return;
     describe_end(l->last_end, sizeof l->last_end, end, status, sig, d->config.variant_deadline_ms);
@@ -539,8 +549,10 @@ int fdt_scheduler_cancel(fdt_daemon *d, int64_t job_id)
         if (l->has_job && l->job.id == job_id) {
             fdt_worker *w = l->worker;
             finish_job(l, FDT_JOB_CANCELLED, NULL);
-            if (w)
+            if (w) {
+                detach_worker(l);
                 fdt_worker_stop(w); /* abandons the variant in flight; nothing of it is kept */
+            }
             fdt_scheduler_kick(d);
             return 1;
         }
