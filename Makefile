@@ -46,7 +46,7 @@ DAEMON_OBJS := $(DAEMON:%=$(BUILD)/tuner/%.o)
 LIB_OBJS := $(BUILD)/cli/client.o $(BUILD)/config/paths.o
 CLI_OBJS := $(BUILD)/cli/fdtune.o $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/cmd_*.c))
 TESTS := test_variant test_hip_compile test_hip_variants test_cpu_backend test_store \
-         test_config test_wire test_protocol
+         test_config test_wire test_query test_protocol
 PROGRAMS := $(BUILD)/fdtuned $(BUILD)/fdtune-worker $(BUILD)/fdtune
 HEADERS := $(wildcard tuner/*.h cli/*.h cli/include/*.h db/*.h config/*.h)
 
@@ -118,6 +118,9 @@ $(BUILD)/db/schema_sql.c: db/schema.sql
 
 $(BUILD)/db/schema_sql.o: $(BUILD)/db/schema_sql.c
 	$(CC) $(CFLAGS) -Wno-overlength-strings -c -o $@ $<
+
+# The query's choices are tested apart from the daemon around them.
+$(BUILD)/tests/test_query: $(BUILD)/tuner/query.o
 
 $(BUILD)/tests/%: tests/%.c $(CORE_OBJS) $(BUILD)/cli/client.o
 	@mkdir -p $(dir $@)

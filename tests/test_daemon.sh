@@ -152,6 +152,14 @@ start_daemon
 "$FDTUNE" query 13 17 11 --json >"$dir/q"
 if grep -q '"match":"exact"' "$dir/q"; then ok "after a restart the answer is still exact"
 else not_ok "after a restart the answer is still exact" "$dir/q"; fi
+# Tuning the same problem again measures again, but compiles nothing: the code objects of
+# the first run are in the store's cache.
+check "tuning 13x17x11 again" "$FDTUNE" tune 13 17 11 --family naive --subset 4 --wait
+if grep -q '4 variants ready in .* (4 from the code cache)' "$LOG"; then
+    ok "the second tuning takes all 4 code objects from the cache"
+else
+    not_ok "the second tuning takes all 4 code objects from the cache" "$LOG"
+fi
 
 # --- kill -9 during a batch ---------------------------------------------------------------
 printf '# three shapes\n15 15 15\n\n17 13 11\n11 11 19\n' >"$dir/shapes"

@@ -438,6 +438,11 @@ static void on_event(fdt_worker *w, json_t *ev, void *ctx)
             take_next_job(l);
     } else if (strcmp(kind, "code") == 0) {
         store_code(l, ev);
+    } else if (strcmp(kind, "compiled") == 0) {
+        fdt_log("device %zu: %lld variants ready in %.1f s (%lld from the code cache)", l->device,
+                (long long)json_integer_value(json_object_get(ev, "count")),
+                json_number_value(json_object_get(ev, "wall_ms")) / 1e3,
+                (long long)json_integer_value(json_object_get(ev, "cached")));
     } else if (strcmp(kind, "fatal") == 0 || strcmp(kind, "log") == 0 ||
                strcmp(kind, "error") == 0) {
         fdt_log("worker %zu: %s: %s", l->device, kind, message ? message : "?");

@@ -1,0 +1,138 @@
+/* test_query.c - how a query picks its answer when the asked shape or device was not tuned:
+ * the device levels of the fallback and the L2-aware distance between shapes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "query.h"
+
+static fdt_device_info h100(void)
+{
+    fdt_device_info d = {.compute_units = 132, .memory_bytes = 85017493504ull,
+                         .l2_bytes = 50u << 20};
+    strcpy(d.backend, "cuda");
+    strcpy(d.vendor, "NVIDIA");
+    strcpy(d.name, "NVIDIA H100 80GB HBM3");
+    strcpy(d.arch, "sm_90");
+    strcpy(d.driver_version, "CUDA driver 13.0");
+    strcpy(d.compiler_version, "NVRTC 13.0");
+    return d;
+}
+
+static void test_device_levels(void **state)
+{
+    (void)state;
+    const fdt_device_info asked = h100();
+    fdt_device_info other = asked;
+    assert_int_equal(fdt_query_level(&asked, &other), FDT_LEVEL_FINGERPRINT);
+    strcpy(other.driver_version, "CUDA driver 12.4");
+    assert_int_equal(fdt_query_level(&asked, &other), FDT_LEVEL_MODEL);
+    other = asked;
+    strcpy(other.compiler_version, "NVRTC 12.4");
+    assert_int_equal(fdt_query_level(&asked, &other), FDT_LEVEL_MODEL);
+    /* The same name with fewer SMs (a partitioned or cut-down part) is not the same model. */
+    other = asked;
+    other.compute_units = 114;
+    assert_int_equal(fdt_query_level(&asked, &other), FDT_LEVEL_ARCH);
+    other = asked;
+    strcpy(other.name, "NVIDIA H100 PCIe");
+    assert_int_equal(fdt_query_level(&asked, &other), FDT_LEVEL_ARCH);
+    other = asked;
+    strcpy(other.arch, "sm_80");
+    assert_int_equal(fdt_query_level(&asked, &other), FDT_LEVEL_NONE);
+    other = asked;
+    strcpy(other.backend, "hip");
+    assert_int_equal(fdt_query_level(&asked, &other), FDT_LEVEL_NONE);
+}
+
+static fdt_best tuned(int nx, int ny, int nz)
+{
+    fdt_best b = {.key.problem = {.nx = nx, .ny = ny, .nz = nz, .radius = 1,
+                                  .precision = FDT_DOUBLE}};
+    return b;
+}
+
+static void test_same_shape_is_distance_zero(void **state)
+{
+    (void)state;
+    const fdt_best b = tuned(100, 200, 300);
+    assert_true(fdt_query_distance(&b.key.problem, &b.key.problem, 50u << 20) == 0.0);
+}
+
+/* Three 2048x2048 planes of doubles (96 MiB) overflow an L2 of 50 MiB; three 2048x1024
+ * planes (48 MiB) fit. The half-plane shape is closer by size (and by element count, what
+ * Kernel Launcher goes by), but it runs in the other regime: the wide, deep shape wins. */
+static void test_l2_regime_wins_over_size(void **state)
+{
+    (void)state;
+    const fdt_problem asked = {.nx = 2048, .ny = 2048, .nz = 4, .radius = 1,
+                               .precision = FDT_DOUBLE};
+    const fdt_best c[] = {tuned(2048, 1024, 4), tuned(2048, 2048, 128)};
+    double d = -1;
+    assert_int_equal(fdt_query_nearest(&asked, c, 2, 50u << 20, &d), 1);
+    assert_true(d == 1.25);
+    /* With an L2 that holds both, the regimes agree and the closer size wins. */
+    assert_int_equal(fdt_query_nearest(&asked, c, 2, 1ull << 40, &d), 0);
+    assert_true(d == 1.0);
+}
+
+static void test_plane_then_nx_then_nz(void **state)
+{
+    (void)state;
+    const fdt_problem asked = {.nx = 256, .ny = 256, .nz = 256, .radius = 1,
+                               .precision = FDT_DOUBLE};
+    const uint64_t l2 = 50u << 20;
+    /* Same plane, other nz beats another plane with the same nz. */
+    const fdt_best a[] = {tuned(512, 256, 256), tuned(256, 256, 1024)};
+    double d;
+    assert_int_equal(fdt_query_nearest(&asked, a, 2, l2, &d), 1);
+    /* Same plane size, nx differs: the one with the asked nx wins. */
+    const fdt_best b[] = {tuned(128, 512, 256), tuned(256, 256, 128)};
+    assert_int_equal(fdt_query_nearest(&asked, b, 2, l2, &d), 1);
+    assert_int_equal(fdt_query_nearest(&asked, b, 0, l2, &d), -1);
+}
+
+static void test_ties_go_to_the_larger_shape(void **state)
+{
+    (void)state;
+    const fdt_problem asked = {.nx = 256, .ny = 256, .nz = 256, .radius = 1,
+                               .precision = FDT_DOUBLE};
+    const fdt_best c[] = {tuned(256, 256, 128), tuned(256, 256, 512)};
+    double d;
+    assert_int_equal(fdt_query_nearest(&asked, c, 2, 50u << 20, &d), 1);
+    const fdt_best r[] = {tuned(256, 256, 512), tuned(256, 256, 128)};
+    assert_int_equal(fdt_query_nearest(&asked, r, 2, 50u << 20, &d), 0);
+}
+
+static void test_config_is_for_the_asked_shape(void **state)
+{
+    (void)state;
+    const fdt_problem asked = {.nx = 100, .ny = 200, .nz = 300, .radius = 1,
+                               .precision = FDT_FLOAT};
+    json_t *c = fdt_query_config_json("tiled:64x2x2:m8:seed", &asked);
+    assert_non_null(c);
+    char *text = json_dumps(c, JSON_COMPACT);
+    /* ceil(100/64), ceil(200/(2*8)), ceil(300/2) */
+    assert_non_null(strstr(text, "\"block\":[64,2,2],\"grid\":[2,13,150]"));
+    assert_non_null(strstr(text, "\"sources\":[\"common.h\",\"tiled.hip\"]"));
+    assert_non_null(strstr(text, "\"FDT_REAL=float\""));
+    free(text);
+    json_decref(c);
+    assert_null(fdt_query_config_json("warp:1x1x1", &asked));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_device_levels),
+        cmocka_unit_test(test_same_shape_is_distance_zero),
+        cmocka_unit_test(test_l2_regime_wins_over_size),
+        cmocka_unit_test(test_plane_then_nx_then_nz),
+        cmocka_unit_test(test_ties_go_to_the_larger_shape),
+        cmocka_unit_test(test_config_is_for_the_asked_shape),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
