@@ -49,8 +49,8 @@ die() {
 
 # fdtune finds the daemon through FDTUNE_SOCKET, wherever its options go.
 export FDTUNE_SOCKET="$tmp/fdtuned.sock"
-"$BUILD/fdtuned" --socket "$FDTUNE_SOCKET" --db "$tmp/fdtuned.db" --backend cpu \
-    > "$tmp/fdtuned.log" 2>&1 &
+"$BUILD/fdtuned" ${CONFIG:+--config "$CONFIG"} --socket "$FDTUNE_SOCKET" \
+    --db "$tmp/fdtuned.db" --backend cpu > "$tmp/fdtuned.log" 2>&1 &
 daemon_pid=$!
 
 tries=0

@@ -84,7 +84,7 @@ void fdt_config_defaults(fdt_config *c, int system)
     c->heartbeat_timeout_ms = 10000;
     /* Measuring one variant of a large grid on the cpu backend takes tens of seconds. */
     c->variant_deadline_ms = 120000;
-    c->worker_nice = 10;
+    c->worker_nice = 19;
     c->compile_threads = 0;
     c->max_restarts = 5;
     c->test_families = 0;

@@ -76,7 +76,7 @@ static const setting every_key[] = {
     {"worker", "heartbeat_ms", "100"},
     {"worker", "heartbeat_timeout_ms", "86400000"},
     {"worker", "variant_deadline_ms", "1000"},
-    {"worker", "worker_nice", "19"},
+    {"worker", "worker_nice", "5"},
     {"worker", "compile_threads", "256"},
     {"worker", "max_restarts", "0"},
     {"worker", "test_families", "yes"},
@@ -115,7 +115,7 @@ static void defaults_are_documented_values(void **state)
     assert_int_equal(c.heartbeat_ms, 1000);
     assert_int_equal(c.heartbeat_timeout_ms, 10000);
     assert_int_equal(c.variant_deadline_ms, 120000);
-    assert_int_equal(c.worker_nice, 10);
+    assert_int_equal(c.worker_nice, 19);
     assert_int_equal(c.compile_threads, 0);
     assert_int_equal(c.max_restarts, 5);
     assert_int_equal(c.test_families, 0);
@@ -173,7 +173,7 @@ static void every_key_accepts_a_valid_value(void **state)
     assert_int_equal(c.heartbeat_ms, 100);
     assert_int_equal(c.heartbeat_timeout_ms, 86400000);
     assert_int_equal(c.variant_deadline_ms, 1000);
-    assert_int_equal(c.worker_nice, 19);
+    assert_int_equal(c.worker_nice, 5);
     assert_int_equal(c.compile_threads, 256);
     assert_int_equal(c.max_restarts, 0);
     assert_int_equal(c.test_families, 1);

@@ -359,8 +359,3 @@ void fdt_server_free(fdt_daemon *d)
     free(d->server);
     d->server = NULL;
 }
-
-size_t fdt_server_clients(const fdt_daemon *d)
-{
-    return d->server ? d->server->nclients : 0;
-}

@@ -13,6 +13,5 @@ int fdt_server_start(fdt_daemon *d, char *err, size_t errlen);
 void fdt_server_close(fdt_daemon *d);
 /* After the loop has ended. */
 void fdt_server_free(fdt_daemon *d);
-size_t fdt_server_clients(const fdt_daemon *d);
 
 #endif

@@ -33,12 +33,6 @@ struct fdt_worker {
     char current[FDT_VARIANT_NAME_MAX];
 };
 
-const char *fdt_worker_end_name(fdt_worker_end e)
-{
-    static const char *const names[] = {"exited", "signaled", "deadline", "silent", "stopped"};
-    return names[e];
-}
-
 int fdt_worker_pid(const fdt_worker *w)
 {
     return w->spawned ? w->proc.pid : 0;

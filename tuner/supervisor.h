@@ -18,8 +18,6 @@ typedef enum fdt_worker_end {
     FDT_END_STOPPED   /* killed on purpose: cancel, shutdown */
 } fdt_worker_end;
 
-const char *fdt_worker_end_name(fdt_worker_end e);
-
 typedef struct fdt_worker fdt_worker;
 
 typedef struct fdt_worker_handler {
