@@ -234,6 +234,12 @@ static int parse_tuning_options(op_ctx *c, fdt_job *job)
 {
     json_t *family = json_object_get(c->req, "family");
     long long subset = 0;
+    /* The workers time with the same buffers sample after sample; a cold-cache measurement
+     * (L2 flushed or buffers rotated) is not built yet, and storing hot numbers under
+     * "cold" would be a lie. */
+    if (strcmp(job->key.cache, "cold") == 0)
+        return fail(c, "bad_request", "cold-cache tuning is not implemented yet; only "
+                    "\"cache\": \"hot\" can be tuned");
     if (opt_int(c, c->req, "subset", 0, 1000000, &subset))
         return -1;
     job->subset = (int)subset;

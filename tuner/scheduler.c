@@ -301,6 +301,7 @@ static void take_next_job(lane *l)
     l->job.state = FDT_JOB_RUNNING;
     if (!l->job.started)
         l->job.started = now_s();
+    save_job(l);
     fdt_log("job %lld running on device %zu: %dx%dx%d", (long long)l->job.id, l->device,
             l->job.key.problem.nx, l->job.key.problem.ny, l->job.key.problem.nz);
     if (l->state == LANE_IDLE)
