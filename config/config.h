@@ -67,4 +67,8 @@ int fdt_config_check(const fdt_config *c, char *err, size_t errlen);
 int fdt_default_socket(int system, char *out, size_t len);
 int fdt_default_db(int system, char *out, size_t len);
 
+/* Creates the directories above path that do not exist yet (mode 0755, before umask):
+ * the socket's and the database's, at the daemon's start. 0, or -1 with the reason. */
+int fdt_make_parent_dirs(const char *path, char *err, size_t errlen);
+
 #endif

@@ -1,9 +1,12 @@
 /* config/paths.c - where fdtuned's socket and database live when no one says otherwise.
  * Shared by the daemon and the client library (which looks for the socket the same way),
  * so it depends on libc alone. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -53,4 +56,24 @@ int fdt_default_db(int system, char *out, size_t len)
     if (home)
         return format_path(out, len, "%s/.local/state/fdtuned/fdtuned.db", home);
     return format_path(out, len, "/tmp/fdtuned-%u/fdtuned.db", (unsigned)getuid());
+}
+
+int fdt_make_parent_dirs(const char *path, char *err, size_t errlen)
+{
+    char dir[FDT_PATH_MAX];
+    if (format_path(dir, sizeof dir, "%s", path) != 0) {
+        snprintf(err, errlen, "the path is too long");
+        return -1;
+    }
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+            snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+            return -1;
+        }
+        *p = '/';
+    }
+    return 0;
 }

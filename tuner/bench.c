@@ -191,18 +191,16 @@ static fdt_status enumerate(bench *bn, fdt_error *err)
     const fdt_bench_opts *o = bn->opts;
     if (o->only)
         return enumerate_one(bn, o->only, err);
-    const size_t space = fdt_space_enumerate(&o->problem, &rep->device, &o->filter, NULL, 0);
-    if (space == 0)
+    fdt_variant *vs = NULL;
+    const long n = fdt_space_sample(&o->problem, &rep->device, &o->filter, o->subset, &vs);
+    if (n < 0)
+        return fdt_fail(err, FDT_ERROR, "out of memory for the variant space");
+    if (n == 0)
         return fdt_fail(err, FDT_ERROR, "no variant of %s fits this device and shape",
                         o->filter.family ? o->filter.family : "any family");
-    fdt_variant *vs = malloc(space * sizeof *vs);
-    fdt_status st = vs ? allocate(bn, o->subset && o->subset < space ? o->subset : space, err)
-                       : fdt_fail(err, FDT_ERROR, "out of memory for %zu variants", space);
-    if (st == FDT_OK) {
-        fdt_space_enumerate(&o->problem, &rep->device, &o->filter, vs, space);
-        for (size_t i = 0; i < rep->count; i++)
-            assign(bn, i, &vs[i * space / rep->count]);
-    }
+    const fdt_status st = allocate(bn, (size_t)n, err);
+    for (size_t i = 0; st == FDT_OK && i < (size_t)n; i++)
+        assign(bn, i, &vs[i]);
     free(vs);
     return st;
 }

@@ -1,7 +1,6 @@
 /* fdtuned.c - the daemon's main: settings (embedded defaults, the config file, flags), the
  * store, the device probe, the socket server and the scheduler on one libuv loop, and the
  * signals: SIGTERM/SIGINT stop cleanly, SIGHUP reloads the config file. */
-#include <errno.h>
 #include <getopt.h>
 #include <grp.h>
 #include <signal.h>
@@ -9,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -139,23 +137,6 @@ static int load_settings(fdt_config *c, const flags *f, const char **path)
     return 0;
 }
 
-static int make_parent_dir(const char *path)
-{
-    char dir[FDT_PATH_MAX];
-    fdt_copy_text(dir, sizeof dir, path);
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-            fprintf(stderr, "fdtuned: cannot create %s: %s\n", dir, strerror(errno));
-            return -1;
-        }
-        *p = '/';
-    }
-    return 0;
-}
-
 static int resolve_admin_group(fdt_daemon *d)
 {
     d->has_admin_gid = 0;
@@ -227,8 +208,12 @@ static void watch_signals_and_stop_requests(fdt_daemon *d)
 static int start(fdt_daemon *d)
 {
     char err[512];
-    if (resolve_admin_group(d) != 0 || make_parent_dir(d->config.db) != 0)
+    if (resolve_admin_group(d) != 0)
         return -1;
+    if (fdt_make_parent_dirs(d->config.db, err, sizeof err) != 0) {
+        fprintf(stderr, "fdtuned: %s\n", err);
+        return -1;
+    }
     d->store = fdt_store_open(d->config.db, err, sizeof err);
     if (!d->store) {
         fprintf(stderr, "fdtuned: %s\n", err);

@@ -166,31 +166,25 @@ static int job_variants(lane *l, char ***out, size_t *count)
     fdt_daemon *d = l->s->d;
     const fdt_space_filter filter = {.family = l->job.family[0] ? l->job.family : NULL,
                                      .test_families = d->config.test_families};
-    const fdt_device_info *dev = &d->devices[l->device].info;
-    const fdt_problem *p = &l->job.key.problem;
-    const size_t space = fdt_space_enumerate(p, dev, &filter, NULL, 0);
-    const size_t n = l->job.subset > 0 && (size_t)l->job.subset < space ? (size_t)l->job.subset
-                                                                         : space;
-    fdt_variant *vs = malloc((space ? space : 1) * sizeof *vs);
-    char **names = calloc(n ? n : 1, sizeof *names);
-    int rc = vs && names ? 0 : -1;
-    if (rc == 0) {
-        fdt_space_enumerate(p, dev, &filter, vs, space);
-        for (size_t i = 0; i < n && rc == 0; i++) {
-            names[i] = malloc(FDT_VARIANT_NAME_MAX);
-            if (!names[i])
-                rc = -1;
-            else
-                fdt_variant_name(&vs[i * space / n], names[i], FDT_VARIANT_NAME_MAX);
-        }
+    fdt_variant *vs = NULL;
+    const long n = fdt_space_sample(&l->job.key.problem, &d->devices[l->device].info, &filter,
+                                    (size_t)l->job.subset, &vs);
+    char **names = n >= 0 ? calloc(n ? (size_t)n : 1, sizeof *names) : NULL;
+    int rc = names ? 0 : -1;
+    for (long i = 0; i < n && rc == 0; i++) {
+        names[i] = malloc(FDT_VARIANT_NAME_MAX);
+        if (!names[i])
+            rc = -1;
+        else
+            fdt_variant_name(&vs[i], names[i], FDT_VARIANT_NAME_MAX);
     }
     free(vs);
     if (rc != 0) {
-        fdt_store_names_free(names, n);
+        fdt_store_names_free(names, names ? (size_t)n : 0);
         return -1;
     }
     *out = names;
-    *count = n;
+    *count = (size_t)n;
     return 0;
 }
 

@@ -215,23 +215,6 @@ static void on_connection(uv_stream_t *listener, int status)
 
 /* --- the socket file --------------------------------------------------------------- */
 
-static int make_parents(const char *path, char *err, size_t errlen)
-{
-    char dir[FDT_PATH_MAX];
-    fdt_copy_text(dir, sizeof dir, path);
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-            snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
-            return -1;
-        }
-        *p = '/';
-    }
-    return 0;
-}
-
 typedef struct probe_connect {
     int status, done;
 } probe_connect;
@@ -329,7 +312,7 @@ int fdt_server_start(fdt_daemon *d, char *err, size_t errlen)
     }
     s->d = d;
     d->server = s;
-    if (make_parents(d->config.socket, err, errlen) != 0 ||
+    if (fdt_make_parent_dirs(d->config.socket, err, errlen) != 0 ||
         clear_stale(d, d->config.socket, err, errlen) != 0)
         return -1;
     uv_pipe_init(d->loop, &s->listener, 0);

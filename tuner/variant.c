@@ -170,6 +170,24 @@ static int smaller_covers(const value_list *list, int value, long long need, int
     return 0;
 }
 
+long fdt_space_sample(const fdt_problem *p, const fdt_device_info *dev,
+                      const fdt_space_filter *filter, size_t subset, fdt_variant **out)
+{
+    *out = NULL;
+    const size_t space = fdt_space_enumerate(p, dev, filter, NULL, 0);
+    if (space == 0)
+        return 0;
+    fdt_variant *vs = malloc(space * sizeof *vs);
+    if (!vs)
+        return -1;
+    fdt_space_enumerate(p, dev, filter, vs, space);
+    const size_t n = subset && subset < space ? subset : space;
+    for (size_t i = 0; i < n; i++) /* i * space / n >= i: compacting in place is safe */
+        vs[i] = vs[i * space / n];
+    *out = vs;
+    return (long)n;
+}
+
 const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
                               const fdt_device_info *dev)
 {

@@ -75,6 +75,12 @@ int fdt_family_selected(const fdt_family *f, const fdt_space_filter *filter);
 size_t fdt_space_enumerate(const fdt_problem *p, const fdt_device_info *dev,
                            const fdt_space_filter *filter, fdt_variant *out, size_t cap);
 
+/* The variants to tune: the whole space, or with 0 < subset < its size, that many spread
+ * evenly over it (a quick look). *out is malloc'd (NULL when nothing fits); returns the
+ * count, or -1 when out of memory. */
+long fdt_space_sample(const fdt_problem *p, const fdt_device_info *dev,
+                      const fdt_space_filter *filter, size_t subset, fdt_variant **out);
+
 /* Why the variant cannot run on this device and shape, or NULL if it can. */
 const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
                               const fdt_device_info *dev);
