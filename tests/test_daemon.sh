@@ -210,6 +210,21 @@ else
     not_ok "found the worker's pid to kill" "$LOG"
 fi
 
+# --- a frozen worker: no heartbeat, killed, replaced -------------------------------------------
+job=$("$FDTUNE" tune 23 13 11 --family tiled --subset 100 --json | field job)
+wait_until 120 job_has_progress "$job" 1
+worker=$("$FDTUNE" status --json | sed -n 's/.*"workers":\[{[^]]*"pid":\([0-9]*\).*/\1/p')
+if [ -n "$worker" ] && [ "$worker" -gt 0 ] && kill -STOP "$worker"; then
+    if wait_until 180 job_finished "$job" && [ "$(job_state "$job")" = done ] &&
+        grep -Eq "worker 0 \(pid $worker\) (sent nothing|spent over)" "$LOG"; then
+        ok "a frozen worker is killed by its watchdog and the job completes"
+    else
+        not_ok "a frozen worker: the job ends $(job_state "$job")" "$LOG"
+    fi
+else
+    not_ok "found the worker's pid to freeze" "$LOG"
+fi
+
 # --- a variant that faults, one that hangs --------------------------------------------------
 for family in fault spin; do
     case $family in fault) want=crashed ;; spin) want=timeout ;; esac
