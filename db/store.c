@@ -58,7 +58,6 @@ enum {
     ST_JOB_LEADERS,
     ST_JOB_RESULTS,
     ST_RESULTS_ALL,
-    ST_BEST_FOR,
     ST_BEST_ALL,
     ST_CODE_GET,
     ST_FIRST_WRITE,
@@ -90,9 +89,6 @@ static const char *const statements[ST_COUNT] = {
     [ST_JOB_RESULTS] = "SELECT " RESULT_COLUMNS " FROM results WHERE job_id = ? ORDER BY id",
     [ST_RESULTS_ALL] =
         "SELECT " RESULT_COLUMNS ", device_id, " KEY_COLUMNS " FROM results ORDER BY id",
-    [ST_BEST_FOR] =
-        "SELECT " BEST_COLUMNS " FROM best WHERE device_id = ? AND stencil = ? AND radius = ? "
-        "AND precision = ? AND cache = ? ORDER BY nx, ny, nz",
     [ST_BEST_ALL] =
         "SELECT " BEST_COLUMNS " FROM best "
         "ORDER BY device_id, stencil, radius, precision, cache, nx, ny, nz",
@@ -1097,24 +1093,6 @@ int fdt_store_best_put(fdt_store *s, const fdt_best *best)
         bind_null(&b);
     bind_int(&b, best->updated ? best->updated : now());
     return run(s, &b);
-}
-
-int fdt_store_best_for(fdt_store *s, int64_t device_id, const fdt_key *key, fdt_best **out,
-                       size_t *count)
-{
-    binder b;
-    void *rows;
-    if (start(s, ST_BEST_FOR, &b) != 0)
-        return -1;
-    bind_int(&b, device_id);
-    bind_text(&b, key->stencil, sizeof key->stencil);
-    bind_int(&b, key->problem.radius);
-    bind_text(&b, fdt_precision_name(key->problem.precision), SIZE_MAX);
-    bind_text(&b, key->cache, sizeof key->cache);
-    if (fetch_all(s, &b, sizeof **out, read_best, NULL, &rows, count) != 0)
-        return -1;
-    *out = rows;
-    return 0;
 }
 
 int fdt_store_best_all(fdt_store *s, fdt_best **out, size_t *count)

@@ -140,11 +140,7 @@ int fdt_store_job_results(fdt_store *s, int64_t job_id, fdt_result_row **out, si
 
 /* Best. Upsert replaces the row of (device, key). */
 int fdt_store_best_put(fdt_store *s, const fdt_best *b);
-/* Every best row of device_id for this stencil, radius, precision and cache (any shape):
- * the candidates of a query. *out malloc'd. */
-int fdt_store_best_for(fdt_store *s, int64_t device_id, const fdt_key *key, fdt_best **out,
-                       size_t *count);
-/* Every best row, for export. */
+/* Every best row: the daemon keeps them in memory for queries, and exports them. */
 int fdt_store_best_all(fdt_store *s, fdt_best **out, size_t *count);
 /* Every result row with its device and key, for export: calls row() for each; stops early
  * when it returns nonzero. */

@@ -459,20 +459,19 @@ static void test_best(void **state)
 
     fdt_best *rows;
     size_t n;
-    assert_int_equal(fdt_store_best_for(s, device_id, &big, &rows, &n), 0);
-    assert_int_equal(n, 2);
-    assert_int_equal(rows[0].key.problem.nx, 256);
-    assert_int_equal(rows[0].job_id, 0);
-    assert_string_equal(rows[1].variant, "tiled:64x2x2:m8:seed");
-    assert_near(rows[1].gbps, 2930, 1e-9);
-    assert_near(rows[1].copy_gbps, 3013.7, 1e-9);
-    assert_int_equal(rows[1].job_id, job.id);
-    assert_true(rows[1].updated > 0);
-    assert_string_equal(rows[1].kernels, fdt_kernels_version());
-    free(rows);
-
+    /* Ordered by key: double before float, cold before hot, then the shape. */
     assert_int_equal(fdt_store_best_all(s, &rows, &n), 0);
     assert_int_equal(n, 4);
+    assert_string_equal(rows[0].key.cache, "cold");
+    assert_int_equal(rows[1].key.problem.nx, 256);
+    assert_int_equal(rows[1].job_id, 0);
+    assert_string_equal(rows[2].variant, "tiled:64x2x2:m8:seed");
+    assert_near(rows[2].gbps, 2930, 1e-9);
+    assert_near(rows[2].copy_gbps, 3013.7, 1e-9);
+    assert_int_equal(rows[2].job_id, job.id);
+    assert_true(rows[2].updated > 0);
+    assert_string_equal(rows[2].kernels, fdt_kernels_version());
+    assert_int_equal(rows[3].key.problem.precision, FDT_FLOAT);
     free(rows);
     fdt_store_close(s);
 }
