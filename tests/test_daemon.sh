@@ -276,6 +276,30 @@ check "shutdown stops the daemon" "$FDTUNE" shutdown
 if wait "$pid"; then ok "after shutdown fdtuned exits 0"; else not_ok "after shutdown fdtuned exits 0" "$LOG"; fi
 pid=""
 
+# --- a worker that dies at every start ------------------------------------------------------
+# It probes like the real one (so the daemon starts) and exits at once otherwise: the job
+# fails after max_restarts deaths in a row, with the reason, and the daemon stays up.
+worker_bin=$(cd "$BUILD" && pwd)/fdtune-worker
+cat >"$dir/dying-worker" <<EOF
+#!/bin/sh
+case "\$*" in *--probe*) exec "$worker_bin" "\$@" ;; esac
+exit 1
+EOF
+chmod +x "$dir/dying-worker"
+printf '[worker]\nworker_path = %s\nmax_restarts = 2\n' "$dir/dying-worker" >"$dir/dying.conf"
+"$FDTUNED" --config "$dir/dying.conf" --socket "$FDTUNE_SOCKET" --db "$DB" --backend cpu 2>>"$LOG" &
+pid=$!
+wait_until 20 "$FDTUNE" status
+job=$("$FDTUNE" tune 9 9 9 --subset 1 --json | field job)
+if wait_until 60 job_finished "$job" && [ "$(job_state "$job")" = failed ] &&
+    "$FDTUNE" status "$job" | grep -q "failed 3 times in a row: the worker exited with status 1"; then
+    ok "a worker that dies at every start fails the job after max_restarts, with the reason"
+else
+    "$FDTUNE" status "$job" >"$dir/out" 2>&1
+    not_ok "a worker that dies at every start: the job ends $(job_state "$job")" "$dir/out"
+fi
+if stop_daemon; then ok "fdtuned still stops cleanly"; else not_ok "fdtuned still stops cleanly" "$LOG"; fi
+
 # --- bad configuration -----------------------------------------------------------------------
 printf '[daemon]\nsocket_mode = 0999\n' >"$dir/bad.conf"
 "$FDTUNED" --config "$dir/bad.conf" --socket "$FDTUNE_SOCKET" --db "$DB" >"$dir/out" 2>&1
