@@ -105,6 +105,16 @@ job_has_progress() { # job_has_progress JOB N: at least N variants measured
     [ "${done_count:-0}" -ge "$2" ]
 }
 
+# The pid of device 0's worker, 0 when it has none.
+worker_pid() {
+    "$FDTUNE" status --json | sed -n 's/.*"workers":\[{[^]]*"pid":\([0-9]*\).*/\1/p'
+}
+
+# A process that is gone, or a zombie no one has reaped yet.
+process_gone() {
+    [ ! -e "/proc/$1" ] || grep -q '^[0-9]* ([^)]*) Z' "/proc/$1/stat"
+}
+
 job_finished() {
     case $(job_state "$1") in done | failed | cancelled) return 0 ;; *) return 1 ;; esac
 }
@@ -199,7 +209,7 @@ done
 # 100 variants are two chunks: after the first chunk's results the worker is still busy.
 job=$("$FDTUNE" tune 19 13 11 --family tiled --subset 100 --json | field job)
 wait_until 120 job_has_progress "$job" 1
-worker=$("$FDTUNE" status --json | sed -n 's/.*"workers":\[{[^]]*"pid":\([0-9]*\).*/\1/p')
+worker=$(worker_pid)
 if [ -n "$worker" ] && [ "$worker" -gt 0 ] && kill -9 "$worker"; then
     if wait_until 180 job_finished "$job" && [ "$(job_state "$job")" = done ]; then
         ok "a worker killed mid-job: the job still completes"
@@ -213,7 +223,7 @@ fi
 # --- a frozen worker: no heartbeat, killed, replaced -------------------------------------------
 job=$("$FDTUNE" tune 23 13 11 --family tiled --subset 100 --json | field job)
 wait_until 120 job_has_progress "$job" 1
-worker=$("$FDTUNE" status --json | sed -n 's/.*"workers":\[{[^]]*"pid":\([0-9]*\).*/\1/p')
+worker=$(worker_pid)
 if [ -n "$worker" ] && [ "$worker" -gt 0 ] && kill -STOP "$worker"; then
     if wait_until 180 job_finished "$job" && [ "$(job_state "$job")" = done ] &&
         grep -Eq "worker 0 \(pid $worker\) (sent nothing|spent over)" "$LOG"; then
@@ -245,6 +255,24 @@ done
 best=$("$FDTUNE" query 13 17 11 --json | field variant)
 case $best in fault:64* | spin:64*) not_ok "a failed variant never wins ($best)" ;;
 *) ok "a failed variant never wins" ;; esac
+
+# --- a worker does not outlive its daemon ----------------------------------------------------
+# After spin:32x1x1 the worker is inside spin:64x1x1, which never returns: only the death of
+# its daemon can end it before the daemon's deadline would (the parent-death signal the
+# worker asks for, or its next heartbeat into a pipe no one reads).
+job=$("$FDTUNE" tune 13 17 12 --family spin --json | field job)
+wait_until 120 job_has_progress "$job" 1
+orphan=$(worker_pid)
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+pid=""
+if [ "${orphan:-0}" -gt 0 ] && wait_until 3 process_gone "$orphan"; then
+    ok "a worker stuck in a kernel that never ends dies with its daemon (kill -9)"
+else
+    not_ok "a worker stuck in a kernel dies with its daemon (pid ${orphan:-none})"
+    [ "${orphan:-0}" -gt 0 ] && kill -9 "$orphan"
+fi
+start_daemon
 
 # --- cancel -------------------------------------------------------------------------------
 job=$("$FDTUNE" tune 31 29 23 --json | field job)

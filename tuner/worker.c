@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <uv.h>
@@ -496,8 +498,20 @@ static void open_cache(worker *w)
         emit_message("log", "code cache disabled: %s", why);
 }
 
+/* A worker must not outlive its daemon: one left measuring after `kill -9 fdtuned` would
+ * share the device with the next daemon's worker and skew its timings. */
+static void die_with_parent(void)
+{
+    const pid_t parent = getppid();
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+        emit_message("log", "cannot tie the worker to its daemon: %s", strerror(errno));
+    else if (getppid() != parent)
+        _exit(1); /* the daemon died before the call: no signal will come */
+}
+
 static int run_worker(worker *w)
 {
+    die_with_parent();
     if (w->opt.has_nice && setpriority(PRIO_PROCESS, 0, w->opt.nice) != 0)
         emit_message("log", "cannot set nice %d: %s", w->opt.nice, strerror(errno));
     fdt_error err = {0};
