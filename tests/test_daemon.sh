@@ -221,7 +221,8 @@ else
 fi
 
 # --- a frozen worker: no heartbeat, killed, replaced -------------------------------------------
-job=$("$FDTUNE" tune 23 13 11 --family tiled --subset 100 --json | field job)
+# Float: nothing of it is in the code cache yet, so the worker is busy compiling for seconds.
+job=$("$FDTUNE" tune 23 13 11 --family tiled --subset 100 --precision float --json | field job)
 wait_until 120 job_has_progress "$job" 1
 worker=$(worker_pid)
 if [ -n "$worker" ] && [ "$worker" -gt 0 ] && kill -STOP "$worker"; then
