@@ -12,27 +12,21 @@ typedef struct exporter {
     json_t *rows;
 } exporter;
 
-static const char *fingerprint_of(const exporter *e, int64_t id)
+/* The stored device of a row; NULL for one the store no longer lists. */
+static const fdt_device_row *device_of(const exporter *e, int64_t id)
 {
     for (size_t i = 0; i < e->ndevices; i++)
         if (e->devices[i].id == id)
-            return e->devices[i].fingerprint;
-    return "";
-}
-
-static const char *device_name(const exporter *e, int64_t id)
-{
-    for (size_t i = 0; i < e->ndevices; i++)
-        if (e->devices[i].id == id)
-            return e->devices[i].info.name;
-    return "";
+            return &e->devices[i];
+    return NULL;
 }
 
 static json_t *key_json(const exporter *e, int64_t device_id, const fdt_key *k)
 {
     const fdt_problem *p = &k->problem;
+    const fdt_device_row *dev = device_of(e, device_id);
     return json_pack("{s:s, s:s, s:s, s:i, s:s, s:i, s:i, s:i, s:s}", "fingerprint",
-                     fingerprint_of(e, device_id), "device", device_name(e, device_id),
+                     dev ? dev->fingerprint : "", "device", dev ? dev->info.name : "",
                      "stencil", k->stencil, "radius", p->radius, "precision",
                      fdt_precision_name(p->precision), "nx", p->nx, "ny", p->ny, "nz", p->nz,
                      "cache", k->cache);

@@ -614,11 +614,20 @@ static char *finish(json_t *ans, int ok, const op_ctx *c)
     return line;
 }
 
+/* {"v":1} and the request's id, if it had one: what every answer starts with. */
+static json_t *envelope(json_t *id)
+{
+    json_t *ans = json_pack("{s:i}", "v", FDT_PROTOCOL_VERSION);
+    if (id)
+        json_object_set(ans, "id", id);
+    return ans;
+}
+
 char *fdt_ops_error_line(const char *code, const char *message)
 {
     op_ctx c = {.code = code};
     fdt_copy_text(c.message, sizeof c.message, message);
-    return finish(json_pack("{s:i}", "v", FDT_PROTOCOL_VERSION), 0, &c);
+    return finish(envelope(NULL), 0, &c);
 }
 
 char *fdt_ops_answer(fdt_daemon *d, const fdt_peer *peer, const char *line, size_t len)
@@ -632,18 +641,13 @@ char *fdt_ops_answer(fdt_daemon *d, const fdt_peer *peer, const char *line, size
         json_decref(c.req);
         return answer;
     }
-    c.ans = json_pack("{s:i}", "v", FDT_PROTOCOL_VERSION);
     json_t *id = json_object_get(c.req, "id");
-    if (id)
-        json_object_set(c.ans, "id", id);
+    c.ans = envelope(id);
     const int ok = dispatch(&c) == 0;
     if (!ok) {
         /* Fields a handler set before it failed are dropped: an error carries only itself. */
-        json_t *fresh = json_pack("{s:i}", "v", FDT_PROTOCOL_VERSION);
-        if (id)
-            json_object_set(fresh, "id", id);
         json_decref(c.ans);
-        c.ans = fresh;
+        c.ans = envelope(id);
     }
     json_decref(c.req);
     return finish(c.ans, ok, &c);

@@ -59,12 +59,16 @@ static double points(const fdt_problem *p)
     return (double)p->nx * p->ny * p->nz;
 }
 
-long fdt_query_nearest(const fdt_problem *asked, const fdt_best *c, size_t n, uint64_t l2_bytes,
-                       double *distance)
+/* The nearest of the candidates that eligible() accepts (all, when it is NULL); -1 if none. */
+static long nearest_where(const fdt_problem *asked, const fdt_best *c, size_t n,
+                          uint64_t l2_bytes, int (*eligible)(const fdt_best *, const void *),
+                          const void *ctx, double *distance)
 {
     long best = -1;
     double best_d = 0;
     for (size_t i = 0; i < n; i++) {
+        if (eligible && !eligible(&c[i], ctx))
+            continue;
         const double d = fdt_query_distance(asked, &c[i].key.problem, l2_bytes);
         /* Ties go to the larger tuned shape: its measurement is the longer, steadier one. */
         if (best < 0 || d < best_d ||
@@ -76,6 +80,12 @@ long fdt_query_nearest(const fdt_problem *asked, const fdt_best *c, size_t n, ui
     if (best >= 0)
         *distance = best_d;
     return best;
+}
+
+long fdt_query_nearest(const fdt_problem *asked, const fdt_best *c, size_t n, uint64_t l2_bytes,
+                       double *distance)
+{
+    return nearest_where(asked, c, n, l2_bytes, NULL, NULL, distance);
 }
 
 /* The daemon is the store's only writer, so the best rows and the devices are kept in
@@ -198,29 +208,30 @@ int fdt_query_remember(fdt_daemon *d, const fdt_best *b)
     return 0;
 }
 
+typedef struct row_filter {
+    int64_t device_id;
+    const fdt_key *key;
+} row_filter;
+
+static int of_device_and_key(const fdt_best *b, const void *ctx)
+{
+    const row_filter *f = ctx;
+    return b->device_id == f->device_id && same_key(&b->key, f->key);
+}
+
 /* Picks the answer among one device's tuned shapes; 1 when it had any. */
 static int answer_from(const fdt_query_cache *c, const fdt_device_slot *dev, int64_t device_id,
                        const fdt_key *key, fdt_answer *out)
 {
-    long best = -1;
-    double best_d = 0;
-    for (size_t i = 0; i < c->nbest; i++) {
-        const fdt_best *b = &c->best[i];
-        if (b->device_id != device_id || !same_key(&b->key, key))
-            continue;
-        double d = 0;
-        if (fdt_query_nearest(&key->problem, b, 1, dev->info.l2_bytes, &d) == 0 &&
-            (best < 0 || d < best_d ||
-             (d == best_d && points(&b->key.problem) > points(&c->best[best].key.problem)))) {
-            best = (long)i;
-            best_d = d;
-        }
-    }
-    if (best < 0)
+    const row_filter filter = {.device_id = device_id, .key = key};
+    double distance = 0;
+    const long i = nearest_where(&key->problem, c->best, c->nbest, dev->info.l2_bytes,
+                                 of_device_and_key, &filter, &distance);
+    if (i < 0)
         return 0;
-    out->best = c->best[best];
-    out->distance = best_d;
-    out->match = best_d == 0 ? FDT_MATCH_EXACT : FDT_MATCH_NEAREST;
+    out->best = c->best[i];
+    out->distance = distance;
+    out->match = distance == 0 ? FDT_MATCH_EXACT : FDT_MATCH_NEAREST;
     return 1;
 }
 

@@ -196,6 +196,21 @@ static int contains(char *const *names, size_t n, const char *name)
     return 0;
 }
 
+/* Counts one first-pass result into the job's progress and best so far. */
+static void count_result(fdt_job *job, const fdt_result_row *r)
+{
+    job->done++;
+    if (strcmp(r->status, "ok") != 0) {
+        job->failed++;
+        return;
+    }
+    job->ok++;
+    if (r->gbps > job->best_gbps) {
+        job->best_gbps = r->gbps;
+        fdt_copy_text(job->best_variant, sizeof job->best_variant, r->variant);
+    }
+}
+
 /* Counts and the best so far, from what the store holds for the job. */
 static int tally(lane *l)
 {
@@ -204,21 +219,9 @@ static int tally(lane *l)
     if (fdt_store_job_results(l->s->d->store, l->job.id, &rows, &n) != 0)
         return -1;
     l->job.done = l->job.ok = l->job.failed = 0;
-    for (size_t i = 0; i < n; i++) {
-        const fdt_result_row *r = &rows[i];
-        if (r->leader)
-            continue;
-        l->job.done++;
-        if (strcmp(r->status, "ok") == 0) {
-            l->job.ok++;
-            if (r->gbps > l->job.best_gbps) {
-                l->job.best_gbps = r->gbps;
-                fdt_copy_text(l->job.best_variant, sizeof l->job.best_variant, r->variant);
-            }
-        } else {
-            l->job.failed++;
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        if (!rows[i].leader)
+            count_result(&l->job, &rows[i]);
     free(rows);
     return 0;
 }
@@ -334,16 +337,7 @@ static void store_result(lane *l, json_t *ev)
     l->crashes = 0;
     if (r.leader)
         return;
-    l->job.done++;
-    if (strcmp(r.status, "ok") == 0) {
-        l->job.ok++;
-        if (r.gbps > l->job.best_gbps) {
-            l->job.best_gbps = r.gbps;
-            fdt_copy_text(l->job.best_variant, sizeof l->job.best_variant, r.variant);
-        }
-    } else {
-        l->job.failed++;
-    }
+    count_result(&l->job, &r);
     save_job(l);
 }
 
