@@ -337,6 +337,14 @@ if [ $? -eq 2 ] && grep -q "bad.conf:2" "$dir/out" && grep -q socket_mode "$dir/
 else
     not_ok "a bad config value: exit 2 naming file, line and key" "$dir/out"
 fi
+printf 'not a socket\n' >"$dir/not-a-socket"
+"$FDTUNED" --socket "$dir/not-a-socket" --db "$DB" --backend cpu >"$dir/out" 2>&1
+if [ $? -eq 1 ] && grep -q "exists and is not a socket" "$dir/out" &&
+    [ "$(cat "$dir/not-a-socket")" = "not a socket" ]; then
+    ok "a socket path that names a file: exit 1 with a message, the file untouched"
+else
+    not_ok "a socket path that names a file: exit 1 with a message, the file untouched" "$dir/out"
+fi
 printf 'not a database, but a file someone cares about\n' >"$dir/precious"
 cp "$dir/precious" "$dir/precious.orig"
 "$FDTUNED" --socket "$FDTUNE_SOCKET" --db "$dir/precious" --backend cpu >"$dir/out" 2>&1

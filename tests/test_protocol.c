@@ -449,6 +449,34 @@ static void test_rights_by_uid_and_group(void **state)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* Past max_clients a connection gets one "busy" answer and is closed; those within keep
+ * being served. */
+static void test_too_many_clients(void **state)
+{
+    (void)state;
+    daemon_proc small;
+    start_daemon(&small, "[daemon]\nmax_clients = 1\n");
+    /* start_daemon's own probe may still count until the daemon sees it close. */
+    int first = -1;
+    for (int i = 0; i < 100 && first < 0; i++) {
+        first = connect_or_die(small.socket);
+        if (!strstr(ask_on(first, "{\"op\":\"ping\"}"), "\"pong\":true")) {
+            close(first);
+            first = -1;
+            usleep(50 * 1000);
+        }
+    }
+    assert_true(first >= 0);
+    const int second = connect_or_die(small.socket);
+    assert_contains(read_line(second), "\"code\":\"busy\"");
+    assert_string_equal(read_line(second), ""); /* closed after the answer */
+    close(second);
+    assert_contains(ask_on(first, "{\"op\":\"ping\"}"), "\"pong\":true");
+    close(first);
+    const int status = stop_daemon(&small);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 static void test_second_daemon_refuses_live_socket(void **state)
 {
     (void)state;
@@ -478,6 +506,7 @@ int main(void)
         cmocka_unit_test(test_socket_mode),
         cmocka_unit_test(test_other_uid_cannot_connect_to_0660),
         cmocka_unit_test(test_rights_by_uid_and_group),
+        cmocka_unit_test(test_too_many_clients),
         cmocka_unit_test(test_second_daemon_refuses_live_socket),
         cmocka_unit_test(test_stored_results_survive),
     };
