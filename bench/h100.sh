@@ -28,7 +28,7 @@ verify() {
 
 memcheck() {
     local shape=$1 subset=$2
-    for family in naive tiled zmarch smem; do
+    for family in ${FAMILIES:-naive tiled zmarch zvec smem}; do
         run memcheck "$SANITIZER" --tool memcheck --leak-check full --error-exitcode 99 \
             "$FDTUNE" bench $shape --backend cuda --family "$family" --subset "$subset" \
             --samples 1 --leaders 1 --leader-samples 1 --min-sample-ms 0.01 --top 3
@@ -108,6 +108,13 @@ memcheck)
     memcheck "13 17 11" 120
     memcheck "100 200 300" 24
     ;;
+ceiling)
+    # What a copy of only f's interior costs beside a whole copy (bench/ceiling.cu).
+    /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -o /tmp/fdt-ceiling bench/ceiling.cu || exit 1
+    for shape in "256 256 256" "512 512 512"; do
+        run ceiling /tmp/fdt-ceiling $shape
+    done
+    ;;
 profile)
     # Where the time goes at 256^3 against 512^3: DRAM bytes, L2 hits, occupancy, waves.
     # The 6th fdt_laplacian launch is inside the variant's timed samples (the reference
@@ -122,7 +129,7 @@ profile)
     done
     ;;
 *)
-    echo "usage: bench/h100.sh smoke|shapes|final|memcheck|profile|daemon" >&2
+    echo "usage: bench/h100.sh smoke|shapes|final|memcheck|ceiling|profile|daemon" >&2
     exit 2
     ;;
 esac

@@ -106,14 +106,14 @@ static void test_families_verify_on_odd_shapes(void **state)
 {
     fixture *f = *state;
     const int shapes[][3] = {{13, 17, 11}, {33, 9, 21}};
-    const char *families[] = {"naive", "tiled", "zmarch"};
+    const char *families[] = {"naive", "tiled", "zmarch", "zvec"};
     size_t salt = 0;
     for (size_t s = 0; s < 2; s++)
         for (int radius = 1; radius <= 4; radius *= 2)
             for (int prec = 0; prec < 2; prec++) {
                 const fdt_problem p = {shapes[s][0], shapes[s][1], shapes[s][2], radius,
                                        prec ? FDT_DOUBLE : FDT_FLOAT};
-                for (size_t fam = 0; fam < 3; fam++)
+                for (size_t fam = 0; fam < sizeof families / sizeof *families; fam++)
                     run_family(f, &p, families[fam], salt++);
             }
 }

@@ -43,9 +43,9 @@ static fdt_variant *space(const fdt_problem *p, const fdt_device_info *d, const 
 static void test_every_family_has_variants_and_all_pass_their_constraints(void **state)
 {
     (void)state;
-    const char *families[] = {"naive", "tiled", "zmarch", "smem"};
+    const char *families[] = {"naive", "tiled", "zmarch", "zvec", "smem"};
     size_t total = 0;
-    for (size_t f = 0; f < 4; f++) {
+    for (size_t f = 0; f < sizeof families / sizeof *families; f++) {
         size_t n;
         fdt_variant *vs = space(&cube, &nvidia, families[f], &n);
         assert_true(n > 0);
@@ -131,32 +131,38 @@ static void test_bad_names_are_rejected(void **state)
     }
 }
 
-/* The launch covers every interior point of every shape: no divisibility assumptions. */
+/* The launch covers every interior point of every shape: no divisibility assumptions. Both
+ * precisions, since a zvec thread's x extent is a 16-byte vector: 2 doubles or 4 floats. */
+static void check_geometry_covers(const fdt_problem *p)
+{
+    size_t n;
+    fdt_variant *vs = space(p, &nvidia, NULL, &n);
+    assert_true(n > 0);
+    for (size_t i = 0; i < n; i++) {
+        fdt_dim3 g, b;
+        fdt_variant_geometry(&vs[i], p, &g, &b);
+        const fdt_dim3 cover = vs[i].map ? (fdt_dim3){g.z, g.x, g.y} : g;
+        assert_true((long)cover.x * b.x * fdt_variant_points_x(&vs[i], p) >= p->nx);
+        assert_true((long)cover.y * b.y * vs[i].m >= p->ny);
+        if (fdt_family_z_chunks(vs[i].family))
+            assert_true((long)cover.z * vs[i].mz >= p->nz - 2 * p->radius);
+        else
+            assert_true((long)cover.z * b.z >= p->nz);
+    }
+    free(vs);
+}
+
 static void test_geometry_covers_odd_shapes(void **state)
 {
     (void)state;
     const int shapes[][3] = {{13, 17, 11}, {33, 9, 21}, {100, 200, 300}, {9, 9, 9}};
     for (size_t s = 0; s < 4; s++)
-        for (int radius = 1; radius <= 4; radius *= 2) {
-            fdt_problem p = {shapes[s][0], shapes[s][1], shapes[s][2], radius, FDT_FLOAT};
-            if (fdt_problem_check(&p))
-                continue;
-            size_t n;
-            fdt_variant *vs = space(&p, &nvidia, NULL, &n);
-            assert_true(n > 0);
-            for (size_t i = 0; i < n; i++) {
-                fdt_dim3 g, b;
-                fdt_variant_geometry(&vs[i], &p, &g, &b);
-                const fdt_dim3 cover = vs[i].map ? (fdt_dim3){g.z, g.x, g.y} : g;
-                assert_true((long)cover.x * b.x >= p.nx);
-                assert_true((long)cover.y * b.y * vs[i].m >= p.ny);
-                if (vs[i].mz > 1)
-                    assert_true((long)cover.z * vs[i].mz >= p.nz - 2 * radius);
-                else
-                    assert_true((long)cover.z * b.z >= p.nz);
+        for (int radius = 1; radius <= 4; radius *= 2)
+            for (int precision = FDT_FLOAT; precision <= FDT_DOUBLE; precision++) {
+                fdt_problem p = {shapes[s][0], shapes[s][1], shapes[s][2], radius, precision};
+                if (!fdt_problem_check(&p))
+                    check_geometry_covers(&p);
             }
-            free(vs);
-        }
 }
 
 static void test_problem_check(void **state)

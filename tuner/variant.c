@@ -8,7 +8,8 @@
 
 /* Kernel sources, common.h prepended, embedded at build time (see Makefile). */
 extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
-    fdt_kernel_source_zmarch[], fdt_kernel_source_smem[], fdt_kernel_source_broken[],
+    fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_smem[],
+    fdt_kernel_source_broken[],
     fdt_kernel_source_hazard[], fdt_kernel_source_compare[];
 
 /* Parameter lists; 0 terminates each. */
@@ -20,6 +21,8 @@ struct fdt_family {
     const char *name;
     const char *source;
     int needs_barriers;
+    int z_chunks;    /* walks chunks of mz planes in z instead of taking blocks in z */
+    int x_vectors;   /* a thread owns one 16-byte vector of points in x, not one point */
     int test_only;
     int hazard;      /* test only: FDT_HAZARD, what its variant with 64-wide blocks does */
     value_list bx, by, bz, m, mz, order, lb, nt, map, bug;
@@ -42,11 +45,15 @@ static const fdt_family families[] = {
      .bx = {{32, 64, 128, 256, -1}}, .by = {{1, 2, 4, -1}}, .bz = {{1, 2, -1}},
      .m = {{1, 2, 4, 8, -1}}, .mz = one, .order = both, .lb = both, .nt = both, .map = off,
      .bug = off, .max_threads = 512},
-    {.name = "zmarch", .source = fdt_kernel_source_zmarch,
+    {.name = "zmarch", .source = fdt_kernel_source_zmarch, .z_chunks = 1,
      .bx = {{32, 64, 128, 256, -1}}, .by = {{1, 2, 4, 8, -1}}, .bz = one,
      .m = one, .mz = {{8, 16, 32, 64, -1}}, .order = off, .lb = both, .nt = both, .map = off,
      .bug = off, .max_threads = 1024},
-    {.name = "smem", .source = fdt_kernel_source_smem, .needs_barriers = 1,
+    {.name = "zvec", .source = fdt_kernel_source_zvec, .z_chunks = 1, .x_vectors = 1,
+     .bx = {{16, 32, 64, 128, -1}}, .by = {{1, 2, 4, 8, 16, -1}}, .bz = one,
+     .m = one, .mz = {{1, 2, 4, 8, -1}}, .order = off, .lb = both, .nt = both, .map = off,
+     .bug = off, .max_threads = 1024},
+    {.name = "smem", .source = fdt_kernel_source_smem, .needs_barriers = 1, .z_chunks = 1,
      .bx = {{32, 64, 128, -1}}, .by = {{2, 4, 8, -1}}, .bz = one,
      .m = one, .mz = {{16, 32, 64, -1}}, .order = off, .lb = both, .nt = both, .map = off,
      .bug = off, .max_threads = 1024},
@@ -113,6 +120,7 @@ const fdt_family *fdt_family_find(const char *name)
 const char *fdt_family_name(const fdt_family *f) { return f->name; }
 int fdt_family_needs_barriers(const fdt_family *f) { return f->needs_barriers; }
 int fdt_family_test_only(const fdt_family *f) { return f->test_only; }
+int fdt_family_z_chunks(const fdt_family *f) { return f->z_chunks; }
 const char *fdt_family_source(const fdt_family *f) { return f->source; }
 const char *fdt_compare_source(void) { return fdt_kernel_source_compare; }
 
@@ -129,12 +137,6 @@ fdt_variant fdt_variant_kernel1(void)
     return (fdt_variant){.family = &families[0], .bx = 256, .by = 1, .bz = 1, .m = 1, .mz = 1};
 }
 
-/* zmarch and smem walk chunks of mz planes in z instead of taking blocks in z. */
-static int marches_z(const fdt_family *f)
-{
-    return f->mz.v[0] > 1;
-}
-
 static int ceil_div(long long a, long long b)
 {
     return (int)((a + b - 1) / b);
@@ -148,13 +150,18 @@ size_t fdt_variant_shared_bytes(const fdt_variant *v, const fdt_problem *p)
     return (size_t)(2 * r + 1) * (v->bx + 2 * r) * (v->by + 2 * r) * fdt_real_size(p->precision);
 }
 
+int fdt_variant_points_x(const fdt_variant *v, const fdt_problem *p)
+{
+    return v->family->x_vectors ? 16 / (int)fdt_real_size(p->precision) : 1;
+}
+
 void fdt_variant_geometry(const fdt_variant *v, const fdt_problem *p, fdt_dim3 *grid,
                           fdt_dim3 *block)
 {
     unsigned g[3] = {
-        ceil_div(p->nx, v->bx),
+        ceil_div(p->nx, (long long)v->bx * fdt_variant_points_x(v, p)),
         ceil_div(p->ny, (long long)v->by * v->m),
-        marches_z(v->family) ? ceil_div(p->nz - 2 * p->radius, v->mz) : ceil_div(p->nz, v->bz),
+        v->family->z_chunks ? ceil_div(p->nz - 2 * p->radius, v->mz) : ceil_div(p->nz, v->bz),
     };
     *block = (fdt_dim3){v->bx, v->by, v->bz};
     /* The remapped kernel reads blockIdx.z as x, .x as y and .y as z. */
@@ -202,7 +209,7 @@ const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
         return "needs more shared memory than a block may have";
     /* Past what the grid needs, a larger chunk behaves exactly like the smallest that
      * covers it, so only that one is kept. */
-    if (marches_z(v->family) && smaller_covers(&v->family->mz, v->mz, p->nz - 2 * p->radius, 1))
+    if (v->family->z_chunks && smaller_covers(&v->family->mz, v->mz, p->nz - 2 * p->radius, 1))
         return "planes per chunk exceed the grid";
     if (smaller_covers(&v->family->m, v->m, p->ny, v->by))
         return "points per thread exceed the grid";
@@ -265,7 +272,7 @@ void fdt_variant_name(const fdt_variant *v, char *buf, size_t len)
     int n = snprintf(buf, len, "%s:%dx%dx%d", f->name, v->bx, v->by, v->bz);
     if (f->m.v[1] != -1)
         n += snprintf(buf + n, len - n, ":m%d", v->m);
-    if (marches_z(f))
+    if (f->z_chunks)
         n += snprintf(buf + n, len - n, ":mz%d", v->mz);
     if (f->order.v[1] != -1)
         n += snprintf(buf + n, len - n, ":%s", v->order ? "asc" : "seed");

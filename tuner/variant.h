@@ -26,7 +26,7 @@ typedef struct fdt_variant {
     const fdt_family *family;
     int bx, by, bz;
     int m;     /* tiled: points per thread in y */
-    int mz;    /* zmarch, smem: planes per thread (block) in z */
+    int mz;    /* zmarch, zvec, smem: planes per thread (block) in z */
     int order; /* tiled: 0 = the seed's load order, 1 = ascending addresses */
     int lb, nt, map;
     int bug;   /* broken (test only): which bug */
@@ -64,6 +64,8 @@ const char *fdt_family_name(const fdt_family *f);
 /* Whether the family needs block barriers (cannot run on the cpu backend). */
 int fdt_family_needs_barriers(const fdt_family *f);
 int fdt_family_test_only(const fdt_family *f);
+/* Whether the family walks chunks of mz planes in z (grid z counts chunks, not blocks). */
+int fdt_family_z_chunks(const fdt_family *f);
 /* NULL-terminated list of every family, test-only ones included. */
 const fdt_family *const *fdt_families(void);
 
@@ -93,6 +95,8 @@ void fdt_variant_name(const fdt_variant *v, char *buf, size_t len);
 int fdt_variant_parse(const char *name, fdt_variant *v, char *err, size_t errlen);
 
 void fdt_variant_defines(const fdt_variant *v, const fdt_problem *p, fdt_defines *out);
+/* Points in x one thread computes: 1, or a 16-byte vector's worth. */
+int fdt_variant_points_x(const fdt_variant *v, const fdt_problem *p);
 void fdt_variant_geometry(const fdt_variant *v, const fdt_problem *p, fdt_dim3 *grid,
                           fdt_dim3 *block);
 /* Static shared memory the variant's kernel declares, in bytes. */

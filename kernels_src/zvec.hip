@@ -1,0 +1,141 @@
+/* zvec.hip - each thread owns one 16-byte vector of consecutive points in x (2 doubles or 4
+ * floats) of one row, for a chunk of FDT_MZ planes in z, and loads the whole z-window of that
+ * column (FDT_MZ + 2R vectors) before it computes anything. Wide loads, all independent and
+ * all in flight at once, are what let a plain copy run at the memory's speed on the H100;
+ * one value per thread (every other family) left 3% of the copy's bandwidth behind.
+ *
+ * The y neighbours come as vectors too; the x neighbours inside the vector come from its own
+ * lanes and the R on each side with scalar loads. Rows that do not start on a 16-byte
+ * boundary (nx not a multiple of the lanes) take the same code with scalar loads and stores.
+ * Blocks are FDT_BX x FDT_BY x 1; grid x counts vectors, grid z chunks of FDT_MZ planes. */
+
+#define LANES ((int)(16 / sizeof(real)))
+#define WIN (FDT_MZ + 2 * R) /* planes k0-R .. k0+FDT_MZ-1+R */
+
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+template <int BYTES> struct vector_of;
+template <> struct vector_of<8> { typedef double2 type; };
+template <> struct vector_of<4> { typedef float4 type; };
+typedef vector_of<sizeof(real)>::type vec_t;
+#else /* clang (hiprtc) and the host compiler: a GCC-style vector */
+typedef real vec_t __attribute__((vector_size(16)));
+#endif
+
+/* The lanes of one vector, addressable one by one. */
+union lanes {
+    vec_t v;
+    real e[LANES];
+};
+
+/* The row's vector at pos; in an unaligned row lanes past the row's end are not read. */
+template <bool ALIGNED>
+__device__ __forceinline__ lanes load_lanes(const real *u, idx_t pos, int in_row)
+{
+    lanes l;
+    if (ALIGNED)
+        l.v = *reinterpret_cast<const vec_t *>(u + pos);
+    else
+#pragma unroll
+        for (int e = 0; e < LANES; e++)
+            l.e[e] = e < in_row ? u[pos + e] : 0;
+    return l;
+}
+
+__device__ __forceinline__ void store_vec(real *p, vec_t v)
+{
+#if FDT_NT && defined(FDT_CPU)
+    *reinterpret_cast<vec_t *>(p) = v;
+#elif FDT_NT && defined(__HIPCC_RTC__)
+    __builtin_nontemporal_store(v, reinterpret_cast<vec_t *>(p));
+#elif FDT_NT
+    __stcs(reinterpret_cast<vec_t *>(p), v);
+#else
+    *reinterpret_cast<vec_t *>(p) = v;
+#endif
+}
+
+struct column {
+    const real *u;
+    idx_t pos, line, slice; /* pos: (i0, j, k0) */
+    int i0, nx, in_row, planes;
+};
+
+/* The LANES outputs of plane q: x from the vector's own lanes and R scalars on each side. */
+template <bool ALIGNED>
+__device__ __forceinline__ void plane_outputs(const column &t, const lanes *w, int q,
+                                              const coeffs &c, real *out)
+{
+    const idx_t p = t.pos + q * t.slice;
+    real row[LANES + 2 * R];
+#pragma unroll
+    for (int e = 0; e < LANES; e++)
+        row[R + e] = w[q + R].e[e];
+#pragma unroll
+    for (int r = 1; r <= R; r++) {
+        row[R - r] = t.i0 - r >= 0 ? t.u[p - r] : 0;
+        row[R + LANES - 1 + r] = t.i0 + LANES - 1 + r < t.nx ? t.u[p + LANES - 1 + r] : 0;
+    }
+#pragma unroll
+    for (int e = 0; e < LANES; e++)
+        out[e] = c.c0 * row[R + e];
+#pragma unroll
+    for (int r = 1; r <= R; r++) {
+        const lanes below = load_lanes<ALIGNED>(t.u, p - r * t.line, t.in_row);
+        const lanes above = load_lanes<ALIGNED>(t.u, p + r * t.line, t.in_row);
+#pragma unroll
+        for (int e = 0; e < LANES; e++)
+            out[e] += c.x[r] * (row[R + e - r] + row[R + e + r])
+                    + c.y[r] * (below.e[e] + above.e[e])
+                    + c.z[r] * (w[q + R - r].e[e] + w[q + R + r].e[e]);
+    }
+}
+
+template <bool ALIGNED>
+__device__ __forceinline__ void run_column(const column &t, const coeffs &c, real *f)
+{
+    lanes w[WIN];
+#pragma unroll
+    for (int q = 0; q < WIN; q++)
+        if (q < t.planes + 2 * R)
+            w[q] = load_lanes<ALIGNED>(t.u, t.pos + (q - R) * t.slice, t.in_row);
+    const bool whole = ALIGNED && t.i0 >= R && t.i0 + LANES <= t.nx - R;
+#pragma unroll
+    for (int q = 0; q < FDT_MZ; q++) {
+        if (q >= t.planes)
+            continue;
+        lanes out;
+        plane_outputs<ALIGNED>(t, w, q, c, out.e);
+        real *dst = f + t.pos + q * t.slice;
+        if (whole) {
+            store_vec(dst, out.v);
+            continue;
+        }
+#pragma unroll
+        for (int e = 0; e < LANES; e++)
+            if (interior(t.i0 + e, t.nx))
+                store_f(dst + e, out.e[e]);
+    }
+}
+
+extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
+{
+    const int i0 = LANES * (threadIdx.x + BLOCK_X * FDT_BX);
+    const int j = threadIdx.y + BLOCK_Y * FDT_BY;
+    const int k0 = R + BLOCK_Z * FDT_MZ;
+    if (i0 + LANES <= R || i0 >= nx - R || !interior(j, ny) || k0 >= nz - R)
+        return; /* no interior point in this thread's vector, row or chunk */
+    column t;
+    t.u = u;
+    t.line = nx;
+    t.slice = (idx_t)nx * ny;
+    t.pos = i0 + t.line * j + t.slice * k0;
+    t.i0 = i0;
+    t.nx = nx;
+    t.in_row = min(LANES, nx - i0);
+    t.planes = min(FDT_MZ, nz - R - k0);
+    const coeffs c = make_coeffs(cx, cy, cz);
+    if (nx % LANES == 0)
+        run_column<true>(t, c, f);
+    else
+        run_column<false>(t, c, f);
+}
