@@ -88,12 +88,8 @@ smoke)
     memcheck "13 17 11" 30
     ;;
 shapes)
-    device
-    run cube512 "$FDTUNE" bench 512 512 512 --backend cuda --top 25
-    run cube256 "$FDTUNE" bench 256 256 256 --backend cuda --top 15
     run variants512 "$FDTUNE" bench 512 512 512 --backend cuda --precision float --top 10
     run variants512 "$FDTUNE" bench 512 512 512 --backend cuda --radius 4 --precision float --top 10
-    run variants512 "$FDTUNE" bench 512 512 512 --backend cuda --radius 4 --precision double --top 10
     for shape in "768 512 512" "1024 1024 64" "100 200 300"; do
         run shapes "$FDTUNE" bench $shape --backend cuda --top 10
     done

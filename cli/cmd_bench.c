@@ -18,7 +18,7 @@ static const char bench_help[] =
     "  --radius R                stencil radius 1..4; R=1 is the 7-point Laplacian (default 1)\n"
     "  --backend B               auto, hip, cuda or cpu (default auto)\n"
     "  --device N                device index (default 0)\n"
-    "  --family F                only this kernel family (naive, tiled, zmarch, smem)\n"
+    "  --family F                only this kernel family (" FDT_FAMILIES_HELP ")\n"
     "  --top N                   rows of the table (default 20)\n"
     "  --subset N                measure N variants spread evenly over the space, not all\n"
     "  --variant NAME            measure only this variant, e.g. tiled:64x1x2:m4:asc\n"
@@ -77,6 +77,14 @@ int fdt_parse_int(const char *text, long min, long max, const char *what, long *
     }
     *out = v;
     return 0;
+}
+
+int fdt_parse_family(const char *name)
+{
+    if (fdt_family_find(name))
+        return 0;
+    fprintf(stderr, "fdtune: unknown kernel family '%s' (" FDT_FAMILIES_HELP ")\n", name);
+    return -1;
 }
 
 static int parse_ms(const char *text, const char *what, double *out)
@@ -151,12 +159,8 @@ static int parse_option(int opt, const char *arg, bench_args *a)
         fprintf(stderr, "fdtune: --backend must be auto, hip, cuda or cpu, not '%s'\n", arg);
         return -1;
     case OPT_FAMILY:
-        if (fdt_family_find(arg)) {
-            o->filter.family = arg;
-            return 0;
-        }
-        fprintf(stderr, "fdtune: unknown kernel family '%s' (naive, tiled, zmarch, smem)\n", arg);
-        return -1;
+        o->filter.family = arg;
+        return fdt_parse_family(arg);
     case OPT_VARIANT: {
         char why[160];
         if (fdt_variant_parse(arg, &a->only, why, sizeof why) == 0) {

@@ -17,7 +17,7 @@
 #define POLL_NS 500000000L
 
 #define SEARCH_HELP                                                                        \
-    "  --family F                tune only this kernel family (naive, tiled, zmarch, smem)\n" \
+    "  --family F                tune only this kernel family (" FDT_FAMILIES_HELP ")\n" \
     "  --subset N                measure N variants spread evenly over the space, not all\n"
 
 static const char tune_help[] =
@@ -79,13 +79,8 @@ static int own_option(int opt, const char *arg, void *ctx)
     tune_args *t = ctx;
     switch (opt) {
     case OPT_FAMILY:
-        if (!fdt_family_find(arg)) {
-            fprintf(stderr, "fdtune: unknown kernel family '%s' (naive, tiled, zmarch, smem)\n",
-                    arg);
-            return -1;
-        }
         t->family = arg;
-        return 0;
+        return fdt_parse_family(arg);
     case OPT_SUBSET: return fdt_parse_int(arg, 1, 1000000, "--subset", &t->subset);
     case OPT_WAIT: t->wait = 1; return 0;
     case OPT_SWEEP: t->sweep = 1; return 0;

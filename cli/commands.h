@@ -30,8 +30,13 @@ int fdt_cmd_devices(int argc, char **argv);
 int fdt_cmd_export(int argc, char **argv);
 int fdt_cmd_shutdown(int argc, char **argv);
 
+/* The kernel families a user may pick with --family (the test-only ones are not listed). */
+#define FDT_FAMILIES_HELP "naive, tiled, zmarch, zvec, smem"
+
 /* Parses a whole decimal integer in [min, max]; on failure prints why, naming what, and
  * returns -1. */
 int fdt_parse_int(const char *text, long min, long max, const char *what, long *out);
+/* Checks that name is a kernel family; on failure prints why and returns -1. */
+int fdt_parse_family(const char *name);
 
 #endif
