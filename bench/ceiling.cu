@@ -12,7 +12,10 @@
 // the memcpy's: a stencil kernel that leaves the boundary untouched moves at least what
 // "copy interior" moves. Double precision; nx must be even.
 //
-//   nvcc -O3 -arch=sm_90 -o ceiling bench/ceiling.cu && ./ceiling 256 256 256
+// PAD_MB (default 0) allocates that much between u and f, to see whether where f lands
+// relative to u matters.
+//
+//   nvcc -O3 -arch=sm_90 -o ceiling bench/ceiling.cu && ./ceiling 256 256 256 [PAD_MB]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -63,18 +66,22 @@ struct candidate {
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: ceiling NX NY NZ\n");
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: ceiling NX NY NZ [PAD_MB]\n");
         return 2;
     }
     const int nx = atoi(argv[1]), ny = atoi(argv[2]), nz = atoi(argv[3]);
+    const size_t pad_mb = argc == 5 ? strtoul(argv[4], nullptr, 10) : 0;
     if (nx < 4 || ny < 3 || nz < 3 || nx % 2) {
         fprintf(stderr, "ceiling: nx must be even and >= 4, ny and nz >= 3\n");
         return 2;
     }
     const size_t points = (size_t)nx * ny * nz, bytes = points * sizeof(double);
     double *u, *f;
+    void *pad = nullptr;
     CHECK(cudaMalloc(&u, bytes));
+    if (pad_mb)
+        CHECK(cudaMalloc(&pad, pad_mb << 20));
     CHECK(cudaMalloc(&f, bytes));
     CHECK(cudaMemset(u, 0, bytes));
     CHECK(cudaMemset(f, 0, bytes));
@@ -121,8 +128,8 @@ int main(int argc, char **argv)
     const double ix = nx - 2.0, iy = ny - 2.0, iz = nz - 2.0;
     const double effective = (2 * ix * iy * iz + 2 * (iy * iz + ix * iz + ix * iy)) * sizeof(double);
     double memcpy_us = 0;
-    printf("shape %dx%dx%d double; median of %d samples of %d launches\n", nx, ny, nz,
-           rounds * samples, reps);
+    printf("shape %dx%dx%d double, %zu MiB between u and f; median of %d samples of %d launches\n",
+           nx, ny, nz, pad_mb, rounds * samples, reps);
     printf("%-34s %10s %12s %14s\n", "", "median us", "copy GB/s", "stencil bound");
     for (candidate &c : cs) {
         std::sort(c.ms.begin(), c.ms.end());

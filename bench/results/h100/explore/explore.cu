@@ -23,6 +23,18 @@ template<int KIND> __device__ __forceinline__ void pf_sector(const real* p) {
   else asm volatile("prefetch.global.L2 [%0];" :: "l"(p) : "memory");
 }
 __device__ __forceinline__ double2 ld2(const real* u, int p) { return *reinterpret_cast<const double2*>(u + p); }
+
+__device__ __forceinline__ unsigned long long pol_last() {
+  unsigned long long pol;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+  return pol;
+}
+__device__ __forceinline__ void st_last(double* p, double v, unsigned long long pol) {
+  asm volatile("st.global.L2::cache_hint.f64 [%0], %1, %2;" :: "l"(p), "d"(v), "l"(pol) : "memory");
+}
+__device__ __forceinline__ void st2_last(double* p, double2 v, unsigned long long pol) {
+  asm volatile("st.global.L2::cache_hint.v2.f64 [%0], {%1, %2}, %3;" :: "l"(p), "d"(v.x), "d"(v.y), "l"(pol) : "memory");
+}
 __global__ void k_naive(ARGS) {
   int i = threadIdx.x + blockIdx.x * blockDim.x, j = blockIdx.y, k = blockIdx.z;
   if (!in(i,nx)||!in(j,ny)||!in(k,nz)) return;
@@ -158,6 +170,17 @@ __global__ void k_copy2int(ARGS) {
   if (in(i,nx) && in(i+1,nx)) *reinterpret_cast<double2*>(f+p) = a;
   else { if (in(i,nx)) f[p] = a.x; if (in(i+1,nx)) f[p+1] = a.y; }
 }
+__global__ void k_copy2intlast(ARGS) {
+  int i = 2*(threadIdx.x + blockIdx.x * blockDim.x), j = blockIdx.y, k = blockIdx.z;
+  if (i >= nx||!in(j,ny)||!in(k,nz)) return;
+  int p = i + nx*j + nx*ny*k;
+  double2 a = ld2(u, p);
+  bool es = i < 4 || i + 2 > nx - 4;
+  if (!es) { *reinterpret_cast<double2*>(f+p) = a; return; }
+  unsigned long long pol = pol_last();
+  if (in(i,nx) && in(i+1,nx)) st2_last(f+p, a, pol);
+  else { if (in(i,nx)) st_last(f+p, a.x, pol); if (in(i+1,nx)) st_last(f+p+1, a.y, pol); }
+}
 __global__ void k_copy2row(ARGS) {
   int i = 2*(threadIdx.x + blockIdx.x * blockDim.x), j = blockIdx.y, k = blockIdx.z;
   if (i >= nx||!in(j,ny)||!in(k,nz)) return;
@@ -286,7 +309,17 @@ __global__ void __launch_bounds__(BX*BY) k_zvec(ARGS) {
       o[2*v]   = c0*c[1+2*v] + cx*(c[2*v]+c[2+2*v])   + cy*(ym.x+yp.x) + cz*(w[q][v].x+w[q+2][v].x);
       o[2*v+1] = c0*c[2+2*v] + cx*(c[1+2*v]+c[3+2*v]) + cy*(ym.y+yp.y) + cz*(w[q][v].y+w[q+2][v].y);
     }
-    if (all || FULL == 1) {
+    if (FULL >= 6 && (i < 4 || i + VX > nx - 4)) {
+      unsigned long long pol = pol_last();
+#pragma unroll
+      for (int v=0;v<NV;v++) {
+        if (all) st2_last(f+p+2*v, make_double2(o[2*v], o[2*v+1]), pol);
+        else { if (in(i+2*v,nx)) st_last(f+p+2*v, o[2*v], pol); if (in(i+2*v+1,nx)) st_last(f+p+2*v+1, o[2*v+1], pol); }
+      }
+    } else if (FULL == 7) {
+#pragma unroll
+      for (int v=0;v<NV;v++) __stcs(reinterpret_cast<double2*>(f+p+2*v), make_double2(o[2*v], o[2*v+1]));
+    } else if (all || FULL == 1) {
 #pragma unroll
       for (int v=0;v<NV;v++) *reinterpret_cast<double2*>(f+p+2*v) = make_double2(o[2*v], o[2*v+1]);
     } else if (FULL == 5) {
@@ -329,10 +362,16 @@ int main(int argc, char** argv) {
   ADD("copy2gs32", dim3(sms*32), dim3(256), k_copy2gs, false);
   ADD("copy-interior", dim3(cdiv(nx,256),ny,nz), dim3(256), k_copyint, false);
   ADD("copy-fullrow", dim3(cdiv(nx,256),ny,nz), dim3(256), k_copyrow, false);
+  bool pin = argc > 4 && std::string(argv[4]) == "pinfirst";
   ADD("copy2-interior", dim3(cdiv(nx/2,128),ny,nz), dim3(128), k_copy2int, false);
   ADD("copy2-fullrow", dim3(cdiv(nx/2,128),ny,nz), dim3(128), k_copy2row, false);
 #define ZVEC(BX,BY,MZ,NV,FULL) ADD("zvec" #BX "x" #BY "mz" #MZ "v" #NV "full" #FULL, dim3(cdiv(nx/(2*NV),BX),cdiv(ny,BY),cdiv(nz-2,MZ)), dim3(BX,BY), (k_zvec<BX,BY,MZ,NV,FULL>), FULL != 1)
-  ZVEC(64,4,2,1,0); ZVEC(32,16,4,1,0); ZVEC(16,16,4,1,0); ZVEC(32,8,4,1,0); ZVEC(32,16,2,1,0);
+  ZVEC(32,8,2,1,0); ZVEC(32,8,2,1,1); ZVEC(64,8,2,1,0); ZVEC(16,16,4,1,0);
+  if (pin) {
+    printf("one launch of copy2-interior-last (evict_last stores to f's edge sectors) before everything\n");
+    k_copy2intlast<<<dim3(cdiv(nx/2,128),ny,nz), 128>>>(f,u,nx,ny,nz,cx,cy,cz);
+    CK(cudaDeviceSynchronize());
+  }
   cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
   std::vector<real> out(n), ref(n);
   CK(cudaMemcpy(ref.data(), fref, bytes, cudaMemcpyDeviceToHost));
