@@ -9,8 +9,7 @@
 /* Kernel sources, common.h prepended, embedded at build time (see Makefile). */
 extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
     fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_smem[],
-    fdt_kernel_source_broken[],
-    fdt_kernel_source_hazard[], fdt_kernel_source_compare[];
+    fdt_kernel_source_broken[], fdt_kernel_source_hazard[], fdt_kernel_source_compare[];
 
 /* Parameter lists; 0 terminates each. */
 typedef struct value_list {
