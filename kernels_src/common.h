@@ -87,7 +87,9 @@ __device__ __forceinline__ real star_point(const real *u, I pos, I line, I slice
 #define BLOCK_Z blockIdx.z
 #endif
 
-__device__ __forceinline__ void store_f(real *p, real v)
+/* Stores one value of f, or (zvec) one vector of them. */
+template <typename T>
+__device__ __forceinline__ void store_f(T *p, T v)
 {
 #if FDT_NT && defined(FDT_CPU)
     *p = v; /* the host has no use for a streaming hint here */

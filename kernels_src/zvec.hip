@@ -41,19 +41,6 @@ __device__ __forceinline__ lanes load_lanes(const real *u, idx_t pos, int in_row
     return l;
 }
 
-__device__ __forceinline__ void store_vec(real *p, vec_t v)
-{
-#if FDT_NT && defined(FDT_CPU)
-    *reinterpret_cast<vec_t *>(p) = v;
-#elif FDT_NT && defined(__HIPCC_RTC__)
-    __builtin_nontemporal_store(v, reinterpret_cast<vec_t *>(p));
-#elif FDT_NT
-    __stcs(reinterpret_cast<vec_t *>(p), v);
-#else
-    *reinterpret_cast<vec_t *>(p) = v;
-#endif
-}
-
 struct column {
     const real *u;
     idx_t pos, line, slice; /* pos: (i0, j, k0) */
@@ -107,7 +94,7 @@ __device__ __forceinline__ void run_column(const column &t, const coeffs &c, rea
         plane_outputs<ALIGNED>(t, w, q, c, out.e);
         real *dst = f + t.pos + q * t.slice;
         if (whole) {
-            store_vec(dst, out.v);
+            store_f(reinterpret_cast<vec_t *>(dst), out.v);
             continue;
         }
 #pragma unroll
