@@ -26,6 +26,7 @@ verify() {
     run verify "$FDTUNE" bench 33 9 21 --backend cuda --radius 4 --precision float --samples 2 --leader-samples 5 --min-sample-ms 0.05 --top 5
 }
 
+# memcheck SHAPE SUBSET: every family, or those named in $FAMILIES (a new family alone).
 memcheck() {
     local shape=$1 subset=$2
     for family in ${FAMILIES:-naive tiled zmarch zvec smem}; do
