@@ -192,6 +192,17 @@ __global__ void k_pinload(ARGS) {
   asm volatile("ld.global.L2::cache_hint.f64 %0, [%1], %2;" : "=d"(b) : "l"(row + nx - 1), "l"(pol));
   if (a == 12345.678 && b == 12345.678) f[(size_t)nx*j + (size_t)nx*ny*k + 1] = 0; // keep the loads
 }
+__global__ void k_pinone(const double* p) {
+  // one evict_last load of one address; writes nothing
+  unsigned long long pol = pol_last();
+  double a;
+  asm volatile("ld.global.L2::cache_hint.f64 %0, [%1], %2;" : "=d"(a) : "l"(p), "l"(pol));
+  if (a == 12345.678) asm volatile("trap;");
+}
+__global__ void k_policyonly(double* p) {
+  unsigned long long pol = pol_last();
+  if (pol == 12345) p[0] = 0;
+}
 __global__ void k_copy2row(ARGS) {
   int i = 2*(threadIdx.x + blockIdx.x * blockDim.x), j = blockIdx.y, k = blockIdx.z;
   if (i >= nx||!in(j,ny)||!in(k,nz)) return;
@@ -385,10 +396,21 @@ int main(int argc, char** argv) {
   ADD("copy2-interior", dim3(cdiv(nx/2,128),ny,nz), dim3(128), k_copy2int, false);
   ADD("copy2-fullrow", dim3(cdiv(nx/2,128),ny,nz), dim3(128), k_copy2row, false);
 #define ZVEC(BX,BY,MZ,NV,FULL) ADD("zvec" #BX "x" #BY "mz" #MZ "v" #NV "full" #FULL, dim3(cdiv(nx/(2*NV),BX),cdiv(ny,BY),cdiv(nz-2,MZ)), dim3(BX,BY), (k_zvec<BX,BY,MZ,NV,FULL>), FULL != 1)
-  ZVEC(32,8,2,1,0); ZVEC(32,8,2,1,9); ZVEC(32,8,2,1,10); ZVEC(16,16,4,1,0); ZVEC(16,16,4,1,9); ZVEC(16,16,4,1,10);
+  ZVEC(32,8,2,1,0); ZVEC(16,16,4,1,0);
+  if (argc > 5 && std::string(argv[5]) == "wt") { ZVEC(16,16,4,1,10); }
   if (pin) {
     printf("one launch of copy2-interior-last (evict_last stores to f's edge sectors) before everything\n");
     k_copy2intlast<<<dim3(cdiv(nx/2,128),ny,nz), 128>>>(f,u,nx,ny,nz,cx,cy,cz);
+    CK(cudaDeviceSynchronize());
+  }
+  if (argc > 4 && std::string(argv[4]) == "pinone") {
+    printf("one launch of pinone (one evict_last load of one address of fref, nothing of f) before everything\n");
+    k_pinone<<<1, 1>>>(fref);
+    CK(cudaDeviceSynchronize());
+  }
+  if (argc > 4 && std::string(argv[4]) == "policyonly") {
+    printf("one launch of a kernel that only creates an evict_last policy before everything\n");
+    k_policyonly<<<1, 1>>>(fref);
     CK(cudaDeviceSynchronize());
   }
   if (pinload) {
