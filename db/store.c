@@ -763,6 +763,20 @@ static int read_job(fdt_store *s, sqlite3_stmt *st, void *out)
     return 0;
 }
 
+/* The columns a job's progress changes, in the order JOB_COLUMNS and ST_JOB_UPDATE name
+ * them: total .. error. */
+static void bind_job_progress(binder *b, const fdt_job *job)
+{
+    bind_int(b, job->total);
+    bind_int(b, job->done);
+    bind_int(b, job->ok);
+    bind_int(b, job->failed);
+    bind_text(b, job->phase, sizeof job->phase);
+    bind_text(b, job->best_variant, sizeof job->best_variant);
+    bind_real(b, job->best_gbps);
+    bind_text(b, job->error, sizeof job->error);
+}
+
 int fdt_store_job_create(fdt_store *s, fdt_job *job)
 {
     binder b;
@@ -774,14 +788,7 @@ int fdt_store_job_create(fdt_store *s, fdt_job *job)
     bind_key(&b, &job->key);
     bind_text(&b, job->family, sizeof job->family);
     bind_int(&b, job->subset);
-    bind_int(&b, job->total);
-    bind_int(&b, job->done);
-    bind_int(&b, job->ok);
-    bind_int(&b, job->failed);
-    bind_text(&b, job->phase, sizeof job->phase);
-    bind_text(&b, job->best_variant, sizeof job->best_variant);
-    bind_real(&b, job->best_gbps);
-    bind_text(&b, job->error, sizeof job->error);
+    bind_job_progress(&b, job);
     bind_int(&b, created);
     bind_int(&b, job->started);
     bind_int(&b, job->finished);
@@ -820,14 +827,7 @@ int fdt_store_job_update(fdt_store *s, const fdt_job *job)
     if (start(s, ST_JOB_UPDATE, &b) != 0)
         return -1;
     bind_text(&b, fdt_job_state_name(job->state), SIZE_MAX);
-    bind_int(&b, job->total);
-    bind_int(&b, job->done);
-    bind_int(&b, job->ok);
-    bind_int(&b, job->failed);
-    bind_text(&b, job->phase, sizeof job->phase);
-    bind_text(&b, job->best_variant, sizeof job->best_variant);
-    bind_real(&b, job->best_gbps);
-    bind_text(&b, job->error, sizeof job->error);
+    bind_job_progress(&b, job);
     bind_int(&b, job->started);
     bind_int(&b, job->finished);
     bind_int(&b, job->id);
