@@ -15,12 +15,26 @@
 // PAD_MB (default 0) allocates that much between u and f, to see whether where f lands
 // relative to u matters.
 //
-//   nvcc -O3 -arch=sm_90 -o ceiling bench/ceiling.cu && ./ceiling 256 256 256 [PAD_MB]
+// MODE (default plain) times the same table in several L2 states of f, made by
+// kernels_src/persist.hip (cache mode "persist"):
+//   persist  plain; after fdt_persist_edges; after its release; persisted again; after
+//            cudaCtxResetPersistingL2Cache: whether each way back really restores plain
+//   leave    plain; after fdt_persist_edges; then exits without releasing, so that the next
+//            process shows whether the state outlives the context
+//
+//   nvcc -O3 -arch=sm_90 -o ceiling bench/ceiling.cu && ./ceiling 256 256 256 [PAD_MB [MODE]]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+#include <cstring>
 #include <cuda_runtime.h>
+
+#define FDT_REAL double
+#define FDT_IDX long long
+#define FDT_RADIUS 1
+#include "../kernels_src/common.h"
+#include "../kernels_src/persist.hip"
 
 #define CHECK(x)                                                                  \
     do {                                                                          \
@@ -30,8 +44,6 @@
             exit(1);                                                              \
         }                                                                         \
     } while (0)
-
-__device__ bool interior(int i, int n) { return i >= 1 && i < n - 1; }
 
 // One thread per PER points of row (j, k); ONLY_INTERIOR skips f's boundary points.
 template <int PER, bool ONLY_INTERIOR>
@@ -64,28 +76,27 @@ struct candidate {
     std::vector<float> ms;
 };
 
-int main(int argc, char **argv)
-{
-    if (argc != 4 && argc != 5) {
-        fprintf(stderr, "usage: ceiling NX NY NZ [PAD_MB]\n");
-        return 2;
-    }
-    const int nx = atoi(argv[1]), ny = atoi(argv[2]), nz = atoi(argv[3]);
-    const size_t pad_mb = argc == 5 ? strtoul(argv[4], nullptr, 10) : 0;
-    if (nx < 4 || ny < 3 || nz < 3 || nx % 2) {
-        fprintf(stderr, "ceiling: nx must be even and >= 4, ny and nz >= 3\n");
-        return 2;
-    }
-    const size_t points = (size_t)nx * ny * nz, bytes = points * sizeof(double);
+struct grid3 {
+    int nx, ny, nz;
+    size_t bytes;
     double *u, *f;
-    void *pad = nullptr;
-    CHECK(cudaMalloc(&u, bytes));
-    if (pad_mb)
-        CHECK(cudaMalloc(&pad, pad_mb << 20));
-    CHECK(cudaMalloc(&f, bytes));
-    CHECK(cudaMemset(u, 0, bytes));
-    CHECK(cudaMemset(f, 0, bytes));
+};
 
+static void launch(const grid3 &g, const candidate &c)
+{
+    if (!c.kernel) {
+        CHECK(cudaMemcpyAsync(g.f, g.u, g.bytes, cudaMemcpyDeviceToDevice));
+        return;
+    }
+    const int threads = 128;
+    dim3 grid((g.nx / c.per + threads - 1) / threads, g.ny, g.nz);
+    c.kernel<<<grid, threads>>>(g.f, g.u, g.nx, g.ny, g.nz);
+}
+
+// As fdtune bench: an untimed launch ahead of each sample, 10 launches per sample,
+// candidates in rotating rounds so that drift hits all alike.
+static void time_table(const grid3 &g, const char *state)
+{
     std::vector<candidate> cs = {
         {"memcpyDtoD", nullptr, 0, {}},
         {"copy rows (16-byte vectors)", copy_rows<2, false>, 2, {}},
@@ -93,17 +104,6 @@ int main(int argc, char **argv)
         {"scalar copy rows", copy_rows<1, false>, 1, {}},
         {"scalar copy interior", copy_rows<1, true>, 1, {}},
     };
-    auto launch = [&](const candidate &c) {
-        if (!c.kernel) {
-            CHECK(cudaMemcpyAsync(f, u, bytes, cudaMemcpyDeviceToDevice));
-            return;
-        }
-        const int threads = 128;
-        dim3 grid((nx / c.per + threads - 1) / threads, ny, nz);
-        c.kernel<<<grid, threads>>>(f, u, nx, ny, nz);
-    };
-    // As fdtune bench: an untimed launch ahead of each sample, 10 launches per sample,
-    // candidates in rotating rounds so that drift hits all alike.
     cudaEvent_t start, stop;
     CHECK(cudaEventCreate(&start));
     CHECK(cudaEventCreate(&stop));
@@ -112,10 +112,10 @@ int main(int argc, char **argv)
         for (size_t n = 0; n < cs.size(); n++) {
             candidate &c = cs[(n + r) % cs.size()];
             for (int s = 0; s < samples; s++) {
-                launch(c);
+                launch(g, c);
                 CHECK(cudaEventRecord(start));
                 for (int q = 0; q < reps; q++)
-                    launch(c);
+                    launch(g, c);
                 CHECK(cudaEventRecord(stop));
                 CHECK(cudaEventSynchronize(stop));
                 float ms;
@@ -124,12 +124,13 @@ int main(int argc, char **argv)
             }
         }
     CHECK(cudaGetLastError());
+    CHECK(cudaEventDestroy(start));
+    CHECK(cudaEventDestroy(stop));
 
-    const double ix = nx - 2.0, iy = ny - 2.0, iz = nz - 2.0;
+    const double ix = g.nx - 2.0, iy = g.ny - 2.0, iz = g.nz - 2.0;
     const double effective = (2 * ix * iy * iz + 2 * (iy * iz + ix * iz + ix * iy)) * sizeof(double);
     double memcpy_us = 0;
-    printf("shape %dx%dx%d double, %zu MiB between u and f; median of %d samples of %d launches\n",
-           nx, ny, nz, pad_mb, rounds * samples, reps);
+    printf("f's L2 state: %s; median of %d samples of %d launches\n", state, rounds * samples, reps);
     printf("%-34s %10s %12s %14s\n", "", "median us", "copy GB/s", "stencil bound");
     for (candidate &c : cs) {
         std::sort(c.ms.begin(), c.ms.end());
@@ -138,9 +139,61 @@ int main(int argc, char **argv)
             memcpy_us = us;
         // copy GB/s: 2 x bytes moved by a whole copy; stencil bound: the stencil's effective
         // bandwidth at this time, over the memcpy's bandwidth.
-        const double copy_gbps = 2.0 * bytes / (us * 1e3);
-        const double bound = (effective / (us * 1e3)) / (2.0 * bytes / (memcpy_us * 1e3));
+        const double copy_gbps = 2.0 * g.bytes / (us * 1e3);
+        const double bound = (effective / (us * 1e3)) / (2.0 * g.bytes / (memcpy_us * 1e3));
         printf("%-34s %10.2f %12.1f %13.1f%%\n", c.name, us, copy_gbps, 100 * bound);
     }
+    printf("\n");
+}
+
+static void persist_edges(const grid3 &g, int release)
+{
+    const int threads = 256;
+    fdt_persist_edges<<<dim3(g.nz, (g.ny + threads - 1) / threads), threads>>>(g.f, g.nx, g.ny,
+                                                                               g.nz, release);
+    CHECK(cudaDeviceSynchronize());
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4 || argc > 6) {
+        fprintf(stderr, "usage: ceiling NX NY NZ [PAD_MB [plain|persist|leave]]\n");
+        return 2;
+    }
+    grid3 g = {atoi(argv[1]), atoi(argv[2]), atoi(argv[3]), 0, nullptr, nullptr};
+    const size_t pad_mb = argc >= 5 ? strtoul(argv[4], nullptr, 10) : 0;
+    const char *mode = argc == 6 ? argv[5] : "plain";
+    if (g.nx < 4 || g.ny < 3 || g.nz < 3 || g.nx % 2) {
+        fprintf(stderr, "ceiling: nx must be even and >= 4, ny and nz >= 3\n");
+        return 2;
+    }
+    if (strcmp(mode, "plain") && strcmp(mode, "persist") && strcmp(mode, "leave")) {
+        fprintf(stderr, "ceiling: MODE must be plain, persist or leave, not '%s'\n", mode);
+        return 2;
+    }
+    g.bytes = (size_t)g.nx * g.ny * g.nz * sizeof(double);
+    void *pad = nullptr;
+    CHECK(cudaMalloc(&g.u, g.bytes));
+    if (pad_mb)
+        CHECK(cudaMalloc(&pad, pad_mb << 20));
+    CHECK(cudaMalloc(&g.f, g.bytes));
+    CHECK(cudaMemset(g.u, 0, g.bytes));
+    CHECK(cudaMemset(g.f, 0, g.bytes));
+    printf("shape %dx%dx%d double, %zu MiB between u and f, mode %s\n\n", g.nx, g.ny, g.nz,
+           pad_mb, mode);
+
+    time_table(g, "plain");
+    if (!strcmp(mode, "plain"))
+        return 0;
+    persist_edges(g, 0);
+    time_table(g, "after fdt_persist_edges");
+    if (!strcmp(mode, "leave"))
+        return 0;
+    persist_edges(g, 1);
+    time_table(g, "after fdt_persist_edges with release = 1");
+    persist_edges(g, 0);
+    time_table(g, "after fdt_persist_edges again");
+    CHECK(cudaCtxResetPersistingL2Cache());
+    time_table(g, "after cudaCtxResetPersistingL2Cache");
     return 0;
 }

@@ -112,6 +112,17 @@ ceiling)
         run ceiling /tmp/fdt-ceiling $shape
     done
     ;;
+persist)
+    # The L2 state of cache mode "persist" (kernels_src/persist.hip) on the ceiling's copies:
+    # made, released, made again, reset; then whether it outlives the process that made it.
+    /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -o /tmp/fdt-ceiling bench/ceiling.cu || exit 1
+    run persist_sass /usr/local/cuda/bin/cuobjdump -sass -fun fdt_persist_edges /tmp/fdt-ceiling
+    for shape in "256 256 256" "512 512 512"; do
+        run persist_state /tmp/fdt-ceiling $shape 0 persist
+    done
+    run persist_state /tmp/fdt-ceiling 256 256 256 0 leave
+    run persist_state /tmp/fdt-ceiling 256 256 256 0 plain
+    ;;
 profile)
     # Where the time goes at 256^3 against 512^3: DRAM bytes, L2 hits, occupancy, waves.
     # The 6th fdt_laplacian launch is inside the variant's timed samples (the reference
@@ -126,7 +137,7 @@ profile)
     done
     ;;
 *)
-    echo "usage: bench/h100.sh smoke|shapes|final|memcheck|ceiling|profile|daemon" >&2
+    echo "usage: bench/h100.sh smoke|shapes|final|memcheck|ceiling|persist|profile|daemon" >&2
     exit 2
     ;;
 esac
