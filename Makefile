@@ -32,7 +32,7 @@ else
 LDLIBS := -lsqlite3 -ljansson -linih -luv -lmsgpackc -lelf -ldl -lm
 endif
 
-KERNELS := naive tiled zmarch zvec smem broken hazard compare
+KERNELS := naive tiled zmarch zvec smem broken hazard compare persist
 # The tuning engine and what every program shares.
 TUNER := backend backend_hip backend_cuda backend_cpu amdgpu_codeobj variant measure \
          runner compile_pool session bench wire jsonl base64

@@ -112,6 +112,16 @@ ceiling)
         run ceiling /tmp/fdt-ceiling $shape
     done
     ;;
+cache)
+    # Cache mode persist through fdtune bench: 256^3 hot and persist side by side, 512^3
+    # persist, and memcheck of a persist run (the kernel's prefetches and releases).
+    run cache256 "$FDTUNE" bench 256 256 256 --backend cuda --top 15
+    run cache256 "$FDTUNE" bench 256 256 256 --backend cuda --cache persist --top 15
+    run cache512 "$FDTUNE" bench 512 512 512 --backend cuda --cache persist --top 10
+    run memcheck_persist "$SANITIZER" --tool memcheck --leak-check full --error-exitcode 99 \
+        "$FDTUNE" bench 100 200 300 --backend cuda --cache persist --family zvec --subset 12 \
+        --samples 1 --leaders 1 --leader-samples 1 --min-sample-ms 0.01 --top 3
+    ;;
 persist)
     # The L2 state of cache mode "persist" (kernels_src/persist.hip) on the ceiling's copies:
     # made, released, made again, reset; then whether it outlives the process that made it.
@@ -137,7 +147,7 @@ profile)
     done
     ;;
 *)
-    echo "usage: bench/h100.sh smoke|shapes|final|memcheck|ceiling|persist|profile|daemon" >&2
+    echo "usage: bench/h100.sh smoke|shapes|final|memcheck|ceiling|persist|cache|profile|daemon" >&2
     exit 2
     ;;
 esac

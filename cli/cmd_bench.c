@@ -16,6 +16,8 @@ static const char bench_help[] =
     "\n"
     "  --precision float|double  element type (default double)\n"
     "  --radius R                stencil radius 1..4; R=1 is the 7-point Laplacian (default 1)\n"
+    "  --cache hot|persist       hot: the same buffers every launch (default); persist: also\n"
+    "                            f's row edges held in L2 (NVIDIA sm_80+; docs/measurement.md)\n"
     "  --backend B               auto, hip, cuda or cpu (default auto)\n"
     "  --device N                device index (default 0)\n"
     "  --family F                only this kernel family (" FDT_FAMILIES_HELP ")\n"
@@ -32,13 +34,14 @@ static const char bench_help[] =
     "  --test-families           also offer test-only families (broken)\n"
     "  --list                    (variants) print each variant, not only the counts\n";
 
-enum { OPT_PRECISION = 256, OPT_RADIUS, OPT_BACKEND, OPT_DEVICE, OPT_FAMILY, OPT_TOP,
+enum { OPT_PRECISION = 256, OPT_RADIUS, OPT_CACHE, OPT_BACKEND, OPT_DEVICE, OPT_FAMILY, OPT_TOP,
        OPT_SAMPLES, OPT_LEADERS, OPT_LEADER_SAMPLES, OPT_MIN_SAMPLE, OPT_TIMEOUT, OPT_THREADS,
        OPT_SEED, OPT_SUBSET, OPT_VARIANT, OPT_TEST_FAMILIES, OPT_LIST, OPT_HELP };
 
 static const struct option options[] = {
     {"precision", required_argument, NULL, OPT_PRECISION},
     {"radius", required_argument, NULL, OPT_RADIUS},
+    {"cache", required_argument, NULL, OPT_CACHE},
     {"backend", required_argument, NULL, OPT_BACKEND},
     {"device", required_argument, NULL, OPT_DEVICE},
     {"family", required_argument, NULL, OPT_FAMILY},
@@ -151,6 +154,11 @@ static int parse_option(int opt, const char *arg, bench_args *a)
             return 0;
         fprintf(stderr, "fdtune: --precision must be float or double, not '%s'\n", arg);
         return -1;
+    case OPT_CACHE:
+        if (fdt_cache_mode_parse(arg, &o->problem.cache) == 0)
+            return 0;
+        fprintf(stderr, "fdtune: --cache must be hot or persist, not '%s'\n", arg);
+        return -1;
     case OPT_BACKEND:
         if (strcmp(arg, "auto") == 0 || fdt_backend_find(arg)) {
             o->backend = arg;
@@ -238,6 +246,10 @@ static void print_device(const fdt_bench_report *r)
            named ? "" : d->vendor, named ? "" : " ", d->name, d->arch, d->compute_units,
            d->memory_bytes / 1073741824.0, d->l2_bytes / 1048576.0, d->driver_version,
            d->compiler_version);
+    printf("cache: %s\n", r->problem.cache == FDT_CACHE_PERSIST
+                              ? "persist (f's row edges held in L2; kernel 1, the copy and every "
+                                "variant timed in that state)"
+                              : "hot (the same buffers every launch)");
 }
 
 static void print_row(const char *rank, const char *name, const fdt_stats *s, double gbps,

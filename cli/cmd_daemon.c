@@ -102,8 +102,9 @@ int fdt_daemon_parse(int argc, char **argv, const char *shortopts,
 
 static fdt_problem engine_problem(const fdtune_problem *p)
 {
-    return (fdt_problem){p->nx, p->ny, p->nz, p->radius ? p->radius : 1,
-                         p->precision == FDTUNE_FLOAT ? FDT_FLOAT : FDT_DOUBLE};
+    return (fdt_problem){.nx = p->nx, .ny = p->ny, .nz = p->nz,
+                         .radius = p->radius ? p->radius : 1,
+                         .precision = p->precision == FDTUNE_FLOAT ? FDT_FLOAT : FDT_DOUBLE};
 }
 
 const char *fdt_check_problem(const fdtune_problem *p)

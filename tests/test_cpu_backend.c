@@ -111,8 +111,9 @@ static void test_families_verify_on_odd_shapes(void **state)
     for (size_t s = 0; s < 2; s++)
         for (int radius = 1; radius <= 4; radius *= 2)
             for (int prec = 0; prec < 2; prec++) {
-                const fdt_problem p = {shapes[s][0], shapes[s][1], shapes[s][2], radius,
-                                       prec ? FDT_DOUBLE : FDT_FLOAT};
+                const fdt_problem p = {.nx = shapes[s][0], .ny = shapes[s][1],
+                                       .nz = shapes[s][2], .radius = radius,
+                                       .precision = prec ? FDT_DOUBLE : FDT_FLOAT};
                 for (size_t fam = 0; fam < sizeof families / sizeof *families; fam++)
                     run_family(f, &p, families[fam], salt++);
             }
@@ -125,7 +126,8 @@ static void test_broken_variants_are_caught(void **state)
     fixture *f = *state;
     for (int prec = 0; prec < 2; prec++)
         for (int radius = 1; radius <= 2; radius++) {
-            const fdt_problem p = {13, 17, 11, radius, prec ? FDT_DOUBLE : FDT_FLOAT};
+            const fdt_problem p = {.nx = 13, .ny = 17, .nz = 11, .radius = radius,
+                                   .precision = prec ? FDT_DOUBLE : FDT_FLOAT};
             fdt_runner r;
             fdt_error err = {0};
             assert_int_equal(fdt_runner_open(&r, f->ops, f->backend, &p, &quick, 3, &err), FDT_OK);
@@ -172,7 +174,7 @@ static void test_bench_end_to_end(void **state)
     fdt_bench_opts o;
     fdt_bench_defaults(&o);
     o.backend = "cpu";
-    o.problem = (fdt_problem){19, 14, 12, 1, FDT_DOUBLE};
+    o.problem = (fdt_problem){.nx = 19, .ny = 14, .nz = 12, .radius = 1, .precision = FDT_DOUBLE};
     o.filter.family = "tiled";
     o.subset = 5;
     o.timing = quick;

@@ -93,7 +93,8 @@ static void test_every_family_compiles_for_amd(void **state)
     int families_seen[8] = {0};
     for (int radius = 1; radius <= 4; radius *= 2)
         for (int prec = 0; prec < 2; prec++) {
-            const fdt_problem p = {256, 256, 256, radius, prec ? FDT_DOUBLE : FDT_FLOAT};
+            const fdt_problem p = {.nx = 256, .ny = 256, .nz = 256, .radius = radius,
+                                   .precision = prec ? FDT_DOUBLE : FDT_FLOAT};
             fdt_compile_job *jobs;
             const size_t n = representatives(&p, &jobs);
             for (size_t a = 0; a < 2; a++) {

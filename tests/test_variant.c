@@ -159,7 +159,8 @@ static void test_geometry_covers_odd_shapes(void **state)
     for (size_t s = 0; s < 4; s++)
         for (int radius = 1; radius <= 4; radius *= 2)
             for (int precision = FDT_FLOAT; precision <= FDT_DOUBLE; precision++) {
-                fdt_problem p = {shapes[s][0], shapes[s][1], shapes[s][2], radius, precision};
+                fdt_problem p = {.nx = shapes[s][0], .ny = shapes[s][1], .nz = shapes[s][2],
+                                 .radius = radius, .precision = precision};
                 if (!fdt_problem_check(&p))
                     check_geometry_covers(&p);
             }
@@ -193,7 +194,7 @@ static void test_defines_pick_wide_indices_only_when_needed(void **state)
     fdt_variant_defines(&v, &cube, &d);
     assert_string_equal(d.list[0], "FDT_REAL=double");
     assert_string_equal(d.list[1], "FDT_IDX=int");
-    fdt_problem big = {2048, 1024, 1024, 1, FDT_FLOAT};
+    fdt_problem big = {.nx = 2048, .ny = 1024, .nz = 1024, .radius = 1, .precision = FDT_FLOAT};
     fdt_variant_defines(&v, &big, &d);
     assert_string_equal(d.list[0], "FDT_REAL=float");
     assert_string_equal(d.list[1], "FDT_IDX=long long");
@@ -206,7 +207,8 @@ static void test_effective_bytes_match_the_seed_formula(void **state)
     const int shapes[][3] = {{512, 512, 512}, {100, 200, 300}, {13, 17, 11}};
     for (size_t s = 0; s < 3; s++) {
         const double nx = shapes[s][0], ny = shapes[s][1], nz = shapes[s][2];
-        fdt_problem p = {shapes[s][0], shapes[s][1], shapes[s][2], 1, FDT_DOUBLE};
+        fdt_problem p = {.nx = shapes[s][0], .ny = shapes[s][1], .nz = shapes[s][2],
+                         .radius = 1, .precision = FDT_DOUBLE};
         const double seed = (nx * ny * nz - 8 - 4 * (nx - 2) - 4 * (ny - 2) - 4 * (nz - 2)) +
                             (nx - 2) * (ny - 2) * (nz - 2);
         assert_near(fdt_effective_bytes(&p), seed * 8, 1e-6);
@@ -214,7 +216,7 @@ static void test_effective_bytes_match_the_seed_formula(void **state)
         assert_near(fdt_effective_bytes(&p), seed * 4, 1e-6);
     }
     /* Radius 2 on 5^3: one interior point, its 12 arm points, written once: 14 elements. */
-    fdt_problem tiny = {5, 5, 5, 2, FDT_DOUBLE};
+    fdt_problem tiny = {.nx = 5, .ny = 5, .nz = 5, .radius = 2, .precision = FDT_DOUBLE};
     assert_near(fdt_effective_bytes(&tiny), 14 * 8, 1e-9);
 }
 

@@ -61,6 +61,7 @@ static fdt_device_info sample_device(void)
     d.max_grid[0] = 2147483647u;
     d.max_grid[1] = d.max_grid[2] = 65535;
     d.block_barriers = 1;
+    d.l2_persist = 1;
     strcpy(d.backend, "cuda");
     strcpy(d.vendor, "NVIDIA");
     strcpy(d.name, "NVIDIA H100 80GB HBM3 \"quoted\" \\ name");
@@ -127,6 +128,7 @@ static void test_device_refusals(void **state)
         {"warp_size", "\"32\"", "'warp_size' must be an integer"},
         {"memory_bytes", "-5", "'memory_bytes' must be from 0"},
         {"block_barriers", "2", "'block_barriers' must be from 0 to 1"},
+        {"l2_persist", NULL, "'l2_persist' is missing"},
         {"max_grid", "[1, 2]", "'max_grid' must be an array of 3 integers"},
         {"max_grid", "[1, 0, 3]", "'max_grid' must hold integers from 1"},
         {"max_grid", NULL, "'max_grid' must be an array"},
@@ -150,7 +152,7 @@ static void test_problem_round_trip_and_defaults(void **state)
 {
     (void)state;
     const fdt_problem p = {.nx = 513, .ny = 9, .nz = 65536, .radius = 4,
-                           .precision = FDT_FLOAT};
+                           .precision = FDT_FLOAT, .cache = FDT_CACHE_PERSIST};
     json_t *j = via_text(fdt_wire_problem_json(&p));
     fdt_problem back;
     char err[256] = "";
@@ -158,11 +160,12 @@ static void test_problem_round_trip_and_defaults(void **state)
     assert_memory_equal(&back, &p, sizeof p);
     json_decref(j);
 
-    /* A client may leave out radius and precision. */
+    /* A client may leave out radius, precision and cache. */
     j = json_pack("{s:i, s:i, s:i}", "nx", 64, "ny", 32, "nz", 16);
     assert_int_equal(fdt_wire_problem_parse(j, &back, err, sizeof err), 0);
     assert_int_equal(back.radius, 1);
     assert_int_equal(back.precision, FDT_DOUBLE);
+    assert_int_equal(back.cache, FDT_CACHE_HOT);
     assert_int_equal(back.nz, 16);
     json_decref(j);
 }
@@ -183,6 +186,8 @@ static void test_problem_refusals(void **state)
         {"radius", "true", "'radius' must be an integer"},
         {"precision", "\"half\"", "'precision' must be \"float\" or \"double\""},
         {"precision", "1", "'precision' must be \"float\" or \"double\""},
+        {"cache", "\"cold\"", "'cache' must be \"hot\" or \"persist\""},
+        {"cache", "0", "'cache' must be \"hot\" or \"persist\""},
     };
     fdt_problem out;
     expect_refusals(good, parse_problem, &out, cases, sizeof cases / sizeof cases[0]);

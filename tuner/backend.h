@@ -64,6 +64,7 @@ typedef struct fdt_device_info {
     int max_shared_per_block; /* bytes of static shared memory a block may use */
     unsigned max_grid[3];
     int block_barriers;       /* 0 where __syncthreads cannot run (cpu) */
+    int l2_persist;           /* 1 where cache mode persist can run (NVIDIA sm_80 and later) */
 } fdt_device_info;
 
 /* A compiled code object (hsaco, cubin, or the path of a shared object for cpu). */

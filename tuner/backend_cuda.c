@@ -408,6 +408,7 @@ static fdt_status read_attributes(fdt_backend *b, fdt_error *err)
             return st;
     }
     snprintf(in->arch, sizeof in->arch, "sm_%d%d", major, minor);
+    in->l2_persist = major >= 8; /* PTX prefetch.global.L2::evict_last and applypriority */
     in->l2_bytes = (uint64_t)l2;
     for (int i = 0; i < 3; i++)
         in->max_grid[i] = (unsigned)grid[i];

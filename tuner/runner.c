@@ -113,6 +113,10 @@ static int verdict_passes(const fdt_runner *r, const fdt_verdict *v)
     return v->rel_error <= r->tolerance && v->boundary_bad == 0;
 }
 
+/* The launch parameters of the runner's own kernels (compare, persist): 256 threads in x. */
+static const fdt_variant helper_variant = {.family = NULL, .bx = 256, .by = 1, .bz = 1, .m = 1,
+                                           .mz = 1};
+
 static fdt_status compile_and_load(fdt_runner *r, const char *source, const char *entry,
                                    const fdt_variant *v, fdt_kernel **out, fdt_error *err)
 {
@@ -157,21 +161,29 @@ static fdt_status launch_enqueue(void *ctx, fdt_error *err)
     return c->r->ops->launch(c->r->backend, c->k, c->grid, c->block, c->args, err);
 }
 
-/* Poison f, run once, wait (a hang becomes FDT_TIMEOUT). */
-static fdt_status run_once(fdt_runner *r, fdt_kernel *k, const fdt_variant *v, fdt_error *err)
+/* One launch, waited for (a hang becomes FDT_TIMEOUT); its time counts as GPU time. */
+static fdt_status launch_and_wait(fdt_runner *r, fdt_kernel *k, fdt_dim3 grid, fdt_dim3 block,
+                                  void **args, fdt_error *err)
 {
-    launch_ctx c;
-    launch_setup(&c, r, k, v);
     double ms;
-    fdt_status s = r->ops->fill32(r->backend, r->f, POISON, r->bytes / 4, err);
+    fdt_status s = r->ops->timer_start(r->backend, err);
     if (s == FDT_OK)
-        s = r->ops->timer_start(r->backend, err);
-    if (s == FDT_OK)
-        s = launch_enqueue(&c, err);
+        s = r->ops->launch(r->backend, k, grid, block, args, err);
     if (s == FDT_OK)
         s = r->ops->timer_stop(r->backend, r->timing.timeout_ms, &ms, err);
     if (s == FDT_OK)
         r->gpu_ms += ms;
+    return s;
+}
+
+/* Poison f, run once, wait. */
+static fdt_status run_once(fdt_runner *r, fdt_kernel *k, const fdt_variant *v, fdt_error *err)
+{
+    launch_ctx c;
+    launch_setup(&c, r, k, v);
+    fdt_status s = r->ops->fill32(r->backend, r->f, POISON, r->bytes / 4, err);
+    if (s == FDT_OK)
+        s = launch_and_wait(r, k, c.grid, c.block, c.args, err);
     return s;
 }
 
@@ -180,14 +192,8 @@ static fdt_status device_verdict(fdt_runner *r, fdt_verdict *v, fdt_error *err)
     unsigned poison = POISON;
     void *args[] = {&r->f, &r->f, &r->ref, &r->problem.nx, &r->problem.ny, &r->problem.nz,
                     &poison, &r->partial};
-    double ms;
-    fdt_status s = r->ops->timer_start(r->backend, err);
-    if (s == FDT_OK)
-        s = r->ops->launch(r->backend, r->compare, r->compare_grid, r->compare_block, args, err);
-    if (s == FDT_OK)
-        s = r->ops->timer_stop(r->backend, r->timing.timeout_ms, &ms, err);
+    fdt_status s = launch_and_wait(r, r->compare, r->compare_grid, r->compare_block, args, err);
     if (s == FDT_OK) {
-        r->gpu_ms += ms;
         s = r->ops->download(r->backend, r->partial_host, r->partial,
                              r->partial_count * 3 * sizeof(double), err);
     }
@@ -302,6 +308,31 @@ static fdt_status check_reference(fdt_runner *r, unsigned seed, fdt_error *err)
     return s;
 }
 
+/* Cache mode persist: one launch of kernels_src/persist.hip with release = 0 (or 1), one
+ * thread per row of f. */
+static fdt_status persist_edges(fdt_runner *r, int release, fdt_error *err)
+{
+    const fdt_dim3 block = {helper_variant.bx, 1, 1};
+    const fdt_dim3 grid = {(unsigned)r->problem.nz,
+                           (unsigned)((r->problem.ny + helper_variant.bx - 1) / helper_variant.bx), 1};
+    void *args[] = {&r->f, &r->problem.nx, &r->problem.ny, &r->problem.nz, &release};
+    return launch_and_wait(r, r->persist, grid, block, args, err);
+}
+
+/* Puts f's row edges in the persist state before anything is timed, so that kernel 1, the
+ * copy and every variant are measured alike in it; fdt_runner_close releases them. */
+static fdt_status persist_open(fdt_runner *r, fdt_error *err)
+{
+    const fdt_device_info *dev = r->ops->info(r->backend);
+    if (!dev->l2_persist)
+        return fdt_fail(err, FDT_UNSUPPORTED, "cache mode persist needs L2 eviction priorities "
+                        "(NVIDIA sm_80 or later); %s (%s, %s backend) has none", dev->name,
+                        dev->arch, dev->backend);
+    fdt_status s = compile_and_load(r, fdt_persist_source(), "fdt_persist_edges",
+                                    &helper_variant, &r->persist, err);
+    return s == FDT_OK ? persist_edges(r, 0, err) : s;
+}
+
 fdt_status fdt_runner_open(fdt_runner *r, const fdt_backend_ops *ops, fdt_backend *b,
                            const fdt_problem *p, const fdt_timing *timing, unsigned seed,
                            fdt_error *err)
@@ -323,10 +354,11 @@ fdt_status fdt_runner_open(fdt_runner *r, const fdt_backend_ops *ops, fdt_backen
     r->partial_count = (size_t)r->compare_grid.x * 256;
 
     fdt_status s = alloc_buffers(r, err);
-    if (s == FDT_OK) {
-        const fdt_variant plain = {.family = NULL, .bx = 256, .by = 1, .bz = 1, .m = 1, .mz = 1};
-        s = compile_and_load(r, fdt_compare_source(), "fdt_compare", &plain, &r->compare, err);
-    }
+    if (s == FDT_OK)
+        s = compile_and_load(r, fdt_compare_source(), "fdt_compare", &helper_variant,
+                             &r->compare, err);
+    if (s == FDT_OK && p->cache == FDT_CACHE_PERSIST)
+        s = persist_open(r, err);
     if (s == FDT_OK)
         s = check_reference(r, seed, err);
     if (s != FDT_OK)
@@ -336,6 +368,14 @@ fdt_status fdt_runner_open(fdt_runner *r, const fdt_backend_ops *ops, fdt_backen
 
 void fdt_runner_close(fdt_runner *r)
 {
+    if (r->persist) {
+        /* Released before f is freed: the next buffer at its address must not inherit the
+         * priority. After a device fault this fails, and needs not succeed: the context,
+         * and the state with it, is gone. */
+        fdt_error ignored;
+        persist_edges(r, 1, &ignored);
+        r->ops->unload(r->backend, r->persist);
+    }
     if (r->compare)
         r->ops->unload(r->backend, r->compare);
     fdt_devptr *buffers[] = {&r->u, &r->f, &r->ref, &r->partial};

@@ -25,11 +25,13 @@ typedef struct fdt_runner {
     double *partial_host;
     fdt_kernel *compare;
     fdt_dim3 compare_grid, compare_block;
+    fdt_kernel *persist;     /* cache mode persist: holds f's row edges in L2 until close */
     double gpu_ms;           /* device time inside every timed region so far */
 } fdt_runner;
 
-/* Allocates the buffers, fills u with random values from seed, runs the reference kernel
- * (the seeds' kernel 1) and checks it point by point against the host implementation. */
+/* Allocates the buffers, puts f in the problem's cache mode, fills u with random values
+ * from seed, runs the reference kernel (the seeds' kernel 1) and checks it point by point
+ * against the host implementation. A cache mode the device lacks is FDT_UNSUPPORTED. */
 fdt_status fdt_runner_open(fdt_runner *r, const fdt_backend_ops *ops, fdt_backend *b,
                            const fdt_problem *p, const fdt_timing *timing, unsigned seed,
                            fdt_error *err);

@@ -52,7 +52,7 @@ static int same_timing(const fdt_timing *a, const fdt_timing *b)
 static int same_problem(const fdt_problem *a, const fdt_problem *b)
 {
     return a->nx == b->nx && a->ny == b->ny && a->nz == b->nz && a->radius == b->radius &&
-           a->precision == b->precision;
+           a->precision == b->precision && a->cache == b->cache;
 }
 
 static fdt_status refuse_if_lost(const fdt_session *s, fdt_error *err)

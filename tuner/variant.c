@@ -9,7 +9,8 @@
 /* Kernel sources, common.h prepended, embedded at build time (see Makefile). */
 extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
     fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_smem[],
-    fdt_kernel_source_broken[], fdt_kernel_source_hazard[], fdt_kernel_source_compare[];
+    fdt_kernel_source_broken[], fdt_kernel_source_hazard[], fdt_kernel_source_compare[],
+    fdt_kernel_source_persist[];
 
 /* Parameter lists; 0 terminates each. */
 typedef struct value_list {
@@ -84,6 +85,23 @@ int fdt_precision_parse(const char *s, fdt_precision *out)
     return 0;
 }
 
+static const char *const cache_modes[] = {[FDT_CACHE_HOT] = "hot", [FDT_CACHE_PERSIST] = "persist"};
+
+const char *fdt_cache_mode_name(fdt_cache_mode c)
+{
+    return cache_modes[c];
+}
+
+int fdt_cache_mode_parse(const char *s, fdt_cache_mode *out)
+{
+    for (size_t c = 0; c < sizeof cache_modes / sizeof cache_modes[0]; c++)
+        if (strcmp(s, cache_modes[c]) == 0) {
+            *out = (fdt_cache_mode)c;
+            return 0;
+        }
+    return -1;
+}
+
 size_t fdt_real_size(fdt_precision p)
 {
     return p == FDT_FLOAT ? sizeof(float) : sizeof(double);
@@ -122,6 +140,7 @@ int fdt_family_test_only(const fdt_family *f) { return f->test_only; }
 int fdt_family_z_chunks(const fdt_family *f) { return f->z_chunks; }
 const char *fdt_family_source(const fdt_family *f) { return f->source; }
 const char *fdt_compare_source(void) { return fdt_kernel_source_compare; }
+const char *fdt_persist_source(void) { return fdt_kernel_source_persist; }
 
 const fdt_family *const *fdt_families(void)
 {

@@ -13,11 +13,19 @@
 
 typedef enum fdt_precision { FDT_FLOAT, FDT_DOUBLE } fdt_precision;
 
+/* The cache state the kernels are timed in, as the solver will run them. */
+typedef enum fdt_cache_mode {
+    FDT_CACHE_HOT = 0,  /* the same buffers step after step (the default) */
+    FDT_CACHE_PERSIST   /* hot, and the partly written sectors at both ends of f's interior
+                           rows held in L2 by kernels_src/persist.hip (NVIDIA sm_80+) */
+} fdt_cache_mode;
+
 /* What is being computed: a Laplacian of radius R on an nx x ny x nz grid. */
 typedef struct fdt_problem {
     int nx, ny, nz;
     int radius;
     fdt_precision precision;
+    fdt_cache_mode cache;
 } fdt_problem;
 
 typedef struct fdt_family fdt_family;
@@ -57,6 +65,8 @@ typedef struct fdt_space_filter {
 const char *fdt_problem_check(const fdt_problem *p);
 const char *fdt_precision_name(fdt_precision p);
 int fdt_precision_parse(const char *s, fdt_precision *out);
+const char *fdt_cache_mode_name(fdt_cache_mode c);
+int fdt_cache_mode_parse(const char *s, fdt_cache_mode *out);
 size_t fdt_real_size(fdt_precision p);
 
 const fdt_family *fdt_family_find(const char *name);
@@ -107,5 +117,7 @@ size_t fdt_variant_shared_bytes(const fdt_variant *v, const fdt_problem *p);
 const char *fdt_family_source(const fdt_family *f);
 /* The verification kernel's source (kernels_src/compare.hip after common.h). */
 const char *fdt_compare_source(void);
+/* Cache mode persist's kernel (kernels_src/persist.hip after common.h); NVIDIA only. */
+const char *fdt_persist_source(void);
 
 #endif

@@ -142,6 +142,7 @@ static const field device_fields[] = {
     INT(fdt_device_info, max_threads_per_block, "max_threads_per_block", 1, 1 << 20),
     INT(fdt_device_info, max_shared_per_block, "max_shared_per_block", 0, 1 << 30),
     INT(fdt_device_info, block_barriers, "block_barriers", 0, 1),
+    INT(fdt_device_info, l2_persist, "l2_persist", 0, 1),
 };
 
 json_t *fdt_wire_device_json(const fdt_device_info *d)
@@ -181,8 +182,9 @@ int fdt_wire_device_parse(const json_t *j, fdt_device_info *d, char *err, size_t
 
 json_t *fdt_wire_problem_json(const fdt_problem *p)
 {
-    return json_pack("{s:i,s:i,s:i,s:i,s:s}", "nx", p->nx, "ny", p->ny, "nz", p->nz, "radius",
-                     p->radius, "precision", fdt_precision_name(p->precision));
+    return json_pack("{s:i,s:i,s:i,s:i,s:s,s:s}", "nx", p->nx, "ny", p->ny, "nz", p->nz,
+                     "radius", p->radius, "precision", fdt_precision_name(p->precision), "cache",
+                     fdt_cache_mode_name(p->cache));
 }
 
 static const field problem_sides[] = {
@@ -192,7 +194,8 @@ static const field problem_sides[] = {
 };
 static const field problem_radius = INT(fdt_problem, radius, "radius", 1, FDT_MAX_RADIUS);
 
-/* radius and precision may be left out: 1 and double, as for a client's request. */
+/* radius, precision and cache may be left out: 1, double and hot, as for a client's
+ * request. */
 int fdt_wire_problem_parse(const json_t *j, fdt_problem *p, char *err, size_t errlen)
 {
     *p = (fdt_problem){.radius = 1, .precision = FDT_DOUBLE};
@@ -204,6 +207,12 @@ int fdt_wire_problem_parse(const json_t *j, fdt_problem *p, char *err, size_t er
     if (prec && (!json_is_string(prec) ||
                  fdt_precision_parse(json_string_value(prec), &p->precision) != 0)) {
         snprintf(err, errlen, "'precision' must be \"float\" or \"double\"");
+        return -1;
+    }
+    const json_t *cache = json_object_get(j, "cache");
+    if (cache && (!json_is_string(cache) ||
+                  fdt_cache_mode_parse(json_string_value(cache), &p->cache) != 0)) {
+        snprintf(err, errlen, "'cache' must be \"hot\" or \"persist\"");
         return -1;
     }
     const char *why = fdt_problem_check(p);
