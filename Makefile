@@ -33,11 +33,13 @@ LDLIBS := -lsqlite3 -ljansson -linih -luv -lmsgpackc -lelf -ldl -lm
 endif
 
 KERNELS := naive tiled zmarch zvec smem broken hazard compare persist
+# The store's schema (version 1) and its migrations, in order.
+SQL := schema migrate_2
 # The tuning engine and what every program shares.
 TUNER := backend backend_hip backend_cuda backend_cpu amdgpu_codeobj variant measure \
          runner compile_pool session bench wire jsonl base64
 CORE_OBJS := $(TUNER:%=$(BUILD)/tuner/%.o) $(BUILD)/kernel_sources.o \
-             $(BUILD)/db/store.o $(BUILD)/db/schema_sql.o \
+             $(BUILD)/db/store.o $(SQL:%=$(BUILD)/db/%_sql.o) \
              $(BUILD)/config/config.o $(BUILD)/config/paths.o
 # The daemon's parts; its main is tuner/fdtuned.c.
 DAEMON := server ops export query scheduler supervisor
@@ -108,15 +110,15 @@ $(BUILD)/kernel_sources.c: kernels_src/common.h $(KERNELS:%=kernels_src/%.hip)
 $(BUILD)/kernel_sources.o: $(BUILD)/kernel_sources.c
 	$(CC) $(CFLAGS) -Wno-overlength-strings -c -o $@ $<
 
-# The schema, as a C string the store runs on open.
-$(BUILD)/db/schema_sql.c: db/schema.sql
+# The schema and its migrations, as C strings the store runs on open (fdt_schema_sql ...).
+$(BUILD)/db/%_sql.c: db/%.sql
 	@mkdir -p $(dir $@)
-	@{ echo "/* generated from db/schema.sql by the Makefile; do not edit */"; \
-	  echo "const char fdt_schema_sql[] ="; \
+	@{ echo "/* generated from $< by the Makefile; do not edit */"; \
+	  echo "const char fdt_$*_sql[] ="; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; \
 	  echo "    ;"; } > $@
 
-$(BUILD)/db/schema_sql.o: $(BUILD)/db/schema_sql.c
+$(BUILD)/db/%_sql.o: $(BUILD)/db/%_sql.c
 	$(CC) $(CFLAGS) -Wno-overlength-strings -c -o $@ $<
 
 # The query's choices are tested apart from the daemon around them.

@@ -83,6 +83,17 @@ case "${1:-}" in
 daemon)
     daemon
     ;;
+daemon_persist)
+    # Cache mode persist through fdtuned: tune 256^3 in it, then what a solver is told, and
+    # that the hot key stays apart.
+    start_daemon daemon_persist
+    run daemon_persist "$FDTUNE" devices
+    run daemon_persist "$FDTUNE" tune 256 256 256 --cache persist --wait
+    run daemon_persist "$FDTUNE" query 256 256 256 --cache persist
+    run daemon_persist "$FDTUNE" query 256 256 256 --cache persist --json
+    run daemon_persist "$FDTUNE" query 256 256 256
+    stop_daemon daemon_persist
+    ;;
 smoke)
     device
     verify
@@ -147,7 +158,7 @@ profile)
     done
     ;;
 *)
-    echo "usage: bench/h100.sh smoke|shapes|final|memcheck|ceiling|persist|cache|profile|daemon" >&2
+    echo "usage: bench/h100.sh smoke|shapes|final|memcheck|ceiling|persist|cache|profile|daemon|daemon_persist" >&2
     exit 2
     ;;
 esac

@@ -382,10 +382,14 @@ int fdtune_request(fdtune_conn *c, const char *json_line, char **answer_line, ch
 
 json_t *fdtune_problem_request(const char *op, const fdtune_problem *p, int with_shape)
 {
+    static const char *const caches[] = {[FDTUNE_HOT] = "hot", [FDTUNE_COLD] = "cold",
+                                         [FDTUNE_PERSIST] = "persist"};
+    if ((unsigned)p->cache >= sizeof caches / sizeof caches[0])
+        return NULL;
     json_t *req = json_pack("{s:i, s:s, s:s, s:i, s:s, s:i}", "v", 1, "op", op, "precision",
                             p->precision == FDTUNE_FLOAT ? "float" : "double", "radius",
-                            p->radius ? p->radius : 1, "cache",
-                            p->cache == FDTUNE_COLD ? "cold" : "hot", "device", p->device);
+                            p->radius ? p->radius : 1, "cache", caches[p->cache], "device",
+                            p->device);
     if (!req)
         return NULL;
     int st = 0;
@@ -502,18 +506,10 @@ static int parse_from(const json_t *from, fdtune_answer *a, char *err, size_t er
                       err, errlen) ? -1 : 0;
 }
 
-/* "sources": the files to concatenate, or, as docs/protocol.md first had it, "source": the
- * family's template alone. */
-static int get_sources(const json_t *config, fdtune_answer *a, char *err, size_t errlen)
+/* A "sources" array into names[FDTUNE_SOURCES_MAX]; its length in *count. */
+static int get_source_list(const json_t *list, char names[][FDTUNE_NAME_MAX], int *count,
+                           char *err, size_t errlen)
 {
-    const json_t *list = json_object_get(config, "sources");
-    if (!list) {
-        if (get_string(config, "source", 1, a->source, sizeof a->source, err, errlen))
-            return -1;
-        memcpy(a->sources[0], a->source, sizeof a->source);
-        a->nsources = 1;
-        return 0;
-    }
     const size_t n = json_array_size(list);
     if (n == 0 || n > FDTUNE_SOURCES_MAX) {
         set_err(err, errlen, "the answer's \"sources\" is not an array of 1 to %d names",
@@ -527,11 +523,46 @@ static int get_sources(const json_t *config, fdtune_answer *a, char *err, size_t
                     i, FDTUNE_NAME_MAX - 1);
             return -1;
         }
-        memcpy(a->sources[i], json_string_value(s), json_string_length(s) + 1);
+        memcpy(names[i], json_string_value(s), json_string_length(s) + 1);
     }
-    a->nsources = (int)n;
-    memcpy(a->source, a->sources[n - 1], sizeof a->source);
+    *count = (int)n;
     return 0;
+}
+
+/* "sources": the files to concatenate, or, as docs/protocol.md first had it, "source": the
+ * family's template alone. */
+static int get_sources(const json_t *config, fdtune_answer *a, char *err, size_t errlen)
+{
+    const json_t *list = json_object_get(config, "sources");
+    if (!list) {
+        if (get_string(config, "source", 1, a->source, sizeof a->source, err, errlen))
+            return -1;
+        memcpy(a->sources[0], a->source, sizeof a->source);
+        a->nsources = 1;
+        return 0;
+    }
+    if (get_source_list(list, a->sources, &a->nsources, err, errlen))
+        return -1;
+    memcpy(a->source, a->sources[a->nsources - 1], sizeof a->source);
+    return 0;
+}
+
+/* The set-up kernel of cache mode persist, present only in answers measured in it. */
+static int get_persist(const json_t *config, fdtune_answer *a, char *err, size_t errlen)
+{
+    const json_t *p = json_object_get(config, "persist");
+    if (!p)
+        return 0;
+    if (!json_is_object(p)) {
+        set_err(err, errlen, "the answer's \"persist\" is not an object");
+        return -1;
+    }
+    a->persist.present = 1;
+    return get_source_list(json_object_get(p, "sources"), a->persist.sources,
+                           &a->persist.nsources, err, errlen) ||
+           get_string(p, "entry", 1, a->persist.entry, sizeof a->persist.entry, err, errlen) ||
+           get_dim3(p, "block", a->persist.block, err, errlen) ||
+           get_dim3(p, "grid", a->persist.grid, err, errlen) ? -1 : 0;
 }
 
 static int parse_config(const json_t *config, fdtune_answer *a, char *err, size_t errlen)
@@ -546,7 +577,7 @@ static int parse_config(const json_t *config, fdtune_answer *a, char *err, size_
            get_string(config, "entry", 1, a->entry, sizeof a->entry, err, errlen) ||
            get_dim3(config, "block", a->block, err, errlen) ||
            get_dim3(config, "grid", a->grid, err, errlen) ||
-           get_defines(config, a, err, errlen) ? -1 : 0;
+           get_defines(config, a, err, errlen) || get_persist(config, a, err, errlen) ? -1 : 0;
 }
 
 /* An answer with "ok": false, as "code: message". */

@@ -17,7 +17,8 @@ static const char bench_help[] =
     "  --precision float|double  element type (default double)\n"
     "  --radius R                stencil radius 1..4; R=1 is the 7-point Laplacian (default 1)\n"
     "  --cache hot|persist       hot: the same buffers every launch (default); persist: also\n"
-    "                            f's row edges held in L2 (NVIDIA sm_80+; docs/measurement.md)\n"
+    "                            f's row edges held in L2 (NVIDIA sm_80+; docs/measurement.md);\n"
+    "                            cold is a key of the store, not measured yet\n"
     "  --backend B               auto, hip, cuda or cpu (default auto)\n"
     "  --device N                device index (default 0)\n"
     "  --family F                only this kernel family (" FDT_FAMILIES_HELP ")\n"
@@ -157,7 +158,7 @@ static int parse_option(int opt, const char *arg, bench_args *a)
     case OPT_CACHE:
         if (fdt_cache_mode_parse(arg, &o->problem.cache) == 0)
             return 0;
-        fprintf(stderr, "fdtune: --cache must be hot or persist, not '%s'\n", arg);
+        fprintf(stderr, "fdtune: --cache must be hot, cold or persist, not '%s'\n", arg);
         return -1;
     case OPT_BACKEND:
         if (strcmp(arg, "auto") == 0 || fdt_backend_find(arg)) {
@@ -246,10 +247,13 @@ static void print_device(const fdt_bench_report *r)
            named ? "" : d->vendor, named ? "" : " ", d->name, d->arch, d->compute_units,
            d->memory_bytes / 1073741824.0, d->l2_bytes / 1048576.0, d->driver_version,
            d->compiler_version);
-    printf("cache: %s\n", r->problem.cache == FDT_CACHE_PERSIST
-                              ? "persist (f's row edges held in L2; kernel 1, the copy and every "
-                                "variant timed in that state)"
-                              : "hot (the same buffers every launch)");
+    static const char *const notes[] = {
+        [FDT_CACHE_HOT] = "the same buffers every launch",
+        [FDT_CACHE_COLD] = "not measured yet",
+        [FDT_CACHE_PERSIST] = "f's row edges held in L2; kernel 1, the copy and every variant "
+                              "timed in that state",
+    };
+    printf("cache: %s (%s)\n", fdt_cache_mode_name(r->problem.cache), notes[r->problem.cache]);
 }
 
 static void print_row(const char *rank, const char *name, const fdt_stats *s, double gbps,

@@ -32,7 +32,8 @@ enum {
 #define FDT_PROBLEM_HELP                                                                  \
     "  --precision float|double  element type (default double)\n"                        \
     "  --radius R                stencil radius 1..4; 1 is the 7-point Laplacian (default 1)\n" \
-    "  --cache hot|cold          hot: the same buffers every step, as a solver (default)\n" \
+    "  --cache hot|cold|persist  hot: the same buffers every step, as a solver (default);\n" \
+    "                            persist: also f's row edges held in L2 (NVIDIA sm_80+)\n" \
     "  --device N                the daemon's device index (default 0)\n"
 #define FDT_DAEMON_HELP                                                                   \
     "  --socket PATH             fdtuned's socket (default: $FDTUNE_SOCKET, else the\n"   \

@@ -61,6 +61,15 @@ static void print_answer(const fdtune_answer *a)
                a->kernel1_gbps);
     else
         printf("GB/s      not measured\n");
+    if (a->persist.present) {
+        printf("persist   kernel %s in ", a->persist.entry);
+        for (int i = 0; i < a->persist.nsources; i++)
+            printf("%s%s", i ? " + " : "", a->persist.sources[i]);
+        printf(", grid %d %d %d, block %d %d %d: launch with (f, nx, ny, nz, 0) once per f "
+               "buffer before stepping, (f, nx, ny, nz, 1) before freeing it\n",
+               a->persist.grid[0], a->persist.grid[1], a->persist.grid[2], a->persist.block[0],
+               a->persist.block[1], a->persist.block[2]);
+    }
     if (a->job)
         printf("job       %lld tunes this shape\n", a->job);
     if (!a->kernels_current)

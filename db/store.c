@@ -14,15 +14,15 @@
 #include <sqlite3.h>
 #include <uv.h>
 
-/* Generated from db/schema.sql by the Makefile. */
-extern const char fdt_schema_sql[];
+/* Generated from db/schema.sql and db/migrate_N.sql by the Makefile. */
+extern const char fdt_schema_sql[], fdt_migrate_2_sql[];
 
 /* Written into every store's header, so that another program's SQLite file is refused
  * rather than migrated. "FDTu". */
 #define FDT_APPLICATION_ID 0x46445475
 
 /* Step i takes a file from schema version i to version i + 1, inside one transaction. */
-static const char *const migrations[] = {fdt_schema_sql};
+static const char *const migrations[] = {fdt_schema_sql, fdt_migrate_2_sql};
 _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
                "one migration step per schema version");
 
@@ -255,7 +255,7 @@ static void bind_key(binder *b, const fdt_key *k)
     bind_int(b, k->problem.nx);
     bind_int(b, k->problem.ny);
     bind_int(b, k->problem.nz);
-    bind_text(b, k->cache, sizeof k->cache);
+    bind_text(b, fdt_cache_mode_name(k->problem.cache), SIZE_MAX);
 }
 
 typedef struct reader {
@@ -282,16 +282,18 @@ static void col_text(reader *r, char *dst, size_t cap)
 
 static int col_key(fdt_store *s, reader *r, fdt_key *k)
 {
-    char precision[16];
+    char precision[16], cache[16];
     col_text(r, k->stencil, sizeof k->stencil);
     k->problem.radius = col_int(r);
     col_text(r, precision, sizeof precision);
     k->problem.nx = col_int(r);
     k->problem.ny = col_int(r);
     k->problem.nz = col_int(r);
-    col_text(r, k->cache, sizeof k->cache);
+    col_text(r, cache, sizeof cache);
     if (fdt_precision_parse(precision, &k->problem.precision) != 0)
         return store_fail(s, "the store holds an unknown precision '%s'", precision);
+    if (fdt_cache_mode_parse(cache, &k->problem.cache) != 0)
+        return store_fail(s, "the store holds an unknown cache mode '%s'", cache);
     return 0;
 }
 
@@ -461,21 +463,36 @@ static int migrate_step(fdt_store *s, int64_t from)
     return store_fail(s, "migration to schema version %" PRId64 " failed: %s", from + 1, why);
 }
 
+/* A migration that rebuilds a table drops the old one while other tables still refer to
+ * it, so foreign keys are off while it runs (the pragma is a no-op inside a transaction)
+ * and every reference is checked before the commit instead. */
+static int foreign_keys_intact(fdt_store *s)
+{
+    int64_t rows = 0;
+    if (query_one(s, "SELECT count(*) FROM pragma_foreign_key_check", &rows, NULL, 0) != 0)
+        return -1;
+    return rows == 0 ? 0 : store_fail(s, "migration would leave %" PRId64 " rows referring "
+                                         "to rows that do not exist", rows);
+}
+
 /* The version is read again inside the transaction: another process may have migrated the
  * file since check_file looked. */
 static int migrate(fdt_store *s, int64_t version)
 {
     if (version == FDT_SCHEMA_VERSION)
         return 0;
-    if (exec(s, "BEGIN IMMEDIATE") != 0)
+    if (exec(s, "PRAGMA foreign_keys = OFF; BEGIN IMMEDIATE") != 0)
         return -1;
     int rc = query_one(s, "PRAGMA user_version", &version, NULL, 0);
     for (; rc == 0 && version < FDT_SCHEMA_VERSION; version++)
         rc = migrate_step(s, version);
     if (rc == 0)
-        return exec(s, "COMMIT");
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-    return -1;
+        rc = foreign_keys_intact(s);
+    if (rc == 0)
+        rc = exec(s, "COMMIT");
+    else
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return exec(s, "PRAGMA foreign_keys = ON") == 0 ? rc : -1;
 }
 
 static int prepare(fdt_store *s)

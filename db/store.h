@@ -19,15 +19,15 @@
 
 /* The schema version this build writes; older files are migrated on open, newer ones are
  * refused (a downgrade must not damage data it does not understand). */
-#define FDT_SCHEMA_VERSION 1
+#define FDT_SCHEMA_VERSION 2
 
 typedef struct fdt_store fdt_store;
 
-/* What a problem is keyed by in the store, beyond the device. */
+/* What a problem is keyed by in the store, beyond the device (the problem's cache mode
+ * included). */
 typedef struct fdt_key {
     fdt_problem problem;
     char stencil[16];         /* "laplacian" */
-    char cache[8];            /* "hot" | "cold" */
 } fdt_key;
 
 typedef enum fdt_job_state {

@@ -42,7 +42,7 @@ expect 2 'nx = 2 is out of range' -- bench 2 64 64
 expect 2 'nz = 8 is out of range: each side must be 9' -- bench 64 64 8 --radius 4
 expect 2 "--precision must be float or double, not 'half'" -- bench 64 64 64 --precision half
 expect 2 '--radius must be a whole number from 1 to 4' -- bench 64 64 64 --radius 5
-expect 2 "--cache must be hot or persist, not 'cold'" -- bench 64 64 64 --cache cold
+expect 2 "--cache must be hot, cold or persist, not 'warm'" -- bench 64 64 64 --cache warm
 expect 2 "--backend must be auto, hip, cuda or cpu, not 'opencl'" -- bench 64 64 64 --backend opencl
 expect 2 "unknown kernel family 'warp'" -- bench 64 64 64 --family warp
 expect 2 "unknown option or missing value: '--bogus'" -- bench 64 64 64 --bogus
@@ -50,6 +50,8 @@ expect 2 "unknown option or missing value: '--top'" -- bench 64 64 64 --top
 expect 2 '--timeout-ms must be a positive number' -- bench 64 64 64 --timeout-ms -1
 expect 2 '--samples must be a whole number' -- bench 64 64 64 --samples 0
 
+# Cold-cache measurement is not built: refused before anything is measured.
+expect 1 'cold-cache measurement is not built yet' -- bench 13 17 11 --backend cpu --cache cold --subset 2
 # Cache mode persist needs NVIDIA's L2 eviction priorities: the cpu backend refuses it,
 # naming the device, before anything is measured.
 expect 1 'cache mode persist needs L2 eviction priorities \(NVIDIA sm_80 or later\); .* \([^,]+, cpu backend\) has none' \

@@ -108,6 +108,11 @@ static char *ask(const char *socket_path, const char *request)
         if (!strstr((haystack), (needle)))                                                    \
             fail_msg("expected '%s' in '%s'", (needle), (haystack));                          \
     } while (0)
+#define assert_not_contains(haystack, needle)                                                 \
+    do {                                                                                      \
+        if (strstr((haystack), (needle)))                                                     \
+            fail_msg("did not expect '%s' in '%s'", (needle), (haystack));                    \
+    } while (0)
 
 static void write_file(const char *path, const char *text)
 {
@@ -244,6 +249,8 @@ static void test_bad_requests(void **state)
          "cold-cache tuning is not implemented"},
         {"{\"op\":\"query\",\"nx\":8,\"ny\":8,\"nz\":8,\"cache\":\"tepid\"}", "bad_request",
          "cache"},
+        {"{\"op\":\"tune\",\"nx\":8,\"ny\":8,\"nz\":8,\"cache\":\"persist\"}", "bad_request",
+         "cannot hold f's row edges in L2: cache mode persist needs NVIDIA sm_80 or later"},
         {"{\"op\":\"batch\",\"shapes\":[[8,8,8],[8,0,8]]}", "bad_shape", "shapes[1][1]"},
         {"{\"op\":\"batch\",\"shapes\":[[8,8]]}", "bad_request", "shapes[0]"},
         {"{\"op\":\"batch\"}", "bad_request", "either 'shapes' or 'sweep'"},
@@ -304,6 +311,12 @@ static void test_query_answers(void **state)
     /* The launch geometry is the asked shape's: one 256-wide block in x, one per y row and
      * z plane. */
     assert_contains(none, "\"block\":[256,1,1],\"grid\":[1,17,11]");
+    /* Nothing was tuned in cache mode persist (a cpu daemon cannot): the default, with no
+     * persist step to run. */
+    const char *persist = ask(main_daemon.socket, "{\"op\":\"query\",\"nx\":13,\"ny\":17,"
+                                                  "\"nz\":11,\"cache\":\"persist\"}");
+    assert_contains(persist, "\"match\":\"default\"");
+    assert_not_contains(persist, "\"persist\"");
 }
 
 static void test_long_line_is_refused(void **state)

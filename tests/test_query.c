@@ -1,5 +1,6 @@
 /* test_query.c - how a query picks its answer when the asked shape or device was not tuned:
- * the device levels of the fallback and the L2-aware distance between shapes. */
+ * the device levels of the fallback and the L2-aware distance between shapes; and the
+ * configuration it answers, as libfdtune reads it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "fdtune.h"
 #include "query.h"
 
 static fdt_device_info h100(void)
@@ -124,6 +126,54 @@ static void test_config_is_for_the_asked_shape(void **state)
     assert_null(fdt_query_config_json("warp:1x1x1", &asked));
 }
 
+/* An answer measured in cache mode persist, the daemon's config with its persist object,
+ * read back by libfdtune's parser. */
+static char *persist_answer(const fdt_problem *asked, json_t *persist)
+{
+    json_t *config = fdt_query_config_json("zvec:16x16x1:mz4:lb:nt", asked);
+    assert_non_null(config);
+    json_object_set_new(config, "persist", persist);
+    json_t *answer = json_pack("{s:b, s:s, s:o}", "ok", 1, "match", "exact", "config", config);
+    char *line = json_dumps(answer, JSON_COMPACT);
+    json_decref(answer);
+    return line;
+}
+
+static void test_persist_step_reaches_the_solver(void **state)
+{
+    (void)state;
+    const fdt_problem asked = {.nx = 100, .ny = 300, .nz = 70, .radius = 1,
+                               .precision = FDT_DOUBLE, .cache = FDT_CACHE_PERSIST};
+    char *line = persist_answer(&asked, fdt_query_persist_json(&asked));
+    fdtune_answer a;
+    char err[256] = "";
+    assert_int_equal(fdtune_answer_parse(line, &a, err, sizeof err), FDTUNE_OK);
+    assert_true(a.persist.present);
+    assert_string_equal(a.persist.entry, "fdt_persist_edges");
+    assert_int_equal(a.persist.nsources, 2);
+    assert_string_equal(a.persist.sources[1], "persist.hip");
+    /* One thread per row of f: nz blocks in x, ceil(300 / 256) in y. */
+    const int grid[3] = {70, 2, 1}, block[3] = {256, 1, 1};
+    assert_memory_equal(a.persist.grid, grid, sizeof grid);
+    assert_memory_equal(a.persist.block, block, sizeof block);
+    assert_string_equal(a.variant, "zvec:16x16x1:mz4:lb:nt");
+    free(line);
+
+    line = persist_answer(&asked, json_string("fdt_persist_edges"));
+    assert_int_equal(fdtune_answer_parse(line, &a, err, sizeof err), FDTUNE_ERR_ANSWER);
+    assert_non_null(strstr(err, "\"persist\" is not an object"));
+    free(line);
+
+    /* Answers of the other cache modes carry no persist step. */
+    json_t *hot = json_pack("{s:b, s:s, s:o}", "ok", 1, "match", "exact", "config",
+                            fdt_query_config_json("naive:256x1x1", &asked));
+    line = json_dumps(hot, JSON_COMPACT);
+    assert_int_equal(fdtune_answer_parse(line, &a, err, sizeof err), FDTUNE_OK);
+    assert_false(a.persist.present);
+    free(line);
+    json_decref(hot);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -133,6 +183,7 @@ int main(void)
         cmocka_unit_test(test_plane_then_nx_then_nz),
         cmocka_unit_test(test_ties_go_to_the_larger_shape),
         cmocka_unit_test(test_config_is_for_the_asked_shape),
+        cmocka_unit_test(test_persist_step_reaches_the_solver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -71,17 +71,16 @@ static const fdt_device_info h100 = {
     .max_threads_per_block = 1024, .max_shared_per_block = 49152,
     .max_grid = {2147483647u, 65535, 65535}, .block_barriers = 1};
 
-static fdt_key key_of(int n, fdt_precision precision, const char *cache)
+static fdt_key key_of(int n, fdt_precision precision, fdt_cache_mode cache)
 {
-    fdt_key k = {.problem = {.nx = n, .ny = n, .nz = n, .radius = 1, .precision = precision},
-                 .stencil = "laplacian"};
-    strcpy(k.cache, cache);
-    return k;
+    return (fdt_key){.problem = {.nx = n, .ny = n, .nz = n, .radius = 1, .precision = precision,
+                                 .cache = cache},
+                     .stencil = "laplacian"};
 }
 
 static fdt_job job_of(int device_index, int n)
 {
-    return (fdt_job){.device_index = device_index, .key = key_of(n, FDT_DOUBLE, "hot"),
+    return (fdt_job){.device_index = device_index, .key = key_of(n, FDT_DOUBLE, FDT_CACHE_HOT),
                      .total = 100};
 }
 
@@ -154,7 +153,7 @@ static void test_create_and_reopen(void **state)
     fdt_store_close(s);
 
     pragma_text(path, "PRAGMA user_version", answer, sizeof answer);
-    assert_string_equal(answer, "1");
+    assert_string_equal(answer, "2");
     pragma_text(path, "PRAGMA journal_mode", answer, sizeof answer);
     assert_string_equal(answer, "wal");
 
@@ -420,7 +419,7 @@ static void test_results(void **state)
     assert_int_equal(seen.device_id, device_id);
     assert_int_equal(seen.key.problem.nz, 512);
     assert_int_equal(seen.key.problem.precision, FDT_DOUBLE);
-    assert_string_equal(seen.key.cache, "hot");
+    assert_int_equal(seen.key.problem.cache, FDT_CACHE_HOT);
     seen = (export_seen){.stop_after = 2};
     assert_int_equal(fdt_store_results_each(s, on_export_row, &seen), 0);
     assert_int_equal(seen.rows, 2);
@@ -441,28 +440,29 @@ static void test_best(void **state)
     int64_t device_id;
     fdt_job job;
     fdt_store *s = store_with_job(state, &device_id, &job);
-    const fdt_key big = key_of(512, FDT_DOUBLE, "hot");
+    const fdt_key big = key_of(512, FDT_DOUBLE, FDT_CACHE_HOT);
     fdt_best b = best_of(device_id, big, "naive:256x1x1", 2000);
     assert_int_equal(fdt_store_best_put(s, &b), 0);
     b = best_of(device_id, big, "tiled:64x2x2:m8:seed", 2930);
     b.job_id = job.id;
     assert_int_equal(fdt_store_best_put(s, &b), 0);
     const fdt_best others[] = {
-        best_of(device_id, key_of(256, FDT_DOUBLE, "hot"), "zmarch:32x4x1:mz4", 2500),
-        best_of(device_id, key_of(512, FDT_FLOAT, "hot"), "naive:256x1x1", 2800),
-        best_of(device_id, key_of(512, FDT_DOUBLE, "cold"), "naive:256x1x1", 2100),
+        best_of(device_id, key_of(256, FDT_DOUBLE, FDT_CACHE_HOT), "zmarch:32x4x1:mz4", 2500),
+        best_of(device_id, key_of(512, FDT_FLOAT, FDT_CACHE_HOT), "naive:256x1x1", 2800),
+        best_of(device_id, key_of(512, FDT_DOUBLE, FDT_CACHE_COLD), "naive:256x1x1", 2100),
+        best_of(device_id, key_of(512, FDT_DOUBLE, FDT_CACHE_PERSIST), "zvec:16x16x1:mz4", 2920),
     };
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < 4; i++)
         assert_int_equal(fdt_store_best_put(s, &others[i]), 0);
     fdt_best orphan = best_of(device_id + 5, big, "naive:256x1x1", 1);
     assert_int_equal(fdt_store_best_put(s, &orphan), -1);
 
     fdt_best *rows;
     size_t n;
-    /* Ordered by key: double before float, cold before hot, then the shape. */
+    /* Ordered by key: double before float, cold before hot before persist, then the shape. */
     assert_int_equal(fdt_store_best_all(s, &rows, &n), 0);
-    assert_int_equal(n, 4);
-    assert_string_equal(rows[0].key.cache, "cold");
+    assert_int_equal(n, 5);
+    assert_int_equal(rows[0].key.problem.cache, FDT_CACHE_COLD);
     assert_int_equal(rows[1].key.problem.nx, 256);
     assert_int_equal(rows[1].job_id, 0);
     assert_string_equal(rows[2].variant, "tiled:64x2x2:m8:seed");
@@ -471,9 +471,70 @@ static void test_best(void **state)
     assert_int_equal(rows[2].job_id, job.id);
     assert_true(rows[2].updated > 0);
     assert_string_equal(rows[2].kernels, fdt_kernels_version());
-    assert_int_equal(rows[3].key.problem.precision, FDT_FLOAT);
+    assert_int_equal(rows[3].key.problem.cache, FDT_CACHE_PERSIST);
+    assert_string_equal(rows[3].variant, "zvec:16x16x1:mz4");
+    assert_int_equal(rows[4].key.problem.precision, FDT_FLOAT);
     free(rows);
     fdt_store_close(s);
+}
+
+/* A file of schema version 1 as the previous release left it: a device, a job whose id is
+ * below the counter's high-water mark, its result and its best row. */
+extern const char fdt_schema_sql[];
+static const char version_1_rows[] =
+    "PRAGMA user_version = 1; PRAGMA application_id = 1178883189;"
+    "INSERT INTO devices VALUES (1, 'fp', 'cuda', 'NVIDIA', 'H100', 'sm_90', 132, 80, 50, "
+    "  '13.0', 'NVRTC 13.0', 32, 1024, 49152, 2147483647, 65535, 65535, 1, 1, 1);"
+    "INSERT INTO jobs VALUES (40, 'done', 0, 'laplacian', 1, 'double', 64, 64, 64, 'hot', '', "
+    "  0, 1, 1, 1, 0, '', 'naive:256x1x1', 100.0, '', 1, 1, 1);"
+    "INSERT INTO jobs VALUES (7, 'done', 0, 'laplacian', 1, 'double', 64, 64, 64, 'hot', '', "
+    "  0, 1, 1, 1, 0, '', 'naive:256x1x1', 100.0, '', 1, 1, 1);"
+    "DELETE FROM jobs WHERE id = 40;"
+    "INSERT INTO results (job_id, device_id, stencil, radius, precision, nx, ny, nz, cache, "
+    "  kernels, variant, status, leader, samples, reps, vgprs, sgprs, scratch_bytes, "
+    "  shared_bytes, message, measured) VALUES (7, 1, 'laplacian', 1, 'double', 64, 64, 64, "
+    "  'hot', 'k', 'naive:256x1x1', 'ok', 0, 15, 10, 32, -1, 0, 0, '', 1);"
+    "INSERT INTO best VALUES (1, 'laplacian', 1, 'double', 'hot', 64, 64, 64, "
+    "  'naive:256x1x1', 100.0, 0.1, 3000.0, 2700.0, 'k', 7, 1);";
+
+/* Opening it migrates it to version 2 (cache mode persist): every row is kept, job ids
+ * are not given out again, and foreign keys are enforced again afterwards. */
+static void test_migrates_version_1(void **state)
+{
+    const char *path = ((fixture *)*state)->path;
+    sql_exec(path, fdt_schema_sql);
+    sql_exec(path, version_1_rows);
+    fdt_store *s = open_store(state);
+
+    fdt_job job;
+    assert_int_equal(fdt_store_job_get(s, 7, &job), 1);
+    assert_int_equal(job.key.problem.nx, 64);
+    assert_string_equal(job.best_variant, "naive:256x1x1");
+    export_seen seen = {0};
+    assert_int_equal(fdt_store_results_each(s, on_export_row, &seen), 0);
+    assert_int_equal(seen.rows, 1);
+    fdt_best *rows;
+    size_t n;
+    assert_int_equal(fdt_store_best_all(s, &rows, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(rows[0].job_id, 7);
+    free(rows);
+
+    fdt_job next = job_of(0, 128);
+    assert_int_equal(fdt_store_job_create(s, &next), 0);
+    assert_int_equal(next.id, 41);
+    fdt_best persist = best_of(1, key_of(64, FDT_DOUBLE, FDT_CACHE_PERSIST), "zvec:16x16x1:mz4",
+                               120);
+    assert_int_equal(fdt_store_best_put(s, &persist), 0);
+    fdt_best orphan = best_of(9, key_of(64, FDT_DOUBLE, FDT_CACHE_PERSIST), "naive:256x1x1", 1);
+    assert_int_equal(fdt_store_best_put(s, &orphan), -1);
+    fdt_store_close(s);
+
+    char answer[32];
+    pragma_text(path, "PRAGMA user_version", answer, sizeof answer);
+    assert_string_equal(answer, "2");
+    pragma_text(path, "SELECT count(*) FROM pragma_foreign_key_check", answer, sizeof answer);
+    assert_string_equal(answer, "0");
 }
 
 static void test_code_cache(void **state)
@@ -673,6 +734,7 @@ int main(void)
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
         TEST(test_create_and_reopen),
+        TEST(test_migrates_version_1),
         TEST(test_refuses_newer_schema),
         TEST(test_refuses_what_is_not_a_store),
         TEST(test_devices_round_trip),

@@ -29,7 +29,7 @@ static json_t *key_json(const exporter *e, int64_t device_id, const fdt_key *k)
                      dev ? dev->fingerprint : "", "device", dev ? dev->info.name : "",
                      "stencil", k->stencil, "radius", p->radius, "precision",
                      fdt_precision_name(p->precision), "nx", p->nx, "ny", p->ny, "nz", p->nz,
-                     "cache", k->cache);
+                     "cache", fdt_cache_mode_name(p->cache));
 }
 
 static int add_best_rows(fdt_daemon *d, exporter *e)

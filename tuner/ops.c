@@ -111,7 +111,7 @@ static int side(op_ctx *c, json_t *v, const char *name, int *out)
 }
 
 static const char *const precisions[] = {"float", "double", NULL};
-static const char *const caches[] = {"hot", "cold", NULL};
+static const char *const caches[] = {"hot", "cold", "persist", NULL}; /* fdt_cache_mode's order */
 static const char *const stencils[] = {"laplacian", NULL};
 
 /* The fields every problem shares, the shape aside. */
@@ -131,7 +131,7 @@ static int parse_problem_options(op_ctx *c, fdt_key *key, int *device)
     key->problem.precision = precision == 0 ? FDT_FLOAT : FDT_DOUBLE;
     key->problem.radius = (int)radius;
     fdt_copy_text(key->stencil, sizeof key->stencil, stencils[stencil]);
-    fdt_copy_text(key->cache, sizeof key->cache, caches[cache]);
+    key->problem.cache = (fdt_cache_mode)cache;
     *device = (int)dev;
     return 0;
 }
@@ -172,8 +172,8 @@ static json_t *job_json(const fdt_job *j)
                           "id", (json_int_t)j->id, "state", fdt_job_state_name(j->state), "phase",
                           j->phase, "nx", p->nx, "ny", p->ny, "nz", p->nz, "precision",
                           fdt_precision_name(p->precision), "radius", p->radius, "stencil",
-                          j->key.stencil, "cache", j->key.cache, "device", j->device_index,
-                          "family", j->family, "subset", j->subset);
+                          j->key.stencil, "cache", fdt_cache_mode_name(p->cache), "device",
+                          j->device_index, "family", j->family, "subset", j->subset);
     json_t *more = json_pack("{s:i, s:i, s:i, s:i, s:s?, s:f, s:I, s:I, s:I, s:s}", "total",
                              j->total, "done", j->done, "ok", j->ok, "failed", j->failed, "best",
                              j->best_variant[0] ? j->best_variant : NULL, "best_gbps",
@@ -237,9 +237,14 @@ static int parse_tuning_options(op_ctx *c, fdt_job *job)
     /* The workers time with the same buffers sample after sample; a cold-cache measurement
      * (L2 flushed or buffers rotated) is not built yet, and storing hot numbers under
      * "cold" would be a lie. */
-    if (strcmp(job->key.cache, "cold") == 0)
-        return fail(c, "bad_request", "cold-cache tuning is not implemented yet; only "
-                    "\"cache\": \"hot\" can be tuned");
+    if (job->key.problem.cache == FDT_CACHE_COLD)
+        return fail(c, "bad_request", "cold-cache tuning is not implemented yet; \"cache\": "
+                    "\"hot\" and \"persist\" can be tuned");
+    const fdt_device_info *dev = &c->d->devices[job->device_index].info;
+    if (job->key.problem.cache == FDT_CACHE_PERSIST && !dev->l2_persist)
+        return fail(c, "bad_request", "device %d (%s, %s backend) cannot hold f's row edges in "
+                    "L2: cache mode persist needs NVIDIA sm_80 or later", job->device_index,
+                    dev->name, dev->backend);
     if (opt_int(c, c->req, "subset", 0, 1000000, &subset))
         return -1;
     job->subset = (int)subset;
@@ -298,6 +303,9 @@ static int add_answer_fields(op_ctx *c, const fdt_answer *a, const fdt_problem *
     json_object_set_new(to, "config", config);
     if (a->match == FDT_MATCH_DEFAULT)
         return 0;
+    /* Measured in cache mode persist: the solver must make that state to see these figures. */
+    if (asked->cache == FDT_CACHE_PERSIST)
+        json_object_set_new(config, "persist", fdt_query_persist_json(asked));
     const fdt_problem *t = &a->best.key.problem;
     json_object_set_new(to, "from",
                         json_pack("{s:i, s:i, s:i, s:s, s:s, s:s}", "nx", t->nx, "ny", t->ny,

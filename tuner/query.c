@@ -144,7 +144,7 @@ static int same_key(const fdt_key *a, const fdt_key *b)
 {
     return a->problem.radius == b->problem.radius &&
            a->problem.precision == b->problem.precision &&
-           strcmp(a->stencil, b->stencil) == 0 && strcmp(a->cache, b->cache) == 0;
+           strcmp(a->stencil, b->stencil) == 0 && a->problem.cache == b->problem.cache;
 }
 
 static int same_shape(const fdt_problem *a, const fdt_problem *b)
@@ -157,7 +157,7 @@ static size_t memo_slot(int device, const fdt_key *k)
     const fdt_problem *p = &k->problem;
     const uint64_t fields[] = {(uint64_t)device, (uint64_t)p->nx, (uint64_t)p->ny,
                                (uint64_t)p->nz, (uint64_t)p->radius, (uint64_t)p->precision,
-                               (uint64_t)k->cache[0], (uint64_t)k->stencil[0]};
+                               (uint64_t)p->cache, (uint64_t)k->stencil[0]};
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         h = (h ^ fields[i]) * 1099511628211ull;
@@ -262,6 +262,14 @@ void fdt_query_find(fdt_daemon *d, const fdt_device_slot *dev, const fdt_key *ke
 static json_t *dim3_json(fdt_dim3 v)
 {
     return json_pack("[I,I,I]", (json_int_t)v.x, (json_int_t)v.y, (json_int_t)v.z);
+}
+
+json_t *fdt_query_persist_json(const fdt_problem *asked)
+{
+    fdt_dim3 grid, block;
+    fdt_persist_geometry(asked, &grid, &block);
+    return json_pack("{s:[s,s], s:s, s:o, s:o}", "sources", "common.h", "persist.hip", "entry",
+                     "fdt_persist_edges", "block", dim3_json(block), "grid", dim3_json(grid));
 }
 
 json_t *fdt_query_config_json(const char *name, const fdt_problem *asked)

@@ -59,4 +59,8 @@ void fdt_query_find(fdt_daemon *d, const fdt_device_slot *dev, const fdt_key *ke
  * block for that shape, the -D defines and the sources. NULL if the name does not parse. */
 json_t *fdt_query_config_json(const char *variant, const fdt_problem *asked);
 
+/* Cache mode persist's set-up kernel for the asked problem: sources, entry, grid and block
+ * (compiled with the same defines as the variant). */
+json_t *fdt_query_persist_json(const fdt_problem *asked);
+
 #endif

@@ -113,7 +113,7 @@ static int verdict_passes(const fdt_runner *r, const fdt_verdict *v)
     return v->rel_error <= r->tolerance && v->boundary_bad == 0;
 }
 
-/* The launch parameters of the runner's own kernels (compare, persist): 256 threads in x. */
+/* The defines of the runner's own kernels (compare, persist): 256 threads in x. */
 static const fdt_variant helper_variant = {.family = NULL, .bx = 256, .by = 1, .bz = 1, .m = 1,
                                            .mz = 1};
 
@@ -312,9 +312,8 @@ static fdt_status check_reference(fdt_runner *r, unsigned seed, fdt_error *err)
  * thread per row of f. */
 static fdt_status persist_edges(fdt_runner *r, int release, fdt_error *err)
 {
-    const fdt_dim3 block = {helper_variant.bx, 1, 1};
-    const fdt_dim3 grid = {(unsigned)r->problem.nz,
-                           (unsigned)((r->problem.ny + helper_variant.bx - 1) / helper_variant.bx), 1};
+    fdt_dim3 grid, block;
+    fdt_persist_geometry(&r->problem, &grid, &block);
     void *args[] = {&r->f, &r->problem.nx, &r->problem.ny, &r->problem.nz, &release};
     return launch_and_wait(r, r->persist, grid, block, args, err);
 }
@@ -357,6 +356,9 @@ fdt_status fdt_runner_open(fdt_runner *r, const fdt_backend_ops *ops, fdt_backen
     if (s == FDT_OK)
         s = compile_and_load(r, fdt_compare_source(), "fdt_compare", &helper_variant,
                              &r->compare, err);
+    if (s == FDT_OK && p->cache == FDT_CACHE_COLD)
+        s = fdt_fail(err, FDT_UNSUPPORTED, "cold-cache measurement is not built yet; cache "
+                     "modes hot and persist are");
     if (s == FDT_OK && p->cache == FDT_CACHE_PERSIST)
         s = persist_open(r, err);
     if (s == FDT_OK)

@@ -85,7 +85,8 @@ int fdt_precision_parse(const char *s, fdt_precision *out)
     return 0;
 }
 
-static const char *const cache_modes[] = {[FDT_CACHE_HOT] = "hot", [FDT_CACHE_PERSIST] = "persist"};
+static const char *const cache_modes[] = {[FDT_CACHE_HOT] = "hot", [FDT_CACHE_COLD] = "cold",
+                                          [FDT_CACHE_PERSIST] = "persist"};
 
 const char *fdt_cache_mode_name(fdt_cache_mode c)
 {
@@ -141,6 +142,13 @@ int fdt_family_z_chunks(const fdt_family *f) { return f->z_chunks; }
 const char *fdt_family_source(const fdt_family *f) { return f->source; }
 const char *fdt_compare_source(void) { return fdt_kernel_source_compare; }
 const char *fdt_persist_source(void) { return fdt_kernel_source_persist; }
+
+void fdt_persist_geometry(const fdt_problem *p, fdt_dim3 *grid, fdt_dim3 *block)
+{
+    enum { threads = 256 };
+    *block = (fdt_dim3){threads, 1, 1};
+    *grid = (fdt_dim3){(unsigned)p->nz, (unsigned)((p->ny + threads - 1) / threads), 1};
+}
 
 const fdt_family *const *fdt_families(void)
 {

@@ -16,6 +16,8 @@ typedef enum fdt_precision { FDT_FLOAT, FDT_DOUBLE } fdt_precision;
 /* The cache state the kernels are timed in, as the solver will run them. */
 typedef enum fdt_cache_mode {
     FDT_CACHE_HOT = 0,  /* the same buffers step after step (the default) */
+    FDT_CACHE_COLD,     /* buffers not in cache: part of the store's key and the protocol,
+                           not measured yet (the runner refuses it) */
     FDT_CACHE_PERSIST   /* hot, and the partly written sectors at both ends of f's interior
                            rows held in L2 by kernels_src/persist.hip (NVIDIA sm_80+) */
 } fdt_cache_mode;
@@ -119,5 +121,7 @@ const char *fdt_family_source(const fdt_family *f);
 const char *fdt_compare_source(void);
 /* Cache mode persist's kernel (kernels_src/persist.hip after common.h); NVIDIA only. */
 const char *fdt_persist_source(void);
+/* Its launch for problem p: one thread per row of f. */
+void fdt_persist_geometry(const fdt_problem *p, fdt_dim3 *grid, fdt_dim3 *block);
 
 #endif

@@ -64,7 +64,9 @@ int fdtune_request(fdtune_conn *c, const char *json_line, char **answer_line, ch
                    size_t errlen);
 
 typedef enum fdtune_precision { FDTUNE_DOUBLE = 0, FDTUNE_FLOAT = 1 } fdtune_precision;
-typedef enum fdtune_cache { FDTUNE_HOT = 0, FDTUNE_COLD = 1 } fdtune_cache;
+/* FDTUNE_PERSIST: hot, and the solver holds f's row edges in L2 with the answer's
+ * persist kernel (NVIDIA sm_80 and later; docs/protocol.md, "query"). */
+typedef enum fdtune_cache { FDTUNE_HOT = 0, FDTUNE_COLD = 1, FDTUNE_PERSIST = 2 } fdtune_cache;
 
 /* A problem to ask about. Zero-initialized fields take the defaults: double precision,
  * radius 1 (the 7-point Laplacian), hot cache (the same buffers every time step), device 0. */
@@ -110,6 +112,17 @@ typedef struct fdtune_answer {
     double copy_gbps;      /* device-to-device copy on the same device, the ceiling */
     double kernel1_gbps;   /* the seeds' kernel 1, the baseline */
     int kernels_current;   /* 0: measured with older kernel sources; re-tuning refreshes it */
+    struct {               /* cache mode persist, when the answer was measured in it: launch
+                              entry (sources, same defines) with (f, nx, ny, nz, 0) once
+                              for every buffer the stencil writes, before the time steps,
+                              and with (f, nx, ny, nz, 1) before freeing it */
+        int present;       /* 0: nothing to do (other cache modes, default answers) */
+        char sources[FDTUNE_SOURCES_MAX][FDTUNE_NAME_MAX];
+        int nsources;
+        char entry[FDTUNE_NAME_MAX];   /* fdt_persist_edges */
+        int block[3];
+        int grid[3];
+    } persist;
     long long job;         /* the tuning job tune_if_missing queued, or 0 */
 } fdtune_answer;
 
