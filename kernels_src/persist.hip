@@ -11,7 +11,8 @@
  * context (and the next buffer at that address inherits them).
  *
  * Signature: fdt_persist_edges(const real *f, int nx, int ny, int nz, int release);
- * one thread per row: block (FDT_BX, 1, 1), grid (nz, ceil(ny / FDT_BX), 1). */
+ * one thread per row: any block (bx, 1, 1) with grid (nz, ceil(ny / bx), 1) (fdtuned
+ * answers bx = 256: fdt_persist_geometry). */
 
 #if defined(__HIPCC_RTC__) || defined(FDT_CPU)
 #error "persist.hip needs NVIDIA's L2 eviction priorities (PTX prefetch.L2::evict_last, sm_80 and later)"

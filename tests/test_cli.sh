@@ -92,7 +92,7 @@ expect 0 'tune-if-missing' -- query --help
 expect 2 "query: expected the grid shape NX NY NZ" -- query 64 64 --socket "$none"
 expect 2 "NZ must be a whole number from 1 to 65536, not 'x'" -- query 64 64 x --socket "$none"
 expect 2 'nx = 4 is out of range: each side must be 5' -- query 4 64 64 --radius 2 --socket "$none"
-expect 2 "--cache must be hot or cold, not 'warm'" -- query 64 64 64 --cache warm --socket "$none"
+expect 2 "--cache must be hot, cold or persist, not 'warm'" -- query 64 64 64 --cache warm --socket "$none"
 expect 2 "--precision must be float or double, not 'half'" -- tune 64 64 64 --precision half --socket "$none"
 expect 2 "unknown kernel family 'warp'" -- tune 64 64 64 --family warp --socket "$none"
 expect 2 '--subset must be a whole number from 1' -- tune 64 64 64 --subset 0 --socket "$none"

@@ -322,14 +322,24 @@ static fdt_status persist_edges(fdt_runner *r, int release, fdt_error *err)
  * copy and every variant are measured alike in it; fdt_runner_close releases them. */
 static fdt_status persist_open(fdt_runner *r, fdt_error *err)
 {
-    const fdt_device_info *dev = r->ops->info(r->backend);
-    if (!dev->l2_persist)
-        return fdt_fail(err, FDT_UNSUPPORTED, "cache mode persist needs L2 eviction priorities "
-                        "(NVIDIA sm_80 or later); %s (%s, %s backend) has none", dev->name,
-                        dev->arch, dev->backend);
     fdt_status s = compile_and_load(r, fdt_persist_source(), "fdt_persist_edges",
                                     &helper_variant, &r->persist, err);
     return s == FDT_OK ? persist_edges(r, 0, err) : s;
+}
+
+/* Hot always; persist where the device has L2 eviction priorities; cold not yet. Checked
+ * before anything is allocated. */
+static fdt_status check_cache_mode(fdt_runner *r, fdt_error *err)
+{
+    const fdt_device_info *dev = r->ops->info(r->backend);
+    if (r->problem.cache == FDT_CACHE_COLD)
+        return fdt_fail(err, FDT_UNSUPPORTED, "cold-cache measurement is not built yet; cache "
+                        "modes hot and persist are");
+    if (r->problem.cache == FDT_CACHE_PERSIST && !dev->l2_persist)
+        return fdt_fail(err, FDT_UNSUPPORTED, "cache mode persist needs L2 eviction priorities "
+                        "(NVIDIA sm_80 or later); %s (%s, %s backend) has none", dev->name,
+                        dev->arch, dev->backend);
+    return FDT_OK;
 }
 
 fdt_status fdt_runner_open(fdt_runner *r, const fdt_backend_ops *ops, fdt_backend *b,
@@ -352,13 +362,12 @@ fdt_status fdt_runner_open(fdt_runner *r, const fdt_backend_ops *ops, fdt_backen
     r->compare_grid = (fdt_dim3){blocks < 1024 ? (unsigned)blocks : 1024, 1, 1};
     r->partial_count = (size_t)r->compare_grid.x * 256;
 
-    fdt_status s = alloc_buffers(r, err);
+    fdt_status s = check_cache_mode(r, err);
+    if (s == FDT_OK)
+        s = alloc_buffers(r, err);
     if (s == FDT_OK)
         s = compile_and_load(r, fdt_compare_source(), "fdt_compare", &helper_variant,
                              &r->compare, err);
-    if (s == FDT_OK && p->cache == FDT_CACHE_COLD)
-        s = fdt_fail(err, FDT_UNSUPPORTED, "cold-cache measurement is not built yet; cache "
-                     "modes hot and persist are");
     if (s == FDT_OK && p->cache == FDT_CACHE_PERSIST)
         s = persist_open(r, err);
     if (s == FDT_OK)
