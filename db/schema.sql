@@ -1,6 +1,7 @@
 -- schema.sql - the store's complete schema, version 1. The Makefile embeds this file as
 -- fdt_schema_sql; db/store.c runs it, in one transaction, to take an empty file to version 1.
--- Later versions add migration steps in store.c; this file stays what version 1 was.
+-- Later versions are migration steps, db/migrate_N.sql (N the version it makes); this file
+-- stays what version 1 was.
 --
 -- Enumerations are stored as their names (readable with the sqlite3 shell, stable when an
 -- enum is reordered) and checked here, so no writer can store a value readers cannot parse.
