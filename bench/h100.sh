@@ -133,6 +133,12 @@ cache)
         "$FDTUNE" bench 100 200 300 --backend cuda --cache persist --family zvec --subset 12 \
         --samples 1 --leaders 1 --leader-samples 1 --min-sample-ms 0.01 --top 3
     ;;
+cache_shapes)
+    # Cache mode persist on the other shapes of the issue: where it pays and where not.
+    for shape in "768 512 512" "1024 1024 64" "100 200 300"; do
+        run cache_shapes "$FDTUNE" bench $shape --backend cuda --cache persist --top 5
+    done
+    ;;
 persist)
     # The L2 state of cache mode "persist" (kernels_src/persist.hip) on the ceiling's copies:
     # made, released, made again, reset; then whether it outlives the process that made it.
@@ -158,7 +164,7 @@ profile)
     done
     ;;
 *)
-    echo "usage: bench/h100.sh smoke|shapes|final|memcheck|ceiling|persist|cache|profile|daemon|daemon_persist" >&2
+    echo "usage: bench/h100.sh smoke|shapes|final|memcheck|ceiling|persist|cache|cache_shapes|profile|daemon|daemon_persist" >&2
     exit 2
     ;;
 esac
