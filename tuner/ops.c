@@ -111,7 +111,6 @@ static int side(op_ctx *c, json_t *v, const char *name, int *out)
 }
 
 static const char *const precisions[] = {"float", "double", NULL};
-static const char *const caches[] = {"hot", "cold", "persist", NULL}; /* fdt_cache_mode's order */
 static const char *const stencils[] = {"laplacian", NULL};
 
 /* The fields every problem shares, the shape aside. */
@@ -119,7 +118,7 @@ static int parse_problem_options(op_ctx *c, fdt_key *key, int *device)
 {
     int precision = 1, cache = 0, stencil = 0;
     long long radius = 1, dev = 0;
-    if (opt_choice(c, "precision", precisions, &precision) || opt_choice(c, "cache", caches, &cache) ||
+    if (opt_choice(c, "precision", precisions, &precision) || opt_choice(c, "cache", fdt_cache_mode_names(), &cache) ||
         opt_choice(c, "stencil", stencils, &stencil) ||
         opt_int(c, c->req, "radius", 1, FDT_MAX_RADIUS, &radius) ||
         opt_int(c, c->req, "device", 0, 1024, &dev))

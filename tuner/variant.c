@@ -86,16 +86,21 @@ int fdt_precision_parse(const char *s, fdt_precision *out)
 }
 
 static const char *const cache_modes[] = {[FDT_CACHE_HOT] = "hot", [FDT_CACHE_COLD] = "cold",
-                                          [FDT_CACHE_PERSIST] = "persist"};
+                                          [FDT_CACHE_PERSIST] = "persist", NULL};
 
 const char *fdt_cache_mode_name(fdt_cache_mode c)
 {
     return cache_modes[c];
 }
 
+const char *const *fdt_cache_mode_names(void)
+{
+    return cache_modes;
+}
+
 int fdt_cache_mode_parse(const char *s, fdt_cache_mode *out)
 {
-    for (size_t c = 0; c < sizeof cache_modes / sizeof cache_modes[0]; c++)
+    for (size_t c = 0; cache_modes[c]; c++)
         if (strcmp(s, cache_modes[c]) == 0) {
             *out = (fdt_cache_mode)c;
             return 0;

@@ -68,6 +68,8 @@ const char *fdt_problem_check(const fdt_problem *p);
 const char *fdt_precision_name(fdt_precision p);
 int fdt_precision_parse(const char *s, fdt_precision *out);
 const char *fdt_cache_mode_name(fdt_cache_mode c);
+/* Every mode's name, indexed by fdt_cache_mode, NULL-terminated. */
+const char *const *fdt_cache_mode_names(void);
 int fdt_cache_mode_parse(const char *s, fdt_cache_mode *out);
 size_t fdt_real_size(fdt_precision p);
 
