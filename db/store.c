@@ -471,8 +471,8 @@ static int foreign_keys_intact(fdt_store *s)
     int64_t rows = 0;
     if (query_one(s, "SELECT count(*) FROM pragma_foreign_key_check", &rows, NULL, 0) != 0)
         return -1;
-    return rows == 0 ? 0 : store_fail(s, "migration would leave %" PRId64 " rows referring "
-                                         "to rows that do not exist", rows);
+    return rows == 0 ? 0 : store_fail(s, "migration refused: the file holds %" PRId64
+                                         " reference(s) to rows that do not exist", rows);
 }
 
 /* The version is read again inside the transaction: another process may have migrated the

@@ -537,6 +537,27 @@ static void test_migrates_version_1(void **state)
     assert_string_equal(answer, "0");
 }
 
+/* A version 1 file whose rows already break a reference (a result of a job that is gone,
+ * written by something that did not enforce foreign keys): the migration is refused with a
+ * message, and the file stays at version 1 with every row. */
+static void test_migration_refuses_broken_references(void **state)
+{
+    const char *path = ((fixture *)*state)->path;
+    sql_exec(path, fdt_schema_sql);
+    sql_exec(path, version_1_rows);
+    sql_exec(path, "DELETE FROM best; DELETE FROM jobs WHERE id = 7");
+    char err[512] = "";
+    assert_null(fdt_store_open(path, err, sizeof err));
+    if (!strstr(err, "migration refused: the file holds 1 reference(s) to rows that do not "
+                     "exist"))
+        fail_msg("unexpected message: %s", err);
+    char answer[32];
+    pragma_text(path, "PRAGMA user_version", answer, sizeof answer);
+    assert_string_equal(answer, "1");
+    pragma_text(path, "SELECT count(*) FROM results", answer, sizeof answer);
+    assert_string_equal(answer, "1");
+}
+
 static void test_code_cache(void **state)
 {
     fdt_store *s = open_store(state);
@@ -735,6 +756,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TEST(test_create_and_reopen),
         TEST(test_migrates_version_1),
+        TEST(test_migration_refuses_broken_references),
         TEST(test_refuses_newer_schema),
         TEST(test_refuses_what_is_not_a_store),
         TEST(test_devices_round_trip),
