@@ -97,6 +97,14 @@ static void pragma_text(const char *path, const char *pragma, char *out, size_t 
     sqlite3_close(db);
 }
 
+/* The first column of a query's first row, read with SQLite directly, is want. */
+static void expect_sql(const char *path, const char *query, const char *want)
+{
+    char answer[64];
+    pragma_text(path, query, answer, sizeof answer);
+    assert_string_equal(answer, want);
+}
+
 static void sql_exec(const char *path, const char *sql)
 {
     sqlite3 *db;
@@ -530,11 +538,8 @@ static void test_migrates_version_1(void **state)
     assert_int_equal(fdt_store_best_put(s, &orphan), -1);
     fdt_store_close(s);
 
-    char answer[32];
-    pragma_text(path, "PRAGMA user_version", answer, sizeof answer);
-    assert_string_equal(answer, "2");
-    pragma_text(path, "SELECT count(*) FROM pragma_foreign_key_check", answer, sizeof answer);
-    assert_string_equal(answer, "0");
+    expect_sql(path, "PRAGMA user_version", "2");
+    expect_sql(path, "SELECT count(*) FROM pragma_foreign_key_check", "0");
 }
 
 /* A version 1 file whose rows already break a reference (a result of a job that is gone,
@@ -551,11 +556,8 @@ static void test_migration_refuses_broken_references(void **state)
     if (!strstr(err, "migration refused: the file holds 1 reference(s) to rows that do not "
                      "exist"))
         fail_msg("unexpected message: %s", err);
-    char answer[32];
-    pragma_text(path, "PRAGMA user_version", answer, sizeof answer);
-    assert_string_equal(answer, "1");
-    pragma_text(path, "SELECT count(*) FROM results", answer, sizeof answer);
-    assert_string_equal(answer, "1");
+    expect_sql(path, "PRAGMA user_version", "1");
+    expect_sql(path, "SELECT count(*) FROM results", "1");
 }
 
 static void test_code_cache(void **state)
