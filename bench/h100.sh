@@ -79,6 +79,11 @@ daemon() {
     stop_daemon faults
 }
 
+# bench/ceiling.cu, built on the lent machine (nvcc is there), as /tmp/fdt-ceiling.
+build_ceiling() {
+    /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -o /tmp/fdt-ceiling bench/ceiling.cu || exit 1
+}
+
 case "${1:-}" in
 daemon)
     daemon
@@ -118,7 +123,7 @@ memcheck)
     ;;
 ceiling)
     # What a copy of only f's interior costs beside a whole copy (bench/ceiling.cu).
-    /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -o /tmp/fdt-ceiling bench/ceiling.cu || exit 1
+    build_ceiling
     for shape in "256 256 256" "512 512 512"; do
         run ceiling /tmp/fdt-ceiling $shape
     done
@@ -142,7 +147,7 @@ cache_shapes)
 persist)
     # The L2 state of cache mode "persist" (kernels_src/persist.hip) on the ceiling's copies:
     # made, released, made again, reset; then whether it outlives the process that made it.
-    /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -o /tmp/fdt-ceiling bench/ceiling.cu || exit 1
+    build_ceiling
     run persist_sass /usr/local/cuda/bin/cuobjdump -sass -fun fdt_persist_edges /tmp/fdt-ceiling
     for shape in "256 256 256" "512 512 512"; do
         run persist_state /tmp/fdt-ceiling $shape 0 persist
