@@ -35,31 +35,32 @@ endif
 KERNELS := naive tiled zmarch zvec smem broken hazard compare persist
 # The store's schema (version 1) and its migrations, in order.
 SQL := schema migrate_2
-# The tuning engine and what every program shares.
-TUNER := backend backend_hip backend_cuda backend_cpu amdgpu_codeobj variant measure \
-         runner compile_pool session bench wire jsonl base64
-CORE_OBJS := $(TUNER:%=$(BUILD)/tuner/%.o) $(BUILD)/kernel_sources.o \
-             $(BUILD)/db/store.o $(SQL:%=$(BUILD)/db/%_sql.o) \
+# What every program shares: the backends, the tuning engine (tuner/engine/, the worker's
+# main aside), the store and the settings.
+BACKENDS := backend hip cuda cpu amdgpu_codeobj
+ENGINE := variant measure runner compile_pool session bench wire jsonl base64
+CORE_OBJS := $(BACKENDS:%=$(BUILD)/tuner/backends/%.o) $(ENGINE:%=$(BUILD)/tuner/engine/%.o) \
+             $(BUILD)/kernel_sources.o $(BUILD)/db/store.o $(SQL:%=$(BUILD)/db/%_sql.o) \
              $(BUILD)/config/config.o $(BUILD)/config/paths.o
-# The daemon's parts; its main is tuner/fdtuned.c.
+# The daemon's parts; its main is tuner/daemon/fdtuned.c.
 DAEMON := server ops export query scheduler supervisor
-DAEMON_OBJS := $(DAEMON:%=$(BUILD)/tuner/%.o)
+DAEMON_OBJS := $(DAEMON:%=$(BUILD)/tuner/daemon/%.o)
 # libfdtune: the client library solvers link.
 LIB_OBJS := $(BUILD)/cli/client.o $(BUILD)/config/paths.o
 CLI_OBJS := $(BUILD)/cli/fdtune.o $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/cmd_*.c))
 TESTS := test_variant test_hip_compile test_hip_variants test_cpu_backend test_store \
          test_config test_wire test_query test_protocol
 PROGRAMS := $(BUILD)/fdtuned $(BUILD)/fdtune-worker $(BUILD)/fdtune
-HEADERS := $(wildcard tuner/*.h cli/*.h cli/include/*.h db/*.h config/*.h)
+HEADERS := $(wildcard tuner/*/*.h cli/*.h cli/include/*.h db/*.h config/*.h)
 
 .PHONY: all check test run clean
 all: $(PROGRAMS) $(BUILD)/libfdtune.a $(BUILD)/libfdtune.so $(BUILD)/fdtune.pc \
      $(BUILD)/example_query
 
-$(BUILD)/fdtuned: $(BUILD)/tuner/fdtuned.o $(DAEMON_OBJS) $(CORE_OBJS)
+$(BUILD)/fdtuned: $(BUILD)/tuner/daemon/fdtuned.o $(DAEMON_OBJS) $(CORE_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/fdtune-worker: $(BUILD)/tuner/worker.o $(CORE_OBJS)
+$(BUILD)/fdtune-worker: $(BUILD)/tuner/engine/worker.o $(CORE_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/fdtune: $(CLI_OBJS) $(CORE_OBJS) $(BUILD)/cli/client.o
@@ -122,7 +123,7 @@ $(BUILD)/db/%_sql.o: $(BUILD)/db/%_sql.c
 	$(CC) $(CFLAGS) -Wno-overlength-strings -c -o $@ $<
 
 # The query's choices are tested apart from the daemon around them.
-$(BUILD)/tests/test_query: $(BUILD)/tuner/query.o
+$(BUILD)/tests/test_query: $(BUILD)/tuner/daemon/query.o
 
 $(BUILD)/tests/%: tests/%.c $(CORE_OBJS) $(BUILD)/cli/client.o
 	@mkdir -p $(dir $@)

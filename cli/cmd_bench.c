@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tuner/bench.h"
 #include "commands.h"
+#include "engine/bench.h"
 
 static const char bench_help[] =
     "usage: fdtune bench NX NY NZ [options]\n"

@@ -10,7 +10,7 @@
 #include "cmd_daemon.h"
 #include "commands.h"
 #include "config.h"
-#include "variant.h"
+#include "engine/variant.h"
 
 int fdt_usage_error(const char *cmd, const char *fmt, ...)
 {

@@ -11,7 +11,7 @@
 #include "cmd_daemon.h"
 #include "commands.h"
 #include "config.h"
-#include "variant.h"
+#include "engine/variant.h"
 
 #define BATCH_MAX_SHAPES 10000 /* the most one batch request may carry (docs/protocol.md) */
 #define POLL_NS 500000000L

@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend.h"
-#include "variant.h"
+#include "backends/backend.h"
+#include "engine/variant.h"
 
 /* The schema version this build writes; older files are migrated on open, newer ones are
  * refused (a downgrade must not damage data it does not understand). */

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
-#include "compile_pool.h"
-#include "runner.h"
+#include "engine/bench.h"
+#include "engine/compile_pool.h"
+#include "engine/runner.h"
 
 /* Variants tried per family and configuration: spread over the space so that every
  * option (m, order, mz, lb, nt, map, block shape) is exercised across the configurations. */

@@ -12,8 +12,8 @@
 #include <cmocka.h>
 #include <uv.h>
 
-#include "amdgpu_codeobj.h"
-#include "backend.h"
+#include "backends/amdgpu_codeobj.h"
+#include "backends/backend.h"
 
 #define ENTRY "fdt_test"
 

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "amdgpu_codeobj.h"
-#include "compile_pool.h"
-#include "variant.h"
+#include "backends/amdgpu_codeobj.h"
+#include "engine/compile_pool.h"
+#include "engine/variant.h"
 
 /* The limits of a gfx90a / gfx906 device: 64-lane wavefronts, 64 KiB of LDS per block. */
 static const fdt_device_info amd = {

@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
+#include "daemon/query.h"
 #include "fdtune.h"
-#include "query.h"
 
 static fdt_device_info h100(void)
 {

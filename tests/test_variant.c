@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "measure.h"
-#include "variant.h"
+#include "engine/measure.h"
+#include "engine/variant.h"
 
 /* cmocka 1.1's float assertion compares in single precision; these figures need double. */
 #define assert_near(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (tol))

@@ -1,6 +1,6 @@
-/* test_wire.c - the JSON shapes of the worker pipe and the socket (tuner/wire.c) and the
- * base64 of code objects (tuner/base64.c): every shape survives a trip through JSON text
- * unchanged, and each kind of bad field is refused with a message that names it. */
+/* test_wire.c - the JSON shapes of the worker pipe and the socket (tuner/engine/wire.c) and
+ * the base64 of code objects (tuner/engine/base64.c): every shape survives a trip through
+ * JSON text unchanged, and each kind of bad field is refused with a message that names it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "base64.h"
-#include "wire.h"
+#include "engine/base64.h"
+#include "engine/wire.h"
 
 /* Through text and back, as a line on a pipe travels. */
 static json_t *via_text(json_t *j)

@@ -1,0 +1,80 @@
+/* backend.c - the backend registry and the helpers all backends share. */
+#include "backends/backend.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const fdt_backend_ops *const backends[] = {
+    &fdt_backend_hip,
+    &fdt_backend_cuda,
+    &fdt_backend_cpu,
+};
+
+const char *fdt_status_name(fdt_status s)
+{
+    switch (s) {
+    case FDT_OK: return "ok";
+    case FDT_WRONG: return "wrong";
+    case FDT_COMPILE_ERROR: return "compile_error";
+    case FDT_LAUNCH_ERROR: return "launch_error";
+    case FDT_TIMEOUT: return "timeout";
+    case FDT_UNSUPPORTED: return "unsupported";
+    case FDT_ERROR: return "error";
+    }
+    return "error";
+}
+
+fdt_status fdt_fail(fdt_error *err, fdt_status status, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+        err->status = status;
+    }
+    return status;
+}
+
+void fdt_copy_text(char *dst, size_t size, const char *src)
+{
+    const size_t n = strnlen(src, size - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+void fdt_code_free(fdt_code *code)
+{
+    free(code->data);
+    code->data = NULL;
+    code->size = 0;
+}
+
+const fdt_backend_ops *fdt_backend_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
+        if (strcmp(backends[i]->name, name) == 0)
+            return backends[i];
+    return NULL;
+}
+
+fdt_status fdt_backend_open(const char *name, int device, const fdt_backend_ops **ops,
+                            fdt_backend **out, fdt_error *err)
+{
+    if (strcmp(name, "auto") != 0) {
+        *ops = fdt_backend_find(name);
+        if (!*ops)
+            return fdt_fail(err, FDT_ERROR, "unknown backend '%s' (expected auto, hip, cuda or cpu)",
+                            name);
+        return (*ops)->open(device, out, err);
+    }
+    /* auto: the first backend that finds a device; the last failure explains a miss. */
+    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
+        *ops = backends[i];
+        if (backends[i]->open(device, out, err) == FDT_OK)
+            return FDT_OK;
+    }
+    return err ? err->status : FDT_ERROR;
+}

@@ -1,0 +1,666 @@
+/* cpu.c - the cpu backend: runs the HIP-style kernel sources on the host.
+ *
+ * Owns the C++ unit that gives HIP kernel syntax a host meaning (prelude + source + an
+ * OpenMP launcher), building it into a shared object with the system C++ compiler
+ * (spawned through libuv), loading that object, and the host-memory "device" the kernels
+ * run on. It lets CI and GPU-less machines run the whole tuning pipeline end to end. */
+#include "backends/backend.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+/* The unit compile() builds, printf-style: %s is the kernel source, then the entry point's
+ * name twice. Blocks run in parallel on OpenMP threads and a block's threads run one after
+ * another, so the indices are per OS thread; __shared__ and __syncthreads are left undefined
+ * on purpose, so barrier kernels fail to compile here. #line keeps compiler messages
+ * pointing into the kernel source instead of this unit. */
+static const char unit_template[] =
+    "#line 1 \"fdt-cpu-prelude\"\n"
+    "#include <algorithm>\n"
+    "#include <cmath>\n"
+    "#include <cstddef>\n"
+    "#include <cstdint>\n"
+    "#include <tuple>\n"
+    "#include <utility>\n"
+    "#define __global__\n"
+    "#define __device__\n"
+    "#define __host__\n"
+    "#define __forceinline__ inline\n"
+    "#define __launch_bounds__(...)\n"
+    "using std::max; /* HIP and CUDA declare these outside any namespace */\n"
+    "using std::min;\n"
+    "struct fdt_cpu_dim3 { unsigned x, y, z; };\n"
+    "static thread_local fdt_cpu_dim3 threadIdx, blockIdx, blockDim, gridDim;\n"
+    "#line 1 \"kernel\"\n"
+    "%s\n"
+    "#line 1 \"fdt-cpu-launcher\"\n"
+    "namespace fdt_cpu {\n"
+    "/* args[i] points at argument i, as for cuLaunchKernel. */\n"
+    "template <typename... P, std::size_t... I>\n"
+    "static std::tuple<P...> unpack(void (*)(P...), void **args, std::index_sequence<I...>)\n"
+    "{\n"
+    "    return std::tuple<P...>(*static_cast<P *>(args[I])...);\n"
+    "}\n"
+    "\n"
+    "/* Kernel is a template argument so that its call can be inlined into the loops;\n"
+    " * the pointer argument only deduces its parameter types. */\n"
+    "template <auto Kernel, typename... P>\n"
+    "static void run(void (*k)(P...), fdt_cpu_dim3 grid, fdt_cpu_dim3 block, void **args)\n"
+    "{\n"
+    "    const std::tuple<P...> a = unpack(k, args, std::index_sequence_for<P...>{});\n"
+    "#pragma omp parallel\n"
+    "    {\n"
+    "        gridDim = grid;\n"
+    "        blockDim = block;\n"
+    "#pragma omp for collapse(3) schedule(static)\n"
+    "        for (unsigned bz = 0; bz < grid.z; bz++)\n"
+    "            for (unsigned by = 0; by < grid.y; by++)\n"
+    "                for (unsigned bx = 0; bx < grid.x; bx++) {\n"
+    "                    blockIdx = {bx, by, bz};\n"
+    "                    for (unsigned tz = 0; tz < block.z; tz++)\n"
+    "                        for (unsigned ty = 0; ty < block.y; ty++)\n"
+    "                            for (unsigned tx = 0; tx < block.x; tx++) {\n"
+    "                                threadIdx = {tx, ty, tz};\n"
+    "                                std::apply(Kernel, a);\n"
+    "                            }\n"
+    "                }\n"
+    "    }\n"
+    "}\n"
+    "}\n"
+    "\n"
+    "extern \"C\" void fdt_cpu_launch(unsigned gx, unsigned gy, unsigned gz,\n"
+    "                               unsigned bx, unsigned by, unsigned bz, void **args)\n"
+    "{\n"
+    "    fdt_cpu::run<%s>(%s, {gx, gy, gz}, {bx, by, bz}, args);\n"
+    "}\n";
+
+typedef void (*launch_fn)(unsigned gx, unsigned gy, unsigned gz,
+                          unsigned bx, unsigned by, unsigned bz, void **args);
+
+struct fdt_backend {
+    fdt_device_info info;
+    struct timespec timer_start;
+};
+
+struct fdt_kernel {
+    void *lib;
+    launch_fn launch;
+    int fd;         /* the memfd holding the shared object; it names the library */
+    char path[32];  /* /proc/self/fd/<fd> */
+};
+
+/* ---- running the compiler ---- */
+
+/* One output stream of a child: the first bytes are kept, the rest drained and dropped. */
+typedef struct capture {
+    uv_pipe_t pipe;
+    char text[4096];
+    size_t len;
+    char spill[1024];
+} capture;
+
+typedef struct child {
+    uv_process_t proc;
+    capture out, errs;
+    int64_t exit_status;
+    int term_signal;
+} child;
+
+/* The compiler command: $CXX split at blanks (CXX="ccache g++" is common in CI), else c++. */
+enum { MAX_CXX_WORDS = 8 };
+typedef struct cxx_command {
+    char words[256];
+    char *argv[MAX_CXX_WORDS];
+    size_t argc;
+} cxx_command;
+
+static fdt_status cxx_command_get(cxx_command *c, fdt_error *err)
+{
+    const char *cxx = getenv("CXX");
+    if (!cxx || !*cxx)
+        cxx = "c++";
+    if (snprintf(c->words, sizeof c->words, "%s", cxx) >= (int)sizeof c->words)
+        return fdt_fail(err, FDT_ERROR, "CXX is too long: %s", cxx);
+    c->argc = 0;
+    char *save = NULL;
+    for (char *w = strtok_r(c->words, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (c->argc == MAX_CXX_WORDS)
+            return fdt_fail(err, FDT_ERROR, "CXX has more than %d words: %s", MAX_CXX_WORDS, cxx);
+        c->argv[c->argc++] = w;
+    }
+    if (c->argc == 0)
+        return fdt_fail(err, FDT_ERROR, "CXX is blank");
+    return FDT_OK;
+}
+
+static void capture_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)suggested;
+    capture *c = h->data;
+    size_t room = sizeof c->text - 1 - c->len;
+    *buf = room ? uv_buf_init(c->text + c->len, (unsigned)room)
+                : uv_buf_init(c->spill, sizeof c->spill);
+}
+
+static void capture_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+    capture *c = s->data;
+    if (n > 0 && buf->base != c->spill) {
+        c->len += (size_t)n;
+        c->text[c->len] = '\0';
+    }
+    if (n < 0) /* EOF, or the pipe failed: either way nothing more comes */
+        uv_close((uv_handle_t *)s, NULL);
+}
+
+static void child_exited(uv_process_t *p, int64_t exit_status, int term_signal)
+{
+    child *ch = p->data;
+    ch->exit_status = exit_status;
+    ch->term_signal = term_signal;
+    uv_close((uv_handle_t *)p, NULL);
+}
+
+static void capture_init(uv_loop_t *loop, capture *c)
+{
+    uv_pipe_init(loop, &c->pipe, 0);
+    c->pipe.data = c;
+    c->len = 0;
+    c->text[0] = '\0';
+}
+
+/* Runs argv (argv[0] searched in PATH) in dir and waits for it, capturing its output.
+ * A private loop per call, because compile() runs on several threads at once. */
+static fdt_status child_run(char **argv, const char *dir, child *ch, fdt_error *err)
+{
+    uv_loop_t loop;
+    int rc = uv_loop_init(&loop);
+    if (rc)
+        return fdt_fail(err, FDT_ERROR, "uv_loop_init: %s", uv_strerror(rc));
+    capture_init(&loop, &ch->out);
+    capture_init(&loop, &ch->errs);
+    ch->proc.data = ch;
+    ch->exit_status = -1;
+    ch->term_signal = 0;
+    uv_stdio_container_t stdio[3] = {
+        {.flags = UV_IGNORE},
+        {.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&ch->out.pipe},
+        {.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&ch->errs.pipe},
+    };
+    uv_process_options_t opt = {
+        .exit_cb = child_exited, .file = argv[0], .args = argv, .cwd = dir,
+        .stdio_count = 3, .stdio = stdio,
+    };
+    rc = uv_spawn(&loop, &ch->proc, &opt);
+    if (rc == 0) {
+        uv_read_start((uv_stream_t *)&ch->out.pipe, capture_alloc, capture_read);
+        uv_read_start((uv_stream_t *)&ch->errs.pipe, capture_alloc, capture_read);
+    } else { /* the handles are initialised even when the spawn fails */
+        uv_close((uv_handle_t *)&ch->proc, NULL);
+        uv_close((uv_handle_t *)&ch->out.pipe, NULL);
+        uv_close((uv_handle_t *)&ch->errs.pipe, NULL);
+    }
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+    if (rc == UV_ENOENT)
+        return fdt_fail(err, FDT_ERROR, "C++ compiler '%s' not found (install g++ or set CXX)",
+                        argv[0]);
+    if (rc)
+        return fdt_fail(err, FDT_ERROR, "cannot run %s: %s", argv[0], uv_strerror(rc));
+    if (ch->term_signal)
+        return fdt_fail(err, FDT_ERROR, "%s killed by signal %d", argv[0], ch->term_signal);
+    return FDT_OK;
+}
+
+/* The first line of `$CXX flag`'s output, or "" where the flag fails. */
+static fdt_status cxx_query(const char *flag, char *line, size_t len, fdt_error *err)
+{
+    cxx_command c;
+    fdt_status s = cxx_command_get(&c, err);
+    if (s != FDT_OK)
+        return s;
+    char *argv[MAX_CXX_WORDS + 2];
+    memcpy(argv, c.argv, c.argc * sizeof *argv);
+    argv[c.argc] = (char *)flag;
+    argv[c.argc + 1] = NULL;
+    child ch;
+    s = child_run(argv, NULL, &ch, err);
+    if (s != FDT_OK)
+        return s;
+    const char *out = ch.exit_status == 0 ? ch.out.text : "";
+    snprintf(line, len, "%.*s", (int)strcspn(out, "\r\n"), out);
+    return FDT_OK;
+}
+
+static fdt_status cpu_compiler_version(char *out, size_t len, fdt_error *err)
+{
+    char version[32];
+    fdt_status s = cxx_query("-dumpfullversion", version, sizeof version, err);
+    if (s == FDT_OK && version[0]) {
+        const char *cxx = getenv("CXX");
+        snprintf(out, len, "%s %s", cxx && *cxx ? cxx : "c++", version);
+        return FDT_OK;
+    }
+    /* Compilers without -dumpfullversion name themselves on --version's first line. */
+    if (s == FDT_OK)
+        s = cxx_query("--version", out, len, err);
+    if (s == FDT_OK && !out[0])
+        s = fdt_fail(err, FDT_ERROR, "the C++ compiler reports no version");
+    return s;
+}
+
+/* ---- compile ---- */
+
+/* The files of one compile, in a private directory so that concurrent compiles never meet. */
+typedef struct workdir {
+    char dir[PATH_MAX - 16]; /* leaves room for the file names below */
+    char src[PATH_MAX];
+    char so[PATH_MAX];
+} workdir;
+
+static fdt_status workdir_make(workdir *w, fdt_error *err)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (snprintf(w->dir, sizeof w->dir, "%s/fdt-cpu-XXXXXX", tmp && *tmp ? tmp : "/tmp") >=
+        (int)sizeof w->dir)
+        return fdt_fail(err, FDT_ERROR, "TMPDIR is too long: %s", tmp);
+    if (!mkdtemp(w->dir))
+        return fdt_fail(err, FDT_ERROR, "mkdtemp %s: %m", w->dir);
+    snprintf(w->src, sizeof w->src, "%s/kernel.cpp", w->dir);
+    snprintf(w->so, sizeof w->so, "%s/kernel.so", w->dir);
+    return FDT_OK;
+}
+
+static void workdir_remove(const workdir *w)
+{
+    unlink(w->src);
+    unlink(w->so);
+    rmdir(w->dir);
+}
+
+static fdt_status write_unit(const char *path, const char *source, const char *entry,
+                             fdt_error *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return fdt_fail(err, FDT_ERROR, "cannot create %s: %m", path);
+    fprintf(f, unit_template, source, entry, entry);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad)
+        return fdt_fail(err, FDT_ERROR, "cannot write %s", path);
+    return FDT_OK;
+}
+
+static fdt_status build_so(const workdir *w, const char *const *defines, size_t ndefines,
+                           fdt_error *err)
+{
+    /* The entry point is exported, so without -fno-semantic-interposition it is called
+     * through the PLT and never inlined into the launcher's loops: ten times slower. */
+    static const char *const flags[] = {"-O3", "-fopenmp", "-shared", "-fPIC",
+                                        "-fno-semantic-interposition", "-std=c++17",
+                                        "-DFDT_CPU=1"};
+    enum { NFLAGS = sizeof flags / sizeof flags[0] };
+    cxx_command c;
+    fdt_status s = cxx_command_get(&c, err);
+    if (s != FDT_OK)
+        return s;
+    char **argv = malloc((c.argc + NFLAGS + 2 * ndefines + 4) * sizeof *argv);
+    if (!argv)
+        return fdt_fail(err, FDT_ERROR, "out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < c.argc; i++)
+        argv[n++] = c.argv[i];
+    for (size_t i = 0; i < NFLAGS; i++)
+        argv[n++] = (char *)flags[i];
+    for (size_t i = 0; i < ndefines; i++) {
+        argv[n++] = "-D";
+        argv[n++] = (char *)defines[i];
+    }
+    argv[n++] = "-o";
+    argv[n++] = (char *)w->so;
+    argv[n++] = (char *)w->src;
+    argv[n] = NULL;
+    child ch;
+    s = child_run(argv, w->dir, &ch, err);
+    free(argv);
+    if (s == FDT_OK && ch.exit_status != 0)
+        s = fdt_fail(err, FDT_COMPILE_ERROR, "%s", ch.errs.len ? ch.errs.text : ch.out.text);
+    return s;
+}
+
+static fdt_status read_whole(const char *path, fdt_code *out, fdt_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return fdt_fail(err, FDT_ERROR, "cannot open %s: %m", path);
+    struct stat st;
+    fdt_status s = FDT_OK;
+    if (fstat(fileno(f), &st) != 0 || !(out->data = malloc((size_t)st.st_size + 1)))
+        s = fdt_fail(err, FDT_ERROR, "cannot read %s", path);
+    else if ((out->size = fread(out->data, 1, (size_t)st.st_size, f)) != (size_t)st.st_size) {
+        fdt_code_free(out);
+        s = fdt_fail(err, FDT_ERROR, "short read from %s", path);
+    }
+    fclose(f);
+    return s;
+}
+
+/* "host", or this host's architecture as info() names it (what the runner passes on). */
+static int is_host_arch(const char *arch)
+{
+    struct utsname u;
+    return strcmp(arch, "host") == 0 || (uname(&u) == 0 && strcmp(arch, u.machine) == 0);
+}
+
+static fdt_status cpu_compile(const char *arch, const char *source, const char *entry,
+                              const char *const *defines, size_t ndefines,
+                              fdt_code *out, fdt_error *err)
+{
+    if (!is_host_arch(arch))
+        return fdt_fail(err, FDT_ERROR, "the cpu backend compiles only for this host, not '%s'",
+                        arch);
+    workdir w;
+    fdt_status s = workdir_make(&w, err);
+    if (s != FDT_OK)
+        return s;
+    s = write_unit(w.src, source, entry, err);
+    if (s == FDT_OK)
+        s = build_so(&w, defines, ndefines, err);
+    if (s == FDT_OK)
+        s = read_whole(w.so, out, err);
+    workdir_remove(&w);
+    return s;
+}
+
+/* ---- device ---- */
+
+/* The value of the first "key : value" line of /proc/cpuinfo, or fallback. */
+static void cpuinfo_field(const char *key, char *out, size_t len, const char *fallback)
+{
+    snprintf(out, len, "%s", fallback);
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char *line = NULL;
+    size_t cap = 0;
+    size_t klen = strlen(key);
+    while (getline(&line, &cap, f) > 0) {
+        const char *rest = line + klen;
+        if (strncmp(line, key, klen) != 0 || rest[strspn(rest, " \t")] != ':')
+            continue;
+        const char *value = rest + strspn(rest, " \t") + 1;
+        value += strspn(value, " \t");
+        snprintf(out, len, "%.*s", (int)strcspn(value, "\n"), value);
+        break;
+    }
+    free(line);
+    fclose(f);
+}
+
+static void host_info(fdt_device_info *in)
+{
+    struct utsname u;
+    uname(&u);
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    snprintf(in->backend, sizeof in->backend, "cpu");
+    cpuinfo_field("vendor_id", in->vendor, sizeof in->vendor, "unknown");
+    cpuinfo_field("model name", in->name, sizeof in->name, "unknown");
+    snprintf(in->arch, sizeof in->arch, "%.*s", (int)sizeof in->arch - 1, u.machine);
+    in->compute_units = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    in->memory_bytes = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+    in->l2_bytes = l2 > 0 ? (uint64_t)l2 : 0;
+    snprintf(in->driver_version, sizeof in->driver_version, "Linux %.*s",
+             (int)sizeof in->driver_version - 7, u.release);
+    in->warp_size = 32;
+    in->max_threads_per_block = 1024;
+    in->max_shared_per_block = 49152;
+    in->max_grid[0] = 2147483647;
+    in->max_grid[1] = 65535;
+    in->max_grid[2] = 65535;
+    in->block_barriers = 0;
+}
+
+static fdt_status cpu_open(int device, fdt_backend **out, fdt_error *err)
+{
+    if (device != 0)
+        return fdt_fail(err, FDT_ERROR, "the cpu backend has only device 0, not %d", device);
+    fdt_backend *b = calloc(1, sizeof *b);
+    if (!b)
+        return fdt_fail(err, FDT_ERROR, "out of memory");
+    host_info(&b->info);
+    /* The compiler is part of the device's identity: results keyed without it would mix. */
+    fdt_status s = cpu_compiler_version(b->info.compiler_version,
+                                        sizeof b->info.compiler_version, err);
+    if (s != FDT_OK) {
+        free(b);
+        return s;
+    }
+    *out = b;
+    return FDT_OK;
+}
+
+static void cpu_close(fdt_backend *b)
+{
+    free(b);
+}
+
+static const fdt_device_info *cpu_info(fdt_backend *b)
+{
+    return &b->info;
+}
+
+/* ---- modules ---- */
+
+static int write_all(int fd, const char *data, size_t size)
+{
+    while (size > 0) {
+        ssize_t n = write(fd, data, size);
+        if (n < 0)
+            return -1;
+        data += n;
+        size -= (size_t)n;
+    }
+    return 0;
+}
+
+/* The OpenMP runtime keeps its worker threads after a parallel region; were it unloaded with
+ * the last kernel using it, they would run unmapped code. So it stays loaded for good. */
+static void pin_openmp_runtime(void *lib)
+{
+    Dl_info where;
+    void *sym = dlsym(lib, "omp_get_num_threads");
+    if (sym && dladdr(sym, &where))
+        dlopen(where.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
+/* The shared object goes into an anonymous file, so nothing is left on disk and a noexec
+ * /tmp does not matter. */
+static fdt_status cpu_load(fdt_backend *b, const fdt_code *code, const char *entry,
+                           fdt_kernel **out, fdt_error *err)
+{
+    (void)b;
+    fdt_kernel *k = calloc(1, sizeof *k);
+    if (!k)
+        return fdt_fail(err, FDT_ERROR, "out of memory");
+    k->fd = memfd_create("fdt-cpu-kernel", MFD_CLOEXEC);
+    if (k->fd < 0 || write_all(k->fd, code->data, code->size) != 0) {
+        fdt_fail(err, FDT_ERROR, "cannot stage the kernel's shared object: %m");
+        goto fail;
+    }
+    snprintf(k->path, sizeof k->path, "/proc/self/fd/%d", k->fd);
+    k->lib = dlopen(k->path, RTLD_NOW | RTLD_LOCAL);
+    if (!k->lib) {
+        fdt_fail(err, FDT_ERROR, "dlopen: %s", dlerror());
+        goto fail;
+    }
+    k->launch = (launch_fn)dlsym(k->lib, "fdt_cpu_launch");
+    if (!k->launch || !dlsym(k->lib, entry)) {
+        fdt_fail(err, FDT_ERROR, "the code object has no launcher for kernel '%s'", entry);
+        dlclose(k->lib);
+        goto fail;
+    }
+    pin_openmp_runtime(k->lib);
+    *out = k;
+    return FDT_OK;
+fail:
+    if (k->fd >= 0)
+        close(k->fd);
+    free(k);
+    return err ? err->status : FDT_ERROR;
+}
+
+static void cpu_unload(fdt_backend *b, fdt_kernel *k)
+{
+    (void)b;
+    dlclose(k->lib);
+    /* glibc finds an already loaded library by its name before opening anything, and the
+     * name here is the fd's. A library that stays loaded (NODELETE, e.g. from C++ unique
+     * symbols) therefore keeps its fd, or the next kernel given that fd would get it. */
+    void *still = dlopen(k->path, RTLD_NOW | RTLD_NOLOAD);
+    if (still)
+        dlclose(still);
+    else
+        close(k->fd);
+    free(k);
+}
+
+static void cpu_resources(fdt_kernel *k, fdt_resources *out)
+{
+    (void)k;
+    *out = (fdt_resources){.vgprs = -1, .sgprs = -1, .scratch_bytes = -1, .shared_bytes = -1};
+}
+
+/* ---- memory ---- */
+
+static void *host_ptr(fdt_devptr p)
+{
+    return (void *)(uintptr_t)p;
+}
+
+static fdt_status cpu_alloc(fdt_backend *b, size_t bytes, fdt_devptr *out, fdt_error *err)
+{
+    (void)b;
+    /* aligned_alloc wants a multiple of the alignment; 64 bytes is a cache line. */
+    size_t rounded = (bytes + 63) / 64 * 64;
+    void *p = aligned_alloc(64, rounded ? rounded : 64);
+    if (!p)
+        return fdt_fail(err, FDT_ERROR, "cannot allocate %zu bytes", bytes);
+    *out = (fdt_devptr)(uintptr_t)p;
+    return FDT_OK;
+}
+
+static void cpu_free(fdt_backend *b, fdt_devptr p)
+{
+    (void)b;
+    free(host_ptr(p));
+}
+
+static fdt_status cpu_upload(fdt_backend *b, fdt_devptr dst, const void *src, size_t bytes,
+                             fdt_error *err)
+{
+    (void)b;
+    (void)err;
+    memcpy(host_ptr(dst), src, bytes);
+    return FDT_OK;
+}
+
+static fdt_status cpu_download(fdt_backend *b, void *dst, fdt_devptr src, size_t bytes,
+                               fdt_error *err)
+{
+    (void)b;
+    (void)err;
+    memcpy(dst, host_ptr(src), bytes);
+    return FDT_OK;
+}
+
+static fdt_status cpu_fill32(fdt_backend *b, fdt_devptr dst, uint32_t value, size_t count,
+                             fdt_error *err)
+{
+    (void)b;
+    (void)err;
+    uint32_t *p = host_ptr(dst);
+    for (size_t i = 0; i < count; i++)
+        p[i] = value;
+    return FDT_OK;
+}
+
+static fdt_status cpu_copy(fdt_backend *b, fdt_devptr dst, fdt_devptr src, size_t bytes,
+                           fdt_error *err)
+{
+    (void)b;
+    (void)err;
+    memcpy(host_ptr(dst), host_ptr(src), bytes);
+    return FDT_OK;
+}
+
+/* ---- launch and timing ---- */
+
+/* The limits info() advertises, enforced as a GPU driver would, so variants fail alike. */
+static int launch_fits(const fdt_device_info *in, fdt_dim3 g, fdt_dim3 t)
+{
+    uint64_t threads = (uint64_t)t.x * t.y * t.z;
+    return g.x && g.y && g.z && g.x <= in->max_grid[0] && g.y <= in->max_grid[1] &&
+           g.z <= in->max_grid[2] && threads && threads <= (uint64_t)in->max_threads_per_block;
+}
+
+static fdt_status cpu_launch(fdt_backend *b, fdt_kernel *k, fdt_dim3 grid, fdt_dim3 block,
+                             void **args, fdt_error *err)
+{
+    if (!launch_fits(&b->info, grid, block))
+        return fdt_fail(err, FDT_LAUNCH_ERROR, "invalid launch: grid (%u,%u,%u) block (%u,%u,%u)",
+                        grid.x, grid.y, grid.z, block.x, block.y, block.z);
+    k->launch(grid.x, grid.y, grid.z, block.x, block.y, block.z, args);
+    return FDT_OK;
+}
+
+static fdt_status cpu_timer_start(fdt_backend *b, fdt_error *err)
+{
+    (void)err;
+    clock_gettime(CLOCK_MONOTONIC, &b->timer_start);
+    return FDT_OK;
+}
+
+/* Launches here are synchronous, so by the time this runs the kernels have finished: a hung
+ * kernel blocks in launch() and cannot be interrupted; an overrun is reported after it. */
+static fdt_status cpu_timer_stop(fdt_backend *b, double timeout_ms, double *elapsed_ms,
+                                 fdt_error *err)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    *elapsed_ms = (double)(now.tv_sec - b->timer_start.tv_sec) * 1e3 +
+                  (double)(now.tv_nsec - b->timer_start.tv_nsec) * 1e-6;
+    if (*elapsed_ms > timeout_ms)
+        return fdt_fail(err, FDT_TIMEOUT, "kernels took %.1f ms, over the %.1f ms limit",
+                        *elapsed_ms, timeout_ms);
+    return FDT_OK;
+}
+
+const fdt_backend_ops fdt_backend_cpu = {
+    .name = "cpu",
+    .compiler_version = cpu_compiler_version,
+    .compile = cpu_compile,
+    .open = cpu_open,
+    .close = cpu_close,
+    .info = cpu_info,
+    .load = cpu_load,
+    .unload = cpu_unload,
+    .resources = cpu_resources,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .upload = cpu_upload,
+    .download = cpu_download,
+    .fill32 = cpu_fill32,
+    .copy = cpu_copy,
+    .launch = cpu_launch,
+    .timer_start = cpu_timer_start,
+    .timer_stop = cpu_timer_stop,
+};

@@ -1,0 +1,590 @@
+/* hip.c - the hip backend: AMD GPUs through the HIP runtime and hiprtc, both loaded
+ * with dlopen on first use, so fdtuned builds and runs where ROCm is absent. Debian's ROCm 5.2
+ * headers give the types; every call goes through the function pointers in api. */
+#define __HIP_PLATFORM_AMD__ 1
+#include <amd_comgr.h>
+#include <hip/hip_runtime_api.h>
+#include <hip/hiprtc.h>
+
+#include "backends/amdgpu_codeobj.h"
+#include "backends/backend.h"
+
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <uv.h>
+
+/* ROCm 6 headers rename hipGetDeviceProperties to a versioned symbol with another struct
+ * layout; the unversioned symbol loaded here keeps the ROCm 5 layout of Debian's headers. */
+#ifdef hipGetDeviceProperties
+#error "build with ROCm 5 (Debian) headers: hipDeviceProp_t must match hipGetDeviceProperties"
+#endif
+
+/* --- the libraries --- */
+
+enum group { RUNTIME, RTC, COMGR, GROUPS };
+
+#define API(X)                                                                                \
+    X(RUNTIME, hipGetErrorName) X(RUNTIME, hipGetErrorString) X(RUNTIME, hipInit)             \
+    X(RUNTIME, hipGetDeviceCount) X(RUNTIME, hipSetDevice) X(RUNTIME, hipGetDeviceProperties) \
+    X(RUNTIME, hipDriverGetVersion) X(RUNTIME, hipRuntimeGetVersion)                          \
+    X(RUNTIME, hipModuleLoadData) X(RUNTIME, hipModuleGetFunction) X(RUNTIME, hipModuleUnload) \
+    X(RUNTIME, hipMalloc) X(RUNTIME, hipFree) X(RUNTIME, hipMemcpyHtoD)                       \
+    X(RUNTIME, hipMemcpyDtoH) X(RUNTIME, hipMemsetD32Async) X(RUNTIME, hipMemcpyDtoDAsync)    \
+    X(RUNTIME, hipModuleLaunchKernel) X(RUNTIME, hipEventCreate) X(RUNTIME, hipEventDestroy)  \
+    X(RUNTIME, hipEventRecord) X(RUNTIME, hipEventQuery) X(RUNTIME, hipEventElapsedTime)      \
+    X(RTC, hiprtcGetErrorString) X(RTC, hiprtcVersion) X(RTC, hiprtcCreateProgram)            \
+    X(RTC, hiprtcCompileProgram) X(RTC, hiprtcDestroyProgram) X(RTC, hiprtcGetProgramLogSize) \
+    X(RTC, hiprtcGetProgramLog) X(RTC, hiprtcGetCodeSize) X(RTC, hiprtcGetCode)               \
+    X(COMGR, amd_comgr_create_action_info) X(COMGR, amd_comgr_action_info_set_isa_name)       \
+    X(COMGR, amd_comgr_destroy_action_info)
+
+#define MEMBER(group, f) __typeof__(&f) f;
+static struct {
+    API(MEMBER)
+} api;
+
+#define LOAD(group, f)                                                                        \
+    if (g == group && !(api.f = (__typeof__(api.f))dlsym(lib, #f)))                           \
+        return #f;
+
+/* Fills the functions of group g from lib; returns the first one lib lacks, or NULL. */
+static const char *load_group(enum group g, void *lib)
+{
+    API(LOAD)
+    return NULL;
+}
+
+static const struct {
+    const char *what;
+    const char *names[6];
+} libraries[GROUPS] = {
+    [RUNTIME] = {"the HIP runtime", {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"}},
+    /* ROCm 5 (Debian 12's) has hiprtc inside the runtime library. */
+    [RTC] = {"hiprtc", {"libhiprtc.so", "libhiprtc.so.6", "libhiprtc.so.5", "libamdhip64.so",
+                        "libamdhip64.so.6", "libamdhip64.so.5"}},
+    [COMGR] = {"comgr", {"libamd_comgr.so", "libamd_comgr.so.3", "libamd_comgr.so.2"}},
+};
+
+static struct {
+    bool loaded[GROUPS];
+    char error[GROUPS][1024];
+    uv_mutex_t rtc_lock; /* hiprtc 5.2 is not documented as thread-safe */
+} libs;
+
+static void load_library(enum group g)
+{
+    char tried[256] = "", why[512] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < 6 && libraries[g].names[i]; i++) {
+        const char *name = libraries[g].names[i];
+        used += (size_t)snprintf(tried + used, sizeof tried - used, "%s%s", i ? ", " : "", name);
+        void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+        if (!lib) {
+            snprintf(why, sizeof why, "%s", dlerror());
+            continue;
+        }
+        const char *missing = load_group(g, lib);
+        if (!missing) {
+            libs.loaded[g] = true;
+            return;
+        }
+        snprintf(why, sizeof why, "%s lacks %s", name, missing);
+        dlclose(lib);
+    }
+    snprintf(libs.error[g], sizeof libs.error[g], "hip backend: cannot load %s (tried %s): %s",
+             libraries[g].what, tried, why);
+}
+
+static uv_once_t load_once = UV_ONCE_INIT;
+
+static void load_libraries(void)
+{
+    for (int g = 0; g < GROUPS; g++)
+        load_library((enum group)g);
+    if (libs.loaded[RTC] && uv_mutex_init(&libs.rtc_lock) != 0) {
+        libs.loaded[RTC] = false;
+        snprintf(libs.error[RTC], sizeof libs.error[RTC], "hip backend: cannot create a mutex");
+    }
+}
+
+static fdt_status need(enum group g, fdt_error *err)
+{
+    uv_once(&load_once, load_libraries);
+    return libs.loaded[g] ? FDT_OK : fdt_fail(err, FDT_ERROR, "%s", libs.error[g]);
+}
+
+/* HIP numbers versions major * 10^7 + minor * 10^5 + patch. */
+static void format_version(const char *prefix, int v, char *out, size_t len)
+{
+    snprintf(out, len, "%s%d.%d.%d", prefix, v / 10000000, v / 100000 % 100, v % 100000);
+}
+
+/* --- compiling --- */
+
+static fdt_status hip_compiler_version(char *out, size_t len, fdt_error *err)
+{
+    int v, major, minor;
+    fdt_status s = need(RTC, err);
+    if (s != FDT_OK)
+        return s;
+    /* hiprtc 5.2's own hiprtcVersion answers 9.0; the runtime's version names the release. */
+    if (libs.loaded[RUNTIME] && api.hipRuntimeGetVersion(&v) == hipSuccess)
+        format_version("hiprtc ", v, out, len);
+    else if (api.hiprtcVersion(&major, &minor) == HIPRTC_SUCCESS)
+        snprintf(out, len, "hiprtc %d.%d", major, minor);
+    else
+        return fdt_fail(err, FDT_ERROR, "hip backend: hiprtc reports no version");
+    return FDT_OK;
+}
+
+/* hiprtc's options in one allocation: the target, -O3, C++17 and one -D per define. */
+static const char **compile_options(const char *arch, const char *const *defines, size_t n)
+{
+    size_t bytes = (n + 3) * sizeof(char *) + sizeof "--offload-arch=" + strlen(arch);
+    for (size_t i = 0; i < n; i++)
+        bytes += sizeof "-D" + strlen(defines[i]);
+    const char **opt = malloc(bytes);
+    if (!opt)
+        return NULL;
+    char *p = (char *)(opt + n + 3);
+    opt[0] = p;
+    p += sprintf(p, "--offload-arch=%s", arch) + 1;
+    opt[1] = "-O3";
+    opt[2] = "-std=c++17";
+    for (size_t i = 0; i < n; i++) {
+        opt[3 + i] = p;
+        p += sprintf(p, "-D%s", defines[i]) + 1;
+    }
+    return opt;
+}
+
+/* hiprtc 5.2 aborts the process when comgr rejects the target, so comgr is asked first.
+ * Without a comgr by a known name the check is left to hiprtc. */
+static fdt_status check_arch(const char *arch, fdt_error *err)
+{
+    char isa[256];
+    amd_comgr_action_info_t info;
+    if (!libs.loaded[COMGR])
+        return FDT_OK;
+    if ((size_t)snprintf(isa, sizeof isa, "amdgcn-amd-amdhsa--%s", arch) >= sizeof isa)
+        return fdt_fail(err, FDT_ERROR, "hip backend: target name too long");
+    if (api.amd_comgr_create_action_info(&info) != AMD_COMGR_STATUS_SUCCESS)
+        return fdt_fail(err, FDT_ERROR, "hip backend: comgr cannot create an action info");
+    amd_comgr_status_t st = api.amd_comgr_action_info_set_isa_name(info, isa);
+    api.amd_comgr_destroy_action_info(info);
+    if (st != AMD_COMGR_STATUS_SUCCESS)
+        return fdt_fail(err, FDT_ERROR, "hip backend: unknown target '%s' (comgr rejects %s)",
+                        arch, isa);
+    return FDT_OK;
+}
+
+static fdt_status rtc_fail(hiprtcResult r, const char *call, fdt_error *err)
+{
+    return fdt_fail(err, FDT_ERROR, "hip backend: %s failed: %s", call,
+                    api.hiprtcGetErrorString(r));
+}
+
+/* hiprtc 5.2 leaves the log unterminated, and garbage when its size is 0 or 1. */
+static fdt_status compile_log(hiprtcProgram prog, hiprtcResult r, fdt_error *err)
+{
+    size_t size = 0;
+    char *log = NULL;
+    fdt_status s;
+    if (api.hiprtcGetProgramLogSize(prog, &size) == HIPRTC_SUCCESS && size > 1 &&
+        (log = malloc(size + 1)) && api.hiprtcGetProgramLog(prog, log) == HIPRTC_SUCCESS) {
+        log[size] = '\0';
+        s = fdt_fail(err, FDT_COMPILE_ERROR, "%s", log);
+    } else {
+        s = fdt_fail(err, FDT_COMPILE_ERROR, "hiprtc: %s (no log)", api.hiprtcGetErrorString(r));
+    }
+    free(log);
+    return s;
+}
+
+static fdt_status take_code(hiprtcProgram prog, fdt_code *out, fdt_error *err)
+{
+    size_t size = 0;
+    hiprtcResult r = api.hiprtcGetCodeSize(prog, &size);
+    if (r != HIPRTC_SUCCESS)
+        return rtc_fail(r, "hiprtcGetCodeSize", err);
+    if (size == 0)
+        return fdt_fail(err, FDT_ERROR, "hip backend: hiprtc returned an empty code object");
+    char *code = malloc(size);
+    if (!code)
+        return fdt_fail(err, FDT_ERROR, "hip backend: out of memory");
+    r = api.hiprtcGetCode(prog, code);
+    if (r != HIPRTC_SUCCESS) {
+        free(code);
+        return rtc_fail(r, "hiprtcGetCode", err);
+    }
+    out->data = code;
+    out->size = size;
+    return FDT_OK;
+}
+
+static fdt_status run_hiprtc(const char *source, const char **opts, size_t nopts,
+                             fdt_code *out, fdt_error *err)
+{
+    hiprtcProgram prog;
+    hiprtcResult r = api.hiprtcCreateProgram(&prog, source, "fdt_kernel.hip", 0, NULL, NULL);
+    if (r != HIPRTC_SUCCESS)
+        return rtc_fail(r, "hiprtcCreateProgram", err);
+    r = api.hiprtcCompileProgram(prog, (int)nopts, opts);
+    fdt_status s = r == HIPRTC_SUCCESS ? take_code(prog, out, err) : compile_log(prog, r, err);
+    api.hiprtcDestroyProgram(&prog);
+    return s;
+}
+
+/* Keeps only the code object for arch where hiprtc returned an offload bundle. */
+static fdt_status keep_code_object(const char *arch, fdt_code *code, fdt_error *err)
+{
+    const void *elf;
+    size_t size;
+    fdt_status s = fdt_amdgpu_unbundle(code->data, code->size, arch, &elf, &size, err);
+    if (s != FDT_OK) {
+        fdt_code_free(code);
+        return s;
+    }
+    memmove(code->data, elf, size);
+    code->size = size;
+    return FDT_OK;
+}
+
+/* entry goes unused: kernels are extern "C", and load() finds them by that name. */
+static fdt_status hip_compile(const char *arch, const char *source, const char *entry,
+                              const char *const *defines, size_t ndefines, fdt_code *out,
+                              fdt_error *err)
+{
+    (void)entry;
+    fdt_status s = need(RTC, err);
+    if (s != FDT_OK)
+        return s;
+    const char **opts = compile_options(arch, defines, ndefines);
+    if (!opts)
+        return fdt_fail(err, FDT_ERROR, "hip backend: out of memory");
+    uv_mutex_lock(&libs.rtc_lock);
+    s = check_arch(arch, err);
+    if (s == FDT_OK)
+        s = run_hiprtc(source, opts, ndefines + 3, out, err);
+    uv_mutex_unlock(&libs.rtc_lock);
+    free(opts);
+    return s == FDT_OK ? keep_code_object(arch, out, err) : s;
+}
+
+/* --- the device --- */
+
+struct fdt_backend {
+    int device;
+    fdt_device_info info;
+    hipEvent_t start, stop;
+};
+
+struct fdt_kernel {
+    hipModule_t module;
+    hipFunction_t function;
+    fdt_resources resources;
+};
+
+static void describe(hipError_t e, char *out, size_t len)
+{
+    const char *name = api.hipGetErrorName(e), *text = api.hipGetErrorString(e);
+    /* HIP 5 describes errors by their names; say it once. */
+    if (strcmp(name, text) == 0)
+        snprintf(out, len, "%s", name);
+    else
+        snprintf(out, len, "%s (%s)", name, text);
+}
+
+static fdt_status check(hipError_t e, fdt_status status, const char *call, fdt_error *err)
+{
+    char what[256];
+    if (e == hipSuccess)
+        return FDT_OK;
+    describe(e, what, sizeof what);
+    return fdt_fail(err, status, "hip backend: %s failed: %s", call, what);
+}
+
+/* HIP's current device belongs to the calling thread, and a backend may be used from a
+ * thread other than the one that opened it. */
+static fdt_status use_device(fdt_backend *b, fdt_error *err)
+{
+    return check(api.hipSetDevice(b->device), FDT_ERROR, "hipSetDevice", err);
+}
+
+static void *dev(fdt_devptr p)
+{
+    return (void *)(uintptr_t)p;
+}
+
+static fdt_status find_device(int device, fdt_error *err)
+{
+    char what[256];
+    int count = 0;
+    const char *call = "hipInit";
+    hipError_t e = api.hipInit(0);
+    if (e == hipSuccess) {
+        call = "hipGetDeviceCount";
+        e = api.hipGetDeviceCount(&count);
+    }
+    if (e != hipSuccess) {
+        describe(e, what, sizeof what);
+        return fdt_fail(err, FDT_ERROR, "hip backend: no HIP device (%s failed: %s)", call, what);
+    }
+    if (device < 0 || device >= count)
+        return fdt_fail(err, FDT_ERROR, "hip backend: no HIP device %d (%d found)", device,
+                        count);
+    return FDT_OK;
+}
+
+static void fill_info(fdt_device_info *in, hipDeviceProp_t *p, int driver)
+{
+    p->name[sizeof p->name - 1] = p->gcnArchName[sizeof p->gcnArchName - 1] = '\0';
+    snprintf(in->backend, sizeof in->backend, "hip");
+    snprintf(in->vendor, sizeof in->vendor, "AMD");
+    snprintf(in->name, sizeof in->name, "%.*s", (int)sizeof in->name - 1, p->name);
+    /* gcnArchName carries target features ("gfx90a:sramecc+:xnack-"); code compiled for the
+     * bare processor runs with either setting. */
+    snprintf(in->arch, sizeof in->arch, "%.*s", (int)strcspn(p->gcnArchName, ":"),
+             p->gcnArchName);
+    in->compute_units = p->multiProcessorCount;
+    in->memory_bytes = p->totalGlobalMem;
+    in->l2_bytes = (uint64_t)p->l2CacheSize;
+    format_version("", driver, in->driver_version, sizeof in->driver_version);
+    if (hip_compiler_version(in->compiler_version, sizeof in->compiler_version, NULL) != FDT_OK)
+        snprintf(in->compiler_version, sizeof in->compiler_version, "unavailable");
+    in->warp_size = p->warpSize;
+    in->max_threads_per_block = p->maxThreadsPerBlock;
+    in->max_shared_per_block = (int)p->sharedMemPerBlock;
+    for (int i = 0; i < 3; i++)
+        in->max_grid[i] = (unsigned)p->maxGridSize[i];
+    in->block_barriers = 1;
+}
+
+static fdt_status read_info(fdt_backend *b, fdt_error *err)
+{
+    hipDeviceProp_t p;
+    int driver = 0;
+    fdt_status s = check(api.hipGetDeviceProperties(&p, b->device), FDT_ERROR,
+                         "hipGetDeviceProperties", err);
+    if (s == FDT_OK)
+        s = check(api.hipDriverGetVersion(&driver), FDT_ERROR, "hipDriverGetVersion", err);
+    if (s == FDT_OK)
+        fill_info(&b->info, &p, driver);
+    return s;
+}
+
+static void hip_close(fdt_backend *b)
+{
+    use_device(b, NULL);
+    if (b->start)
+        api.hipEventDestroy(b->start);
+    if (b->stop)
+        api.hipEventDestroy(b->stop);
+    free(b);
+}
+
+static fdt_status hip_open(int device, fdt_backend **out, fdt_error *err)
+{
+    fdt_status s = need(RUNTIME, err);
+    if (s == FDT_OK)
+        s = find_device(device, err);
+    if (s != FDT_OK)
+        return s;
+    fdt_backend *b = calloc(1, sizeof *b);
+    if (!b)
+        return fdt_fail(err, FDT_ERROR, "hip backend: out of memory");
+    b->device = device;
+    s = use_device(b, err);
+    if (s == FDT_OK)
+        s = read_info(b, err);
+    if (s == FDT_OK)
+        s = check(api.hipEventCreate(&b->start), FDT_ERROR, "hipEventCreate", err);
+    if (s == FDT_OK)
+        s = check(api.hipEventCreate(&b->stop), FDT_ERROR, "hipEventCreate", err);
+    if (s != FDT_OK) {
+        hip_close(b);
+        return s;
+    }
+    *out = b;
+    return FDT_OK;
+}
+
+static const fdt_device_info *hip_info(fdt_backend *b)
+{
+    return &b->info;
+}
+
+/* --- kernels --- */
+
+static fdt_status hip_load(fdt_backend *b, const fdt_code *code, const char *entry,
+                           fdt_kernel **out, fdt_error *err)
+{
+    fdt_kernel *k = calloc(1, sizeof *k);
+    if (!k)
+        return fdt_fail(err, FDT_ERROR, "hip backend: out of memory");
+    fdt_status s = fdt_amdgpu_resources(code->data, code->size, entry, &k->resources, err);
+    if (s == FDT_OK)
+        s = use_device(b, err);
+    if (s == FDT_OK)
+        s = check(api.hipModuleLoadData(&k->module, code->data), FDT_LAUNCH_ERROR,
+                  "hipModuleLoadData", err);
+    if (s == FDT_OK) {
+        s = check(api.hipModuleGetFunction(&k->function, k->module, entry), FDT_LAUNCH_ERROR,
+                  "hipModuleGetFunction", err);
+        if (s != FDT_OK)
+            api.hipModuleUnload(k->module);
+    }
+    if (s != FDT_OK) {
+        free(k);
+        return s;
+    }
+    *out = k;
+    return FDT_OK;
+}
+
+static void hip_unload(fdt_backend *b, fdt_kernel *k)
+{
+    use_device(b, NULL);
+    api.hipModuleUnload(k->module);
+    free(k);
+}
+
+static void hip_resources(fdt_kernel *k, fdt_resources *out)
+{
+    *out = k->resources;
+}
+
+static fdt_status hip_launch(fdt_backend *b, fdt_kernel *k, fdt_dim3 grid, fdt_dim3 block,
+                             void **args, fdt_error *err)
+{
+    fdt_status s = use_device(b, err);
+    if (s == FDT_OK)
+        s = check(api.hipModuleLaunchKernel(k->function, grid.x, grid.y, grid.z, block.x,
+                                            block.y, block.z, 0, NULL, args, NULL),
+                  FDT_LAUNCH_ERROR, "hipModuleLaunchKernel", err);
+    return s;
+}
+
+/* --- memory --- */
+
+static fdt_status hip_alloc(fdt_backend *b, size_t bytes, fdt_devptr *out, fdt_error *err)
+{
+    void *p = NULL;
+    fdt_status s = use_device(b, err);
+    if (s == FDT_OK)
+        s = check(api.hipMalloc(&p, bytes), FDT_ERROR, "hipMalloc", err);
+    *out = (fdt_devptr)(uintptr_t)p;
+    return s;
+}
+
+static void hip_free(fdt_backend *b, fdt_devptr p)
+{
+    use_device(b, NULL);
+    api.hipFree(dev(p));
+}
+
+static fdt_status hip_upload(fdt_backend *b, fdt_devptr dst, const void *src, size_t bytes,
+                             fdt_error *err)
+{
+    fdt_status s = use_device(b, err);
+    if (s == FDT_OK) /* the HIP prototype lacks the const */
+        s = check(api.hipMemcpyHtoD(dev(dst), (void *)src, bytes), FDT_ERROR, "hipMemcpyHtoD",
+                  err);
+    return s;
+}
+
+static fdt_status hip_download(fdt_backend *b, void *dst, fdt_devptr src, size_t bytes,
+                               fdt_error *err)
+{
+    fdt_status s = use_device(b, err);
+    if (s == FDT_OK)
+        s = check(api.hipMemcpyDtoH(dst, dev(src), bytes), FDT_ERROR, "hipMemcpyDtoH", err);
+    return s;
+}
+
+static fdt_status hip_fill32(fdt_backend *b, fdt_devptr dst, uint32_t value, size_t count,
+                             fdt_error *err)
+{
+    fdt_status s = use_device(b, err);
+    if (s == FDT_OK)
+        s = check(api.hipMemsetD32Async(dev(dst), (int)value, count, NULL), FDT_ERROR,
+                  "hipMemsetD32Async", err);
+    return s;
+}
+
+static fdt_status hip_copy(fdt_backend *b, fdt_devptr dst, fdt_devptr src, size_t bytes,
+                           fdt_error *err)
+{
+    fdt_status s = use_device(b, err);
+    if (s == FDT_OK)
+        s = check(api.hipMemcpyDtoDAsync(dev(dst), dev(src), bytes, NULL), FDT_ERROR,
+                  "hipMemcpyDtoDAsync", err);
+    return s;
+}
+
+/* --- timing --- */
+
+static fdt_status hip_timer_start(fdt_backend *b, fdt_error *err)
+{
+    fdt_status s = use_device(b, err);
+    if (s == FDT_OK)
+        s = check(api.hipEventRecord(b->start, NULL), FDT_LAUNCH_ERROR, "hipEventRecord", err);
+    return s;
+}
+
+/* Polls rather than hipEventSynchronize, which would wait for good on a hung kernel. */
+static fdt_status wait_event(hipEvent_t event, double timeout_ms, fdt_error *err)
+{
+    const struct timespec pause = {0, 50 * 1000};
+    uint64_t start = uv_hrtime();
+    for (;;) {
+        hipError_t e = api.hipEventQuery(event);
+        if (e != hipErrorNotReady)
+            return check(e, FDT_LAUNCH_ERROR, "hipEventQuery", err);
+        if ((double)(uv_hrtime() - start) / 1e6 > timeout_ms)
+            return fdt_fail(err, FDT_TIMEOUT, "hip backend: kernel still running after %.0f ms",
+                            timeout_ms);
+        nanosleep(&pause, NULL);
+    }
+}
+
+static fdt_status hip_timer_stop(fdt_backend *b, double timeout_ms, double *elapsed_ms,
+                                 fdt_error *err)
+{
+    float ms = 0;
+    fdt_status s = use_device(b, err);
+    if (s == FDT_OK)
+        s = check(api.hipEventRecord(b->stop, NULL), FDT_LAUNCH_ERROR, "hipEventRecord", err);
+    if (s == FDT_OK)
+        s = wait_event(b->stop, timeout_ms, err);
+    if (s == FDT_OK)
+        s = check(api.hipEventElapsedTime(&ms, b->start, b->stop), FDT_LAUNCH_ERROR,
+                  "hipEventElapsedTime", err);
+    *elapsed_ms = ms;
+    return s;
+}
+
+const fdt_backend_ops fdt_backend_hip = {
+    .name = "hip",
+    .compiler_version = hip_compiler_version,
+    .compile = hip_compile,
+    .open = hip_open,
+    .close = hip_close,
+    .info = hip_info,
+    .load = hip_load,
+    .unload = hip_unload,
+    .resources = hip_resources,
+    .alloc = hip_alloc,
+    .free = hip_free,
+    .upload = hip_upload,
+    .download = hip_download,
+    .fill32 = hip_fill32,
+    .copy = hip_copy,
+    .launch = hip_launch,
+    .timer_start = hip_timer_start,
+    .timer_stop = hip_timer_stop,
+};

@@ -1,0 +1,55 @@
+/* daemon.h - what fdtuned's parts share: the loop, the settings, the store, the devices the
+ * probe found at start-up, and the server and scheduler built on them. One instance per
+ * process, owned by fdtuned.c. */
+#ifndef FDT_DAEMON_H
+#define FDT_DAEMON_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "backends/backend.h"
+#include "config.h"
+#include "store.h"
+
+#define FDT_VERSION "0.3.0"
+#define FDT_PROTOCOL_VERSION 1
+
+typedef struct fdt_server fdt_server;
+typedef struct fdt_scheduler fdt_scheduler;
+typedef struct fdt_query_cache fdt_query_cache;
+
+typedef struct fdt_device_slot {
+    fdt_device_info info;
+    int64_t id;               /* the device's row in the store */
+    char fingerprint[20];
+} fdt_device_slot;
+
+typedef struct fdt_daemon {
+    uv_loop_t *loop;
+    fdt_config config;
+    const char *config_path;  /* NULL: embedded defaults and flags only */
+    fdt_store *store;
+    char backend[8];          /* the backend the probe opened */
+    fdt_device_slot *devices;
+    size_t ndevices;
+    gid_t admin_gid;          /* admin_group resolved at start-up */
+    int has_admin_gid;
+    uint64_t start_ns;
+    int stopping;             /* no new work; the loop ends once every handle is closed */
+    fdt_server *server;
+    fdt_scheduler *scheduler;
+    fdt_query_cache *query_cache; /* the best rows, answered from memory */
+} fdt_daemon;
+
+/* Begins a clean stop (SIGTERM, SIGINT, the shutdown op): the server stops listening, the
+ * workers are stopped, jobs left running go back to the queue. */
+void fdt_daemon_stop(fdt_daemon *d, const char *why);
+/* The same, once the current callback has returned: a request that stops the daemon gets
+ * its answer first. */
+void fdt_daemon_stop_soon(fdt_daemon *d, const char *why);
+
+/* One line on stderr (the journal under systemd): "fdtuned: ...". */
+void fdt_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,272 @@
+/* fdtuned.c - the daemon's main: settings (embedded defaults, the config file, flags), the
+ * store, the device probe, the socket server and the scheduler on one libuv loop, and the
+ * signals: SIGTERM/SIGINT stop cleanly, SIGHUP reloads the config file. */
+#include <getopt.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+#include "daemon/query.h"
+#include "daemon/scheduler.h"
+#include "daemon/server.h"
+#include "daemon/supervisor.h"
+
+/* Read by a system service when no --config is given. */
+#define SYSTEM_CONFIG "/etc/fdtuned/fdtuned.conf"
+
+static uv_signal_t sig_term, sig_int, sig_hup;
+static uv_timer_t stop_timer; /* a stop asked for by a request waits for its answer */
+static const char *stop_reason;
+
+void fdt_log(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("fdtuned: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+void fdt_daemon_stop(fdt_daemon *d, const char *why)
+{
+    if (d->stopping)
+        return;
+    d->stopping = 1;
+    fdt_log("stopping: %s", why);
+    fdt_server_close(d);
+    fdt_scheduler_stop(d);
+    uv_close((uv_handle_t *)&sig_term, NULL);
+    uv_close((uv_handle_t *)&sig_int, NULL);
+    uv_close((uv_handle_t *)&sig_hup, NULL);
+    uv_close((uv_handle_t *)&stop_timer, NULL);
+}
+
+static void on_stop_timer(uv_timer_t *t)
+{
+    fdt_daemon_stop(t->data, stop_reason);
+}
+
+void fdt_daemon_stop_soon(fdt_daemon *d, const char *why)
+{
+    stop_timer.data = d;
+    stop_reason = why;
+    uv_timer_start(&stop_timer, on_stop_timer, 0, 0);
+}
+
+static void usage(FILE *to)
+{
+    fprintf(to,
+            "usage: fdtuned [--config FILE] [--socket PATH] [--db PATH] [--backend B]\n"
+            "\n"
+            "Tunes GPU stencil kernels and answers solvers over a Unix socket.\n"
+            "  --config FILE   settings (INI; config/fdtuned.conf documents every key);\n"
+            "                  a system service reads " SYSTEM_CONFIG " if it exists\n"
+            "  --socket PATH   overrides [daemon] socket\n"
+            "  --db PATH       overrides [daemon] db\n"
+            "  --backend B     overrides [daemon] backend: auto, hip, cuda or cpu\n"
+            "  --version       prints the version\n"
+            "Without flags a user's daemon lives under $XDG_RUNTIME_DIR and $XDG_STATE_HOME,\n"
+            "root's under /run/fdtuned and /var/lib/fdtuned.\n");
+}
+
+typedef struct flags {
+    const char *config, *socket, *db, *backend;
+} flags;
+
+/* 0 to go on, 1 to exit 0 (help, version), 2 for bad usage. */
+static int parse_flags(int argc, char **argv, flags *f)
+{
+    static const struct option options[] = {
+        {"config", required_argument, NULL, 'c'}, {"socket", required_argument, NULL, 's'},
+        {"db", required_argument, NULL, 'd'},     {"backend", required_argument, NULL, 'b'},
+        {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    int opt;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+        switch (opt) {
+        case 'c': f->config = optarg; break;
+        case 's': f->socket = optarg; break;
+        case 'd': f->db = optarg; break;
+        case 'b': f->backend = optarg; break;
+        case 'h': usage(stdout); return 1;
+        case 'V': printf("fdtuned %s\n", FDT_VERSION); return 1;
+        default:
+            fprintf(stderr, "fdtuned: unknown option or missing value: '%s'\n", argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "fdtuned: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    return 0;
+}
+
+/* Defaults, then the file, then the flags: each later source wins. */
+static int load_settings(fdt_config *c, const flags *f, const char **path)
+{
+    char err[512];
+    const int system = getuid() == 0;
+    fdt_config_defaults(c, system);
+    *path = f->config;
+    if (!*path && system && access(SYSTEM_CONFIG, F_OK) == 0)
+        *path = SYSTEM_CONFIG;
+    if (*path && fdt_config_load(c, *path, err, sizeof err) != 0) {
+        fprintf(stderr, "fdtuned: %s\n", err);
+        return -1;
+    }
+    const char *keys[] = {"socket", "db", "backend"};
+    const char *values[] = {f->socket, f->db, f->backend};
+    for (int i = 0; i < 3; i++)
+        if (values[i] && fdt_config_set(c, "daemon", keys[i], values[i], err, sizeof err) != 0) {
+            fprintf(stderr, "fdtuned: --%s: %s\n", keys[i], err);
+            return -1;
+        }
+    if (fdt_config_check(c, err, sizeof err) != 0) {
+        fprintf(stderr, "fdtuned: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static int resolve_admin_group(fdt_daemon *d)
+{
+    d->has_admin_gid = 0;
+    if (!d->config.admin_group[0])
+        return 0;
+    struct group *g = getgrnam(d->config.admin_group);
+    if (!g) {
+        fprintf(stderr, "fdtuned: admin_group '%s' does not exist\n", d->config.admin_group);
+        return -1;
+    }
+    d->admin_gid = g->gr_gid;
+    d->has_admin_gid = 1;
+    return 0;
+}
+
+/* SIGHUP: what can change while running does; the socket, the store and the backend are
+ * fixed for the life of the process and need a restart. */
+static void reload(fdt_daemon *d)
+{
+    fdt_config fresh = d->config;
+    char err[512];
+    if (!d->config_path) {
+        fdt_log("SIGHUP: no config file to reload");
+        return;
+    }
+    if (fdt_config_load(&fresh, d->config_path, err, sizeof err) != 0 ||
+        fdt_config_check(&fresh, err, sizeof err) != 0) {
+        fdt_log("SIGHUP: %s; keeping the settings in force", err);
+        return;
+    }
+    if (strcmp(fresh.socket, d->config.socket) != 0 || strcmp(fresh.db, d->config.db) != 0 ||
+        strcmp(fresh.backend, d->config.backend) != 0)
+        fdt_log("SIGHUP: socket, db and backend changes take effect at the next start");
+    memcpy(fresh.socket, d->config.socket, sizeof fresh.socket);
+    memcpy(fresh.db, d->config.db, sizeof fresh.db);
+    memcpy(fresh.backend, d->config.backend, sizeof fresh.backend);
+    const fdt_config old = d->config;
+    d->config = fresh;
+    if (resolve_admin_group(d) != 0) {
+        d->config = old;
+        resolve_admin_group(d);
+        fdt_log("SIGHUP: keeping the settings in force");
+        return;
+    }
+    fdt_log("SIGHUP: reloaded %s", d->config_path);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    fdt_daemon *d = h->data;
+    if (signum == SIGHUP)
+        reload(d);
+    else
+        fdt_daemon_stop(d, signum == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+static void watch_signals_and_stop_requests(fdt_daemon *d)
+{
+    uv_signal_t *handles[] = {&sig_term, &sig_int, &sig_hup};
+    const int signums[] = {SIGTERM, SIGINT, SIGHUP};
+    for (int i = 0; i < 3; i++) {
+        uv_signal_init(d->loop, handles[i]);
+        handles[i]->data = d;
+        uv_signal_start(handles[i], on_signal, signums[i]);
+    }
+    uv_timer_init(d->loop, &stop_timer);
+}
+
+static int start(fdt_daemon *d)
+{
+    char err[512];
+    if (resolve_admin_group(d) != 0)
+        return -1;
+    if (fdt_make_parent_dirs(d->config.db, err, sizeof err) != 0) {
+        fprintf(stderr, "fdtuned: %s\n", err);
+        return -1;
+    }
+    d->store = fdt_store_open(d->config.db, err, sizeof err);
+    if (!d->store) {
+        fprintf(stderr, "fdtuned: %s\n", err);
+        return -1;
+    }
+    if (fdt_worker_probe(d, err, sizeof err) != 0 || fdt_query_cache_load(d, err, sizeof err) != 0 ||
+        fdt_scheduler_init(d, err, sizeof err) != 0 || fdt_server_start(d, err, sizeof err) != 0) {
+        fprintf(stderr, "fdtuned: %s\n", err);
+        return -1;
+    }
+    watch_signals_and_stop_requests(d);
+    for (size_t i = 0; i < d->ndevices; i++)
+        fdt_log("device %zu: %s %s (%s), fingerprint %s", i, d->backend, d->devices[i].info.name,
+                d->devices[i].info.arch, d->devices[i].fingerprint);
+    fdt_log("serving %s, store %s", d->config.socket, d->config.db);
+    fdt_scheduler_kick(d);
+    return 0;
+}
+
+/* Whatever start() left open is closed here, in the order the parts depend on each other. */
+static void finish(fdt_daemon *d)
+{
+    if (!d->stopping) {
+        fdt_server_close(d);
+        if (d->scheduler)
+            fdt_scheduler_stop(d);
+    }
+    uv_run(d->loop, UV_RUN_DEFAULT);
+    fdt_scheduler_free(d);
+    fdt_server_free(d);
+    fdt_query_cache_free(d);
+    fdt_store_close(d->store);
+    free(d->devices);
+    uv_loop_close(d->loop);
+}
+
+int main(int argc, char **argv)
+{
+    flags f = {0};
+    const int usage_rc = parse_flags(argc, argv, &f);
+    if (usage_rc)
+        return usage_rc == 1 ? 0 : 2;
+    static fdt_daemon d;
+    if (load_settings(&d.config, &f, &d.config_path) != 0)
+        return 2;
+    /* A client that hangs up mid-answer must not kill the daemon. */
+    signal(SIGPIPE, SIG_IGN);
+    d.loop = uv_default_loop();
+    d.start_ns = uv_hrtime();
+    const int rc = start(&d) == 0 ? 0 : 1;
+    if (rc == 0)
+        uv_run(d.loop, UV_RUN_DEFAULT);
+    finish(&d);
+    fdt_log("stopped");
+    return rc;
+}

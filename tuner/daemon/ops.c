@@ -1,0 +1,661 @@
+/* ops.c - one handler per protocol operation, dispatched by name from a table that also
+ * says which operations change state and need the admin's rights. Handlers read the request
+ * with strict type checks and fill the answer; an error is a code and a message naming the
+ * field, and never touches what is stored. */
+#include "daemon/ops.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/export.h"
+#include "daemon/query.h"
+#include "daemon/scheduler.h"
+#include "engine/wire.h"
+
+#define MAX_BATCH 10000
+#define MAX_LIST 10000
+
+typedef struct op_ctx {
+    fdt_daemon *d;
+    const fdt_peer *peer;
+    json_t *req;
+    json_t *ans;
+    const char *body;  /* a query's answer fields as JSON text, memoized; NULL: ans has them */
+    const char *code;
+    char message[512];
+} op_ctx;
+
+static int fail(op_ctx *c, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(op_ctx *c, const char *code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->message, sizeof c->message, fmt, ap);
+    va_end(ap);
+    c->code = code;
+    return -1;
+}
+
+static int store_failed(op_ctx *c)
+{
+    return fail(c, "internal", "the store failed: %s", fdt_store_error(c->d->store));
+}
+
+int fdt_peer_is_admin(const fdt_daemon *d, const fdt_peer *peer)
+{
+    if (peer->uid == 0 || peer->uid == getuid())
+        return 1;
+    if (!d->has_admin_gid)
+        return 0;
+    if (peer->gid == d->admin_gid)
+        return 1;
+    for (int i = 0; i < peer->ngroups; i++)
+        if (peer->groups[i] == d->admin_gid)
+            return 1;
+    return 0;
+}
+
+/* --- reading the request ------------------------------------------------------------- */
+
+/* An optional integer field in [min, max]; 0 (left as is when absent) or -1. */
+static int opt_int(op_ctx *c, json_t *from, const char *name, long long min, long long max,
+                   long long *out)
+{
+    json_t *v = json_object_get(from, name);
+    if (!v)
+        return 0;
+    if (!json_is_integer(v))
+        return fail(c, "bad_request", "'%s' must be an integer", name);
+    const long long x = json_integer_value(v);
+    if (x < min || x > max)
+        return fail(c, "bad_request", "'%s' must be between %lld and %lld, got %lld", name, min,
+                    max, x);
+    *out = x;
+    return 0;
+}
+
+/* An optional string field that must be one of choices (NULL-terminated); index in *out. */
+static int opt_choice(op_ctx *c, const char *name, const char *const *choices, int *out)
+{
+    json_t *v = json_object_get(c->req, name);
+    if (!v)
+        return 0;
+    if (!json_is_string(v))
+        return fail(c, "bad_request", "'%s' must be a string", name);
+    for (int i = 0; choices[i]; i++)
+        if (strcmp(json_string_value(v), choices[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    return fail(c, "bad_request", "'%s' cannot be '%.64s'", name, json_string_value(v));
+}
+
+static int side(op_ctx *c, json_t *v, const char *name, int *out)
+{
+    if (!v)
+        return fail(c, "bad_request", "'%s' is required", name);
+    if (!json_is_integer(v))
+        return fail(c, "bad_request", "'%s' must be an integer", name);
+    const long long x = json_integer_value(v);
+    if (x < 1 || x > FDT_MAX_SIDE)
+        return fail(c, "bad_shape", "%s must be between 1 and %d, got %lld", name, FDT_MAX_SIDE,
+                    x);
+    *out = (int)x;
+    return 0;
+}
+
+static const char *const precisions[] = {"float", "double", NULL};
+static const char *const stencils[] = {"laplacian", NULL};
+
+/* The fields every problem shares, the shape aside. */
+static int parse_problem_options(op_ctx *c, fdt_key *key, int *device)
+{
+    int precision = 1, cache = 0, stencil = 0;
+    long long radius = 1, dev = 0;
+    if (opt_choice(c, "precision", precisions, &precision) || opt_choice(c, "cache", fdt_cache_mode_names(), &cache) ||
+        opt_choice(c, "stencil", stencils, &stencil) ||
+        opt_int(c, c->req, "radius", 1, FDT_MAX_RADIUS, &radius) ||
+        opt_int(c, c->req, "device", 0, 1024, &dev))
+        return -1;
+    if ((size_t)dev >= c->d->ndevices)
+        return fail(c, "no_device", "device %lld does not exist; this host has %zu", dev,
+                    c->d->ndevices);
+    memset(key, 0, sizeof *key);
+    key->problem.precision = precision == 0 ? FDT_FLOAT : FDT_DOUBLE;
+    key->problem.radius = (int)radius;
+    fdt_copy_text(key->stencil, sizeof key->stencil, stencils[stencil]);
+    key->problem.cache = (fdt_cache_mode)cache;
+    *device = (int)dev;
+    return 0;
+}
+
+static int check_shape(op_ctx *c, const fdt_problem *p)
+{
+    const char *why = fdt_problem_check(p);
+    return why ? fail(c, "bad_shape", "%s", why) : 0;
+}
+
+static int parse_key(op_ctx *c, fdt_key *key, int *device)
+{
+    if (parse_problem_options(c, key, device) || side(c, json_object_get(c->req, "nx"), "nx",
+                                                      &key->problem.nx) ||
+        side(c, json_object_get(c->req, "ny"), "ny", &key->problem.ny) ||
+        side(c, json_object_get(c->req, "nz"), "nz", &key->problem.nz))
+        return -1;
+    return check_shape(c, &key->problem);
+}
+
+static int job_id_field(op_ctx *c, int64_t *id)
+{
+    json_t *v = json_object_get(c->req, "job");
+    if (!v)
+        return fail(c, "bad_request", "'job' is required");
+    if (!json_is_integer(v) || json_integer_value(v) < 1)
+        return fail(c, "bad_request", "'job' must be a positive integer");
+    *id = json_integer_value(v);
+    return 0;
+}
+
+/* --- writing the answer ---------------------------------------------------------------- */
+
+static json_t *job_json(const fdt_job *j)
+{
+    const fdt_problem *p = &j->key.problem;
+    json_t *o = json_pack("{s:I, s:s, s:s, s:i, s:i, s:i, s:s, s:i, s:s, s:s, s:i, s:s, s:i}",
+                          "id", (json_int_t)j->id, "state", fdt_job_state_name(j->state), "phase",
+                          j->phase, "nx", p->nx, "ny", p->ny, "nz", p->nz, "precision",
+                          fdt_precision_name(p->precision), "radius", p->radius, "stencil",
+                          j->key.stencil, "cache", fdt_cache_mode_name(p->cache), "device",
+                          j->device_index, "family", j->family, "subset", j->subset);
+    json_t *more = json_pack("{s:i, s:i, s:i, s:i, s:s?, s:f, s:I, s:I, s:I, s:s}", "total",
+                             j->total, "done", j->done, "ok", j->ok, "failed", j->failed, "best",
+                             j->best_variant[0] ? j->best_variant : NULL, "best_gbps",
+                             j->best_gbps, "created", (json_int_t)j->created, "started",
+                             (json_int_t)j->started, "finished", (json_int_t)j->finished,
+                             "error", j->error);
+    json_object_update(o, more);
+    json_decref(more);
+    return o;
+}
+
+static json_t *device_json(fdt_daemon *d, size_t i)
+{
+    const fdt_device_slot *s = &d->devices[i];
+    json_t *o = fdt_wire_device_json(&s->info);
+    json_object_set_new(o, "index", json_integer((json_int_t)i));
+    json_object_set_new(o, "fingerprint", json_string(s->fingerprint));
+    json_object_set_new(o, "worker", json_string(fdt_scheduler_lane_state(d, i)));
+    return o;
+}
+
+/* --- operations ------------------------------------------------------------------------ */
+
+static int op_ping(op_ctx *c)
+{
+    json_object_set_new(c->ans, "pong", json_true());
+    json_object_set_new(c->ans, "version", json_string(FDT_VERSION));
+    return 0;
+}
+
+static int op_devices(op_ctx *c)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; i < c->d->ndevices; i++)
+        json_array_append_new(list, device_json(c->d, i));
+    json_object_set_new(c->ans, "devices", list);
+    return 0;
+}
+
+/* Queues a job unless the same one is queued or running; the answer names it either way. */
+static int queue_job(op_ctx *c, fdt_job *job, int *existing)
+{
+    fdt_job found;
+    const int active = fdt_store_job_find_active(c->d->store, job, &found);
+    if (active < 0)
+        return store_failed(c);
+    *existing = active;
+    if (active) {
+        *job = found;
+        return 0;
+    }
+    if (fdt_store_job_create(c->d->store, job) != 0)
+        return store_failed(c);
+    return 0;
+}
+
+static int parse_tuning_options(op_ctx *c, fdt_job *job)
+{
+    json_t *family = json_object_get(c->req, "family");
+    long long subset = 0;
+    /* The workers time with the same buffers sample after sample; a cold-cache measurement
+     * (L2 flushed or buffers rotated) is not built yet, and storing hot numbers under
+     * "cold" would be a lie. */
+    if (job->key.problem.cache == FDT_CACHE_COLD)
+        return fail(c, "bad_request", "cold-cache tuning is not implemented yet; \"cache\": "
+                    "\"hot\" and \"persist\" can be tuned");
+    const fdt_device_info *dev = &c->d->devices[job->device_index].info;
+    if (job->key.problem.cache == FDT_CACHE_PERSIST && !dev->l2_persist)
+        return fail(c, "bad_request", "device %d (%s, %s backend) cannot hold f's row edges in "
+                    "L2: cache mode persist needs NVIDIA sm_80 or later", job->device_index,
+                    dev->name, dev->backend);
+    if (opt_int(c, c->req, "subset", 0, 1000000, &subset))
+        return -1;
+    job->subset = (int)subset;
+    if (!family)
+        return 0;
+    if (!json_is_string(family))
+        return fail(c, "bad_request", "'family' must be a string");
+    const fdt_family *f = fdt_family_find(json_string_value(family));
+    if (!f)
+        return fail(c, "bad_request", "unknown kernel family '%.32s'", json_string_value(family));
+    if (fdt_family_test_only(f) && !c->d->config.test_families)
+        return fail(c, "bad_request", "family '%s' is test-only; the daemon's configuration "
+                    "does not enable test_families", fdt_family_name(f));
+    fdt_copy_text(job->family, sizeof job->family, fdt_family_name(f));
+    return 0;
+}
+
+static int new_job(op_ctx *c, const fdt_key *key, int device, fdt_job *job)
+{
+    memset(job, 0, sizeof *job);
+    job->key = *key;
+    job->device_index = device;
+    return parse_tuning_options(c, job);
+}
+
+static int op_tune(op_ctx *c)
+{
+    fdt_key key;
+    fdt_job job;
+    int device, existing;
+    if (parse_key(c, &key, &device) || new_job(c, &key, device, &job) ||
+        queue_job(c, &job, &existing))
+        return -1;
+    fdt_scheduler_kick(c->d);
+    json_object_set_new(c->ans, "job", json_integer(job.id));
+    json_object_set_new(c->ans, "state", json_string(fdt_job_state_name(job.state)));
+    json_object_set_new(c->ans, "existing", json_boolean(existing));
+    return 0;
+}
+
+static int add_answer_fields(op_ctx *c, const fdt_answer *a, const fdt_problem *asked,
+                             json_t *to)
+{
+    const char *variant = a->match == FDT_MATCH_DEFAULT ? NULL : a->best.variant;
+    char kernel1[FDT_VARIANT_NAME_MAX];
+    if (!variant) {
+        const fdt_variant k1 = fdt_variant_kernel1();
+        fdt_variant_name(&k1, kernel1, sizeof kernel1);
+        variant = kernel1;
+    }
+    json_t *config = fdt_query_config_json(variant, asked);
+    if (!config)
+        return fail(c, "internal", "the stored variant '%s' does not parse", variant);
+    json_object_set_new(to, "match", json_string(fdt_match_name(a->match)));
+    json_object_set_new(to, "device_match", json_string(fdt_level_name(a->level)));
+    json_object_set_new(to, "config", config);
+    if (a->match == FDT_MATCH_DEFAULT)
+        return 0;
+    /* Measured in cache mode persist: the solver must make that state to see these figures. */
+    if (asked->cache == FDT_CACHE_PERSIST)
+        json_object_set_new(config, "persist", fdt_query_persist_json(asked));
+    const fdt_problem *t = &a->best.key.problem;
+    json_object_set_new(to, "from",
+                        json_pack("{s:i, s:i, s:i, s:s, s:s, s:s}", "nx", t->nx, "ny", t->ny,
+                                  "nz", t->nz, "device", a->from.name, "driver",
+                                  a->from.driver_version, "compiler", a->from.compiler_version));
+    json_object_set_new(to, "distance", json_real(a->distance));
+    json_object_set_new(to, "gbps", json_real(a->best.gbps));
+    json_object_set_new(to, "copy_gbps", json_real(a->best.copy_gbps));
+    json_object_set_new(to, "kernel1_gbps", json_real(a->best.kernel1_gbps));
+    json_object_set_new(to, "kernels_current",
+                        json_boolean(strcmp(a->best.kernels, fdt_kernels_version()) == 0));
+    return 0;
+}
+
+/* A miss that may queue a job: answered in full, never memoized. */
+static int query_and_tune(op_ctx *c, const fdt_key *key, int device)
+{
+    fdt_answer a;
+    fdt_query_find(c->d, &c->d->devices[device], key, &a);
+    if (add_answer_fields(c, &a, &key->problem, c->ans))
+        return -1;
+    if (a.match == FDT_MATCH_EXACT)
+        return 0;
+    if (!fdt_peer_is_admin(c->d, c->peer))
+        return fail(c, "forbidden", "tune_if_missing needs the rights of tune");
+    fdt_job job;
+    int existing;
+    if (new_job(c, key, device, &job) || queue_job(c, &job, &existing))
+        return -1;
+    fdt_scheduler_kick(c->d);
+    json_object_set_new(c->ans, "job", json_integer(job.id));
+    return 0;
+}
+
+/* Solvers ask the same shapes over and over; the answer's text is kept until something new
+ * is tuned, so that most queries cost a lookup instead of building JSON. */
+static int op_query(op_ctx *c)
+{
+    fdt_key key;
+    int device;
+    json_t *tune = json_object_get(c->req, "tune_if_missing");
+    if (parse_key(c, &key, &device))
+        return -1;
+    if (tune && !json_is_boolean(tune))
+        return fail(c, "bad_request", "'tune_if_missing' must be true or false");
+    if (json_is_true(tune))
+        return query_and_tune(c, &key, device);
+    c->body = fdt_query_memo_get(c->d, device, &key);
+    if (c->body)
+        return 0;
+    fdt_answer a;
+    fdt_query_find(c->d, &c->d->devices[device], &key, &a);
+    json_t *fields = json_object();
+    const int rc = add_answer_fields(c, &a, &key.problem, fields);
+    if (rc == 0)
+        c->body = fdt_query_memo_put(c->d, device, &key, json_dumps(fields, JSON_COMPACT));
+    if (rc == 0 && !c->body)
+        json_object_update(c->ans, fields); /* out of memory for the text: answer anyway */
+    json_decref(fields);
+    return rc;
+}
+
+static int shape_triple(op_ctx *c, json_t *item, size_t index, fdt_problem *p)
+{
+    char name[32];
+    if (!json_is_array(item) || json_array_size(item) != 3)
+        return fail(c, "bad_request", "shapes[%zu] must be [nx, ny, nz]", index);
+    int *sides[3] = {&p->nx, &p->ny, &p->nz};
+    for (size_t k = 0; k < 3; k++) {
+        snprintf(name, sizeof name, "shapes[%zu][%zu]", index, k);
+        if (side(c, json_array_get(item, k), name, sides[k]))
+            return -1;
+    }
+    return check_shape(c, p);
+}
+
+static int sweep_list(op_ctx *c, json_t *sweep, const char *axis, json_t **out)
+{
+    json_t *list = json_object_get(sweep, axis);
+    if (!json_is_array(list) || json_array_size(list) == 0)
+        return fail(c, "bad_request", "sweep.%s must be a non-empty list of integers", axis);
+    *out = list;
+    return 0;
+}
+
+/* A sweep is every combination of its axes, written out as a list of shapes. */
+static int expand_sweep(op_ctx *c, json_t *sweep, json_t **shapes)
+{
+    json_t *x, *y, *z;
+    if (!json_is_object(sweep))
+        return fail(c, "bad_request", "'sweep' must be an object with nx, ny and nz lists");
+    if (sweep_list(c, sweep, "nx", &x) || sweep_list(c, sweep, "ny", &y) ||
+        sweep_list(c, sweep, "nz", &z))
+        return -1;
+    const size_t n = json_array_size(x) * json_array_size(y) * json_array_size(z);
+    if (n > MAX_BATCH)
+        return fail(c, "bad_request", "the sweep has %zu shapes; at most %d", n, MAX_BATCH);
+    *shapes = json_array();
+    for (size_t i = 0; i < json_array_size(x); i++)
+        for (size_t j = 0; j < json_array_size(y); j++)
+            for (size_t k = 0; k < json_array_size(z); k++)
+                json_array_append_new(*shapes, json_pack("[O,O,O]", json_array_get(x, i),
+                                                         json_array_get(y, j),
+                                                         json_array_get(z, k)));
+    return 0;
+}
+
+static int batch_shapes(op_ctx *c, json_t **shapes)
+{
+    json_t *list = json_object_get(c->req, "shapes");
+    json_t *sweep = json_object_get(c->req, "sweep");
+    if (!list == !sweep)
+        return fail(c, "bad_request", "give either 'shapes' or 'sweep'");
+    if (sweep)
+        return expand_sweep(c, sweep, shapes);
+    if (!json_is_array(list) || json_array_size(list) == 0)
+        return fail(c, "bad_request", "'shapes' must be a non-empty list of [nx, ny, nz]");
+    if (json_array_size(list) > MAX_BATCH)
+        return fail(c, "bad_request", "%zu shapes; at most %d", json_array_size(list), MAX_BATCH);
+    *shapes = json_incref(list);
+    return 0;
+}
+
+/* Every shape is checked before any job is queued: a bad batch queues nothing. */
+static int op_batch(op_ctx *c)
+{
+    fdt_key key;
+    fdt_job job;
+    int device, existing;
+    json_t *shapes = NULL;
+    if (parse_problem_options(c, &key, &device) || new_job(c, &key, device, &job) ||
+        batch_shapes(c, &shapes))
+        return -1;
+    int rc = 0;
+    fdt_problem *ps = calloc(json_array_size(shapes), sizeof *ps);
+    if (!ps)
+        rc = fail(c, "internal", "out of memory");
+    for (size_t i = 0; rc == 0 && i < json_array_size(shapes); i++) {
+        ps[i] = key.problem;
+        rc = shape_triple(c, json_array_get(shapes, i), i, &ps[i]);
+    }
+    json_t *ids = json_array();
+    for (size_t i = 0; rc == 0 && i < json_array_size(shapes); i++) {
+        fdt_job one = job;
+        one.key.problem = ps[i];
+        rc = queue_job(c, &one, &existing);
+        if (rc == 0)
+            json_array_append_new(ids, json_integer(one.id));
+    }
+    free(ps);
+    json_decref(shapes);
+    fdt_scheduler_kick(c->d);
+    json_object_set_new(c->ans, "count", json_integer((json_int_t)json_array_size(ids)));
+    json_object_set_new(c->ans, "jobs", ids);
+    return rc;
+}
+
+static int daemon_status(op_ctx *c)
+{
+    int counts[5];
+    if (fdt_store_job_counts(c->d->store, counts) != 0)
+        return store_failed(c);
+    json_t *jobs = json_object();
+    for (int s = FDT_JOB_QUEUED; s <= FDT_JOB_CANCELLED; s++)
+        json_object_set_new(jobs, fdt_job_state_name((fdt_job_state)s), json_integer(counts[s]));
+    const double uptime = (double)(uv_hrtime() - c->d->start_ns) / 1e9;
+    json_object_set_new(c->ans, "version", json_string(FDT_VERSION));
+    json_object_set_new(c->ans, "pid", json_integer(getpid()));
+    json_object_set_new(c->ans, "uptime_s", json_integer((json_int_t)uptime));
+    json_object_set_new(c->ans, "socket", json_string(c->d->config.socket));
+    json_object_set_new(c->ans, "db", json_string(c->d->config.db));
+    json_object_set_new(c->ans, "backend", json_string(c->d->backend));
+    json_object_set_new(c->ans, "kernels", json_string(fdt_kernels_version()));
+    json_object_set_new(c->ans, "jobs", jobs);
+    json_object_set_new(c->ans, "workers", fdt_scheduler_lanes_json(c->d));
+    return 0;
+}
+
+static int op_status(op_ctx *c)
+{
+    if (!json_object_get(c->req, "job"))
+        return daemon_status(c);
+    int64_t id;
+    fdt_job job;
+    if (job_id_field(c, &id))
+        return -1;
+    const int found = fdt_store_job_get(c->d->store, id, &job);
+    if (found < 0)
+        return store_failed(c);
+    if (!found)
+        return fail(c, "not_found", "no job %lld", (long long)id);
+    json_object_set_new(c->ans, "job", job_json(&job));
+    return 0;
+}
+
+static int op_jobs(op_ctx *c)
+{
+    long long limit = 100;
+    json_t *state = json_object_get(c->req, "state");
+    fdt_job_state s = FDT_JOB_QUEUED;
+    if (opt_int(c, c->req, "limit", 1, MAX_LIST, &limit))
+        return -1;
+    if (state && (!json_is_string(state) || fdt_job_state_parse(json_string_value(state), &s)))
+        return fail(c, "bad_request", "'state' must be queued, running, done, failed or "
+                    "cancelled");
+    fdt_job *jobs = NULL;
+    size_t n = 0;
+    if (fdt_store_jobs(c->d->store, state ? (int)s : -1, (size_t)limit, &jobs, &n) != 0)
+        return store_failed(c);
+    json_t *list = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(list, job_json(&jobs[i]));
+    free(jobs);
+    json_object_set_new(c->ans, "jobs", list);
+    return 0;
+}
+
+static int op_cancel(op_ctx *c)
+{
+    int64_t id;
+    if (job_id_field(c, &id))
+        return -1;
+    fdt_job job;
+    const int found = fdt_store_job_get(c->d->store, id, &job);
+    if (found < 0)
+        return store_failed(c);
+    if (!found)
+        return fail(c, "not_found", "no job %lld", (long long)id);
+    const int rc = fdt_scheduler_cancel(c->d, id);
+    if (rc < 0)
+        return store_failed(c);
+    if (rc == 0)
+        return fail(c, "busy", "job %lld is %s already", (long long)id,
+                    fdt_job_state_name(job.state));
+    json_object_set_new(c->ans, "job", json_integer(id));
+    json_object_set_new(c->ans, "state", json_string("cancelled"));
+    return 0;
+}
+
+static int op_shutdown(op_ctx *c)
+{
+    fdt_daemon_stop_soon(c->d, "asked to shut down");
+    return 0;
+}
+
+static int op_export(op_ctx *c)
+{
+    return fdt_export(c->d, c->req, c->ans, &c->code, c->message, sizeof c->message);
+}
+
+typedef struct op {
+    const char *name;
+    int (*run)(op_ctx *c);
+    int admin; /* changes what the daemon does: the daemon's uid, root or admin_group only */
+} op;
+
+static const op ops[] = {
+    {"ping", op_ping, 0},         {"devices", op_devices, 0}, {"query", op_query, 0},
+    {"tune", op_tune, 1},         {"batch", op_batch, 1},     {"status", op_status, 0},
+    {"jobs", op_jobs, 0},         {"cancel", op_cancel, 1},   {"export", op_export, 0},
+    {"shutdown", op_shutdown, 1},
+};
+#define NOPS (sizeof ops / sizeof ops[0])
+
+static int dispatch(op_ctx *c)
+{
+    json_t *v = json_object_get(c->req, "v");
+    json_t *name = json_object_get(c->req, "op");
+    if (v && (!json_is_integer(v) || json_integer_value(v) != FDT_PROTOCOL_VERSION))
+        return fail(c, "bad_version", "this daemon speaks protocol version %d",
+                    FDT_PROTOCOL_VERSION);
+    if (!json_is_string(name))
+        return fail(c, "bad_request", "'op' is required and must be a string");
+    for (size_t i = 0; i < NOPS; i++) {
+        if (strcmp(json_string_value(name), ops[i].name) != 0)
+            continue;
+        if (ops[i].admin && !fdt_peer_is_admin(c->d, c->peer))
+            return fail(c, "forbidden", "'%s' is allowed only to uid %d, root or the admin group",
+                        ops[i].name, (int)getuid());
+        if (ops[i].admin && c->d->stopping)
+            return fail(c, "shutting_down", "the daemon is stopping");
+        return ops[i].run(c);
+    }
+    return fail(c, "unknown_op", "unknown op '%.64s'", json_string_value(name));
+}
+
+/* The envelope around a memoized body: {"v":1,"id":..., <body's fields>, "ok":true}. */
+static char *wrap_body(json_t *ans, const char *body)
+{
+    char *head = json_dumps(ans, JSON_COMPACT); /* {"v":1,"id":...} */
+    const size_t hlen = head ? strlen(head) : 0, blen = strlen(body);
+    char *line = head ? malloc(hlen + blen + 16) : NULL;
+    if (line) {
+        memcpy(line, head, hlen - 1);
+        line[hlen - 1] = ',';
+        memcpy(line + hlen, body + 1, blen - 2);
+        strcpy(line + hlen + blen - 2, ",\"ok\":true}");
+    }
+    free(head);
+    json_decref(ans);
+    return line;
+}
+
+static char *finish(json_t *ans, int ok, const op_ctx *c)
+{
+    if (ok && c->body)
+        return wrap_body(ans, c->body);
+    json_object_set_new(ans, "ok", json_boolean(ok));
+    if (!ok)
+        json_object_set_new(ans, "error", json_pack("{s:s, s:s}", "code", c->code, "message",
+                                                    c->message));
+    char *line = json_dumps(ans, JSON_COMPACT);
+    json_decref(ans);
+    return line;
+}
+
+/* {"v":1} and the request's id, if it had one: what every answer starts with. */
+static json_t *envelope(json_t *id)
+{
+    json_t *ans = json_pack("{s:i}", "v", FDT_PROTOCOL_VERSION);
+    if (id)
+        json_object_set(ans, "id", id);
+    return ans;
+}
+
+char *fdt_ops_error_line(const char *code, const char *message)
+{
+    op_ctx c = {.code = code};
+    fdt_copy_text(c.message, sizeof c.message, message);
+    return finish(envelope(NULL), 0, &c);
+}
+
+char *fdt_ops_answer(fdt_daemon *d, const fdt_peer *peer, const char *line, size_t len)
+{
+    json_error_t jerr;
+    op_ctx c = {.d = d, .peer = peer};
+    c.req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!json_is_object(c.req)) {
+        const char *why = c.req ? "a request must be a JSON object" : jerr.text;
+        char *answer = fdt_ops_error_line("bad_json", why);
+        json_decref(c.req);
+        return answer;
+    }
+    json_t *id = json_object_get(c.req, "id");
+    c.ans = envelope(id);
+    const int ok = dispatch(&c) == 0;
+    if (!ok) {
+        /* Fields a handler set before it failed are dropped: an error carries only itself. */
+        json_decref(c.ans);
+        c.ans = envelope(id);
+    }
+    json_decref(c.req);
+    return finish(c.ans, ok, &c);
+}

@@ -1,0 +1,619 @@
+/* scheduler.c - the job queue on the devices; see scheduler.h.
+ *
+ * A lane is one device: its worker (or none), the job it runs (or none), and where that job
+ * stands. Every step reads what it needs back from the store, so that resuming after a
+ * crash, a cancel or a daemon restart takes the same path as starting fresh. */
+#include "daemon/scheduler.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon/query.h"
+#include "daemon/supervisor.h"
+#include "engine/base64.h"
+#include "engine/wire.h"
+
+/* Variants sent to a worker at once: enough to keep its compile pool busy, few enough that
+ * progress shows and a cancel takes effect soon. */
+#define CHUNK 64
+/* A worker that dies is started again after this pause, so a crash loop does not spin. */
+#define RESTART_DELAY_MS 200
+
+typedef enum lane_state { LANE_DOWN, LANE_STARTING, LANE_IDLE, LANE_BUSY } lane_state;
+
+typedef struct lane {
+    fdt_scheduler *s;
+    size_t device;
+    lane_state state;
+    fdt_worker *worker;
+    uv_timer_t restart;
+    int has_job;
+    fdt_job job;
+    char **todo;        /* variants of the job not yet measured */
+    size_t ntodo, sent; /* sent: how many of todo the current chunk reaches */
+    int64_t task;       /* the task id last sent; events of older tasks are ignored */
+    int crashes;        /* worker deaths in a row without a result */
+    int restarts;       /* worker deaths since the daemon started */
+    char last_end[160];
+} lane;
+
+struct fdt_scheduler {
+    fdt_daemon *d;
+    lane *lanes;
+    size_t nlanes;
+};
+
+static void start_worker(lane *l);
+static void dispatch(lane *l);
+
+static int64_t now_s(void)
+{
+    return (int64_t)time(NULL);
+}
+
+static const char *const lane_names[] = {"down", "starting", "idle", "busy"};
+
+const char *fdt_scheduler_lane_state(fdt_daemon *d, size_t device)
+{
+    return lane_names[d->scheduler->lanes[device].state];
+}
+
+json_t *fdt_scheduler_lanes_json(fdt_daemon *d)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; i < d->scheduler->nlanes; i++) {
+        const lane *l = &d->scheduler->lanes[i];
+        json_array_append_new(list, json_pack("{s:I, s:s, s:i, s:I, s:i}", "device", (json_int_t)i,
+                                              "state", lane_names[l->state], "pid",
+                                              l->worker ? fdt_worker_pid(l->worker) : 0, "job",
+                                              (json_int_t)(l->has_job ? l->job.id : 0),
+                                              "restarts", l->restarts));
+    }
+    return list;
+}
+
+static void free_todo(lane *l)
+{
+    fdt_store_names_free(l->todo, l->ntodo);
+    l->todo = NULL;
+    l->ntodo = l->sent = 0;
+}
+
+static void save_job(lane *l)
+{
+    fdt_daemon *d = l->s->d;
+    if (fdt_store_job_update(d->store, &l->job) != 0)
+        fdt_log("job %lld: cannot store its progress: %s", (long long)l->job.id,
+                fdt_store_error(d->store));
+}
+
+/* Ends the lane's job in a final state; the worker stays for the next job. */
+static void finish_job(lane *l, fdt_job_state state, const char *error)
+{
+    l->job.state = state;
+    l->job.phase[0] = '\0';
+    l->job.finished = now_s();
+    fdt_copy_text(l->job.error, sizeof l->job.error, error ? error : "");
+    save_job(l);
+    fdt_log("job %lld %s%s%s", (long long)l->job.id, fdt_job_state_name(state),
+            error ? ": " : "", error ? error : "");
+    l->has_job = 0;
+    free_todo(l);
+    if (l->state == LANE_BUSY)
+        l->state = LANE_IDLE;
+}
+
+static int send_task(lane *l, json_t *task)
+{
+    json_object_set_new(task, "task", json_integer(++l->task));
+    json_object_set_new(task, "problem", fdt_wire_problem_json(&l->job.key.problem));
+    const fdt_config *c = &l->s->d->config;
+    const fdt_timing timing = {.min_sample_ms = c->min_sample_ms, .samples = c->samples,
+                               .timeout_ms = c->timeout_ms};
+    json_object_set_new(task, "timing", fdt_wire_timing_json(&timing));
+    json_object_set_new(task, "seed", json_integer(c->seed));
+    const int rc = fdt_worker_send(l->worker, task);
+    json_decref(task);
+    return rc;
+}
+
+static json_t *names_json(char *const *names, size_t from, size_t to)
+{
+    json_t *list = json_array();
+    for (size_t i = from; i < to; i++)
+        json_array_append_new(list, json_string(names[i]));
+    return list;
+}
+
+static void send_chunk(lane *l)
+{
+    const size_t from = l->sent;
+    l->sent = from + CHUNK < l->ntodo ? from + CHUNK : l->ntodo;
+    json_t *task = json_pack("{s:s, s:o}", "op", "measure", "variants",
+                             names_json(l->todo, from, l->sent));
+    if (send_task(l, task) != 0)
+        fdt_worker_stop(l->worker); /* it is going away; ended() resumes the job */
+}
+
+static void send_leaders(lane *l)
+{
+    fdt_daemon *d = l->s->d;
+    char **names = NULL;
+    size_t n = 0;
+    if (fdt_store_job_leaders(d->store, l->job.id, (size_t)d->config.leaders, &names, &n) != 0) {
+        finish_job(l, FDT_JOB_FAILED, fdt_store_error(d->store));
+        return;
+    }
+    if (n == 0) {
+        finish_job(l, FDT_JOB_FAILED, "no variant passed verification");
+        return;
+    }
+    fdt_copy_text(l->job.phase, sizeof l->job.phase, "leaders");
+    save_job(l);
+    json_t *task = json_pack("{s:s, s:i, s:o}", "op", "leaders", "samples",
+                             d->config.leader_samples, "variants", names_json(names, 0, n));
+    fdt_store_names_free(names, n);
+    if (send_task(l, task) != 0)
+        fdt_worker_stop(l->worker);
+}
+
+/* The variants a job measures: the space of its problem on its device, filtered by family,
+ * and spread evenly when a subset was asked for, as `fdtune bench --subset` does. */
+static int job_variants(lane *l, char ***out, size_t *count)
+{
+    fdt_daemon *d = l->s->d;
+    const fdt_space_filter filter = {.family = l->job.family[0] ? l->job.family : NULL,
+                                     .test_families = d->config.test_families};
+    fdt_variant *vs = NULL;
+    const long n = fdt_space_sample(&l->job.key.problem, &d->devices[l->device].info, &filter,
+                                    (size_t)l->job.subset, &vs);
+    char **names = n >= 0 ? calloc(n ? (size_t)n : 1, sizeof *names) : NULL;
+    int rc = names ? 0 : -1;
+    for (long i = 0; i < n && rc == 0; i++) {
+        names[i] = malloc(FDT_VARIANT_NAME_MAX);
+        if (!names[i])
+            rc = -1;
+        else
+            fdt_variant_name(&vs[i], names[i], FDT_VARIANT_NAME_MAX);
+    }
+    free(vs);
+    if (rc != 0) {
+        fdt_store_names_free(names, names ? (size_t)n : 0);
+        return -1;
+    }
+    *out = names;
+    *count = (size_t)n;
+    return 0;
+}
+
+static int contains(char *const *names, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Counts one first-pass result into the job's progress and best so far. */
+static void count_result(fdt_job *job, const fdt_result_row *r)
+{
+    job->done++;
+    if (strcmp(r->status, "ok") != 0) {
+        job->failed++;
+        return;
+    }
+    job->ok++;
+    if (r->gbps > job->best_gbps) {
+        job->best_gbps = r->gbps;
+        fdt_copy_text(job->best_variant, sizeof job->best_variant, r->variant);
+    }
+}
+
+/* Counts and the best so far, from what the store holds for the job. */
+static int tally(lane *l)
+{
+    fdt_result_row *rows = NULL;
+    size_t n = 0;
+    if (fdt_store_job_results(l->s->d->store, l->job.id, &rows, &n) != 0)
+        return -1;
+    l->job.done = l->job.ok = l->job.failed = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!rows[i].leader)
+            count_result(&l->job, &rows[i]);
+    free(rows);
+    return 0;
+}
+
+/* What is left of the job: every variant of it that the store has no result for. */
+static int plan(lane *l)
+{
+    fdt_daemon *d = l->s->d;
+    char **all = NULL, **done = NULL;
+    size_t nall = 0, ndone = 0;
+    free_todo(l);
+    if (job_variants(l, &all, &nall) != 0)
+        return -1;
+    if (fdt_store_job_measured(d->store, l->job.id, &done, &ndone) != 0) {
+        fdt_store_names_free(all, nall);
+        return -1;
+    }
+    size_t keep = 0;
+    for (size_t i = 0; i < nall; i++) {
+        if (contains(done, ndone, all[i]))
+            free(all[i]);
+        else
+            all[keep++] = all[i];
+    }
+    fdt_store_names_free(done, ndone);
+    l->todo = all;
+    l->ntodo = keep;
+    l->job.total = (int)nall;
+    return tally(l);
+}
+
+/* Sends the job's next step to an idle worker: the next chunk, or the leaders. */
+static void dispatch(lane *l)
+{
+    if (plan(l) != 0) {
+        finish_job(l, FDT_JOB_FAILED, "cannot plan the job: out of memory or store error");
+        return;
+    }
+    l->state = LANE_BUSY;
+    if (l->ntodo > 0) {
+        fdt_copy_text(l->job.phase, sizeof l->job.phase, "measure");
+        save_job(l);
+        send_chunk(l);
+    } else {
+        send_leaders(l);
+    }
+}
+
+/* The lane forgets a worker that is going away (asked to quit, or killed); its end, when it
+ * comes, is ignored, and the lane may start a fresh worker at once. */
+static void detach_worker(lane *l)
+{
+    l->worker = NULL;
+    l->state = LANE_DOWN;
+}
+
+static void take_next_job(lane *l)
+{
+    fdt_daemon *d = l->s->d;
+    const int found = fdt_store_job_next(d->store, (int)l->device, &l->job);
+    if (found <= 0) {
+        if (found < 0)
+            fdt_log("cannot read the job queue: %s", fdt_store_error(d->store));
+        if (l->worker && l->state == LANE_IDLE) {
+            /* Nothing to do: the worker goes, and with it the device memory it holds. */
+            json_t *quit = json_pack("{s:s}", "op", "quit");
+            fdt_worker_send(l->worker, quit);
+            json_decref(quit);
+            detach_worker(l);
+        }
+        return;
+    }
+    l->has_job = 1;
+    l->job.state = FDT_JOB_RUNNING;
+    if (!l->job.started)
+        l->job.started = now_s();
+    save_job(l);
+    fdt_log("job %lld running on device %zu: %dx%dx%d", (long long)l->job.id, l->device,
+            l->job.key.problem.nx, l->job.key.problem.ny, l->job.key.problem.nz);
+    if (l->state == LANE_IDLE)
+        dispatch(l);
+    else if (l->state == LANE_DOWN)
+        start_worker(l);
+}
+
+void fdt_scheduler_kick(fdt_daemon *d)
+{
+    if (d->stopping)
+        return;
+    for (size_t i = 0; i < d->scheduler->nlanes; i++) {
+        lane *l = &d->scheduler->lanes[i];
+        if (!l->has_job && (l->state == LANE_IDLE || l->state == LANE_DOWN))
+            take_next_job(l);
+    }
+}
+
+static void store_result(lane *l, json_t *ev)
+{
+    fdt_daemon *d = l->s->d;
+    fdt_result_row r;
+    char err[256];
+    if (fdt_wire_result_parse(json_object_get(ev, "result"), &r, err, sizeof err) != 0) {
+        fdt_log("job %lld: a result the worker sent is unreadable: %s", (long long)l->job.id, err);
+        return;
+    }
+    r.job_id = l->job.id;
+    if (fdt_store_result_add(d->store, l->s->d->devices[l->device].id, &l->job.key,
+                             fdt_kernels_version(), &r) != 0) {
+        fdt_log("job %lld: cannot store %s: %s", (long long)l->job.id, r.variant,
+                fdt_store_error(d->store));
+        return;
+    }
+    l->crashes = 0;
+    if (r.leader)
+        return;
+    count_result(&l->job, &r);
+    save_job(l);
+}
+
+static void store_code(lane *l, json_t *ev)
+{
+    const char *key = json_string_value(json_object_get(ev, "key"));
+    const char *data = json_string_value(json_object_get(ev, "data"));
+    void *bytes = NULL;
+    size_t size = 0;
+    if (!key || !data || fdt_base64_decode(data, strlen(data), &bytes, &size) != 0) {
+        fdt_log("device %zu: a code object the worker sent is unreadable", l->device);
+        return;
+    }
+    if (fdt_store_code_put(l->s->d->store, key, bytes, size) != 0)
+        fdt_log("cannot cache a code object: %s", fdt_store_error(l->s->d->store));
+    free(bytes);
+}
+
+/* The leaders are timed: the fastest of them is the problem's best configuration. */
+static void conclude(lane *l, json_t *ev)
+{
+    fdt_daemon *d = l->s->d;
+    fdt_result_row *rows = NULL;
+    size_t n = 0;
+    if (fdt_store_job_results(d->store, l->job.id, &rows, &n) != 0) {
+        finish_job(l, FDT_JOB_FAILED, fdt_store_error(d->store));
+        return;
+    }
+    const fdt_result_row *win = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].leader && strcmp(rows[i].status, "ok") == 0 &&
+            (!win || rows[i].median_ms < win->median_ms))
+            win = &rows[i];
+    if (!win) {
+        free(rows);
+        finish_job(l, FDT_JOB_FAILED, "no leader could be timed again");
+        return;
+    }
+    fdt_best b = {.device_id = d->devices[l->device].id, .key = l->job.key,
+                  .gbps = win->gbps, .median_ms = win->median_ms,
+                  .copy_gbps = json_number_value(json_object_get(ev, "copy_gbps")),
+                  .kernel1_gbps = json_number_value(json_object_get(ev, "kernel1_gbps")),
+                  .job_id = l->job.id, .updated = now_s()};
+    fdt_copy_text(b.variant, sizeof b.variant, win->variant);
+    fdt_copy_text(b.kernels, sizeof b.kernels, fdt_kernels_version());
+    fdt_copy_text(l->job.best_variant, sizeof l->job.best_variant, win->variant);
+    l->job.best_gbps = win->gbps;
+    free(rows);
+    if (fdt_store_best_put(d->store, &b) != 0)
+        finish_job(l, FDT_JOB_FAILED, fdt_store_error(d->store));
+    else if (fdt_query_remember(d, &b) != 0)
+        finish_job(l, FDT_JOB_FAILED, "out of memory");
+    else
+        finish_job(l, FDT_JOB_DONE, NULL);
+}
+
+static void on_task_done(lane *l, json_t *ev)
+{
+    if (strcmp(l->job.phase, "leaders") == 0)
+        conclude(l, ev);
+    else if (l->sent < l->ntodo)
+        send_chunk(l);
+    else
+        send_leaders(l);
+    if (!l->has_job)
+        take_next_job(l);
+}
+
+static int64_t event_task(json_t *ev)
+{
+    return json_integer_value(json_object_get(ev, "task"));
+}
+
+static void on_event(fdt_worker *w, json_t *ev, void *ctx)
+{
+    (void)w;
+    lane *l = ctx;
+    const char *kind = json_string_value(json_object_get(ev, "ev"));
+    const char *message = json_string_value(json_object_get(ev, "message"));
+    if (!kind)
+        return;
+    if (strcmp(kind, "hello") == 0) {
+        l->state = LANE_IDLE;
+        if (l->has_job)
+            dispatch(l);
+        else
+            take_next_job(l);
+    } else if (strcmp(kind, "code") == 0) {
+        store_code(l, ev);
+    } else if (strcmp(kind, "compiled") == 0) {
+        fdt_log("device %zu: %lld variants ready in %.1f s (%lld from the code cache)", l->device,
+                (long long)json_integer_value(json_object_get(ev, "count")),
+                json_number_value(json_object_get(ev, "wall_ms")) / 1e3,
+                (long long)json_integer_value(json_object_get(ev, "cached")));
+    } else if (strcmp(kind, "fatal") == 0 || strcmp(kind, "log") == 0 ||
+               strcmp(kind, "error") == 0) {
+        fdt_log("worker %zu: %s: %s", l->device, kind, message ? message : "?");
+    } else if (!l->has_job || event_task(ev) != l->task) {
+        return; /* the rest belongs to a task; one that was cancelled is over */
+    } else if (strcmp(kind, "result") == 0) {
+        store_result(l, ev);
+    } else if (strcmp(kind, "done") == 0) {
+        on_task_done(l, ev);
+    } else if (strcmp(kind, "failed") == 0) {
+        finish_job(l, FDT_JOB_FAILED, message ? message : "the worker could not run the job");
+        take_next_job(l);
+    }
+}
+
+static void describe_end(char *out, size_t len, fdt_worker_end end, int64_t status, int sig,
+                         int deadline_ms)
+{
+    switch (end) {
+    case FDT_END_SIGNALED:
+        snprintf(out, len, "the worker died of signal %d (%s)", sig, strsignal(sig));
+        break;
+    case FDT_END_DEADLINE:
+        snprintf(out, len, "ran past the deadline of %d ms; the worker was killed", deadline_ms);
+        break;
+    case FDT_END_SILENT:
+        snprintf(out, len, "the worker stopped answering and was killed");
+        break;
+    case FDT_END_EXITED:
+        snprintf(out, len, "the worker exited with status %lld", (long long)status);
+        break;
+    case FDT_END_STOPPED:
+        snprintf(out, len, "the worker was stopped");
+        break;
+    }
+}
+
+/* The variant a dead worker was running is the one to blame: it is stored as crashed or
+ * timeout, so that resuming goes on with the next one instead of dying on it again. */
+static void blame(lane *l, const char *variant, fdt_worker_end end)
+{
+    if (!variant || strcmp(l->job.phase, "measure") != 0 || !contains(l->todo, l->ntodo, variant))
+        return;
+    fdt_result_row r = {.job_id = l->job.id};
+    fdt_copy_text(r.variant, sizeof r.variant, variant);
+    fdt_copy_text(r.status, sizeof r.status,
+                  end == FDT_END_DEADLINE || end == FDT_END_SILENT ? "timeout" : "crashed");
+    fdt_copy_text(r.message, sizeof r.message, l->last_end);
+    json_t *ev = json_pack("{s:o}", "result", fdt_wire_result_json(&r));
+    store_result(l, ev);
+    json_decref(ev);
+    l->crashes = 0; /* the culprit is recorded: the next worker starts on fresh ground */
+}
+
+static void on_restart(uv_timer_t *t)
+{
+    lane *l = t->data;
+    if (!l->s->d->stopping && l->state == LANE_DOWN && l->has_job)
+        start_worker(l);
+}
+
+static void on_ended(fdt_worker *w, fdt_worker_end end, int64_t status, int sig, void *ctx)
+{
+    lane *l = ctx;
+    fdt_daemon *d = l->s->d;
+    if (l->worker != w)
+        return; /* detached: the lane has moved on */
+    const char *current = fdt_worker_current(w);
+    detach_worker(l);
+    if (!l->has_job || d->stopping || end == FDT_END_STOPPED)
+        return;
+    describe_end(l->last_end, sizeof l->last_end, end, status, sig, d->config.variant_deadline_ms);
+    fdt_log("device %zu, job %lld: %s%s%s", l->device, (long long)l->job.id, l->last_end,
+            current ? " while measuring " : "", current ? current : "");
+    l->restarts++;
+    l->crashes++;
+    blame(l, current, end);
+    if (l->crashes > d->config.max_restarts) {
+        char why[256];
+        snprintf(why, sizeof why, "the worker failed %d times in a row: %s", l->crashes,
+                 l->last_end);
+        finish_job(l, FDT_JOB_FAILED, why);
+        l->crashes = 0;
+        fdt_scheduler_kick(d);
+        return;
+    }
+    uv_timer_start(&l->restart, on_restart, RESTART_DELAY_MS, 0);
+}
+
+static void start_worker(lane *l)
+{
+    char err[256];
+    const fdt_worker_handler h = {.event = on_event, .ended = on_ended, .ctx = l};
+    l->worker = fdt_worker_start(l->s->d, (int)l->device, &h, err, sizeof err);
+    if (!l->worker) {
+        fdt_log("device %zu: %s", l->device, err);
+        if (l->has_job)
+            finish_job(l, FDT_JOB_FAILED, err);
+        l->state = LANE_DOWN;
+        return;
+    }
+    l->state = LANE_STARTING;
+}
+
+int fdt_scheduler_cancel(fdt_daemon *d, int64_t job_id)
+{
+    for (size_t i = 0; i < d->scheduler->nlanes; i++) {
+        lane *l = &d->scheduler->lanes[i];
+        if (l->has_job && l->job.id == job_id) {
+            fdt_worker *w = l->worker;
+            finish_job(l, FDT_JOB_CANCELLED, NULL);
+            if (w) {
+                detach_worker(l);
+                fdt_worker_stop(w); /* abandons the variant in flight; nothing of it is kept */
+            }
+            fdt_scheduler_kick(d);
+            return 1;
+        }
+    }
+    fdt_job job;
+    const int found = fdt_store_job_get(d->store, job_id, &job);
+    if (found <= 0)
+        return found;
+    if (job.state != FDT_JOB_QUEUED)
+        return 0;
+    job.state = FDT_JOB_CANCELLED;
+    job.finished = now_s();
+    return fdt_store_job_update(d->store, &job) == 0 ? 1 : -1;
+}
+
+void fdt_scheduler_stop(fdt_daemon *d)
+{
+    for (size_t i = 0; i < d->scheduler->nlanes; i++) {
+        lane *l = &d->scheduler->lanes[i];
+        if (l->has_job) {
+            /* Back to the queue: the next start resumes it from its stored results. */
+            l->job.state = FDT_JOB_QUEUED;
+            l->job.phase[0] = '\0';
+            save_job(l);
+            l->has_job = 0;
+            free_todo(l);
+        }
+        if (l->worker)
+            fdt_worker_stop(l->worker);
+        uv_close((uv_handle_t *)&l->restart, NULL);
+    }
+}
+
+void fdt_scheduler_free(fdt_daemon *d)
+{
+    if (!d->scheduler)
+        return;
+    free(d->scheduler->lanes);
+    free(d->scheduler);
+    d->scheduler = NULL;
+}
+
+int fdt_scheduler_init(fdt_daemon *d, char *err, size_t errlen)
+{
+    const int requeued = fdt_store_jobs_requeue_running(d->store);
+    if (requeued < 0) {
+        snprintf(err, errlen, "cannot requeue unfinished jobs: %s", fdt_store_error(d->store));
+        return -1;
+    }
+    if (requeued > 0)
+        fdt_log("%d job(s) left running by an earlier fdtuned resume", requeued);
+    fdt_scheduler *s = calloc(1, sizeof *s);
+    lane *lanes = calloc(d->ndevices, sizeof *lanes);
+    if (!s || !lanes) {
+        free(s);
+        free(lanes);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    s->d = d;
+    s->lanes = lanes;
+    s->nlanes = d->ndevices;
+    for (size_t i = 0; i < s->nlanes; i++) {
+        lanes[i] = (lane){.s = s, .device = i};
+        uv_timer_init(d->loop, &lanes[i].restart);
+        lanes[i].restart.data = &lanes[i];
+    }
+    d->scheduler = s;
+    return 0;
+}

@@ -1,0 +1,28 @@
+/* scheduler.h - runs the durable job queue on the devices: one lane per device, each with
+ * at most one worker and one job. A job is a list of variants measured in chunks, every
+ * result stored as it lands, then its leaders timed again; a job cut short by a crash, a
+ * cancel or a restart of the daemon resumes from the store, never measuring twice. */
+#ifndef FDT_SCHEDULER_H
+#define FDT_SCHEDULER_H
+
+#include <jansson.h>
+
+#include "daemon/daemon.h"
+
+int fdt_scheduler_init(fdt_daemon *d, char *err, size_t errlen);
+/* Starts queued jobs on lanes that are free; call after queueing. */
+void fdt_scheduler_kick(fdt_daemon *d);
+/* Cancels a queued or running job (a running one's worker is stopped). 1 done, 0 the job
+ * is finished already, -1 a store error. */
+int fdt_scheduler_cancel(fdt_daemon *d, int64_t job_id);
+/* [{"device":0,"state":"busy","pid":123,"job":12,"restarts":0}, ...] */
+json_t *fdt_scheduler_lanes_json(fdt_daemon *d);
+/* The lane state of device i: "idle", "busy", "starting", "down". */
+const char *fdt_scheduler_lane_state(fdt_daemon *d, size_t device);
+/* Stops every worker; jobs they were running go back to the queue. The loop ends once the
+ * workers are gone. */
+void fdt_scheduler_stop(fdt_daemon *d);
+/* After the loop has ended. */
+void fdt_scheduler_free(fdt_daemon *d);
+
+#endif

@@ -1,0 +1,344 @@
+/* server.c - the Unix socket: listening, one record per client connection, line framing,
+ * peer credentials, and answers written back in order.
+ *
+ * Handle lifetimes: the listener lives from fdt_server_start to fdt_server_close. Each
+ * client's pipe is closed exactly once (close_client), after a shutdown that lets its
+ * pending answers drain when the daemon stops; the client record is freed in the close
+ * callback, the last moment libuv refers to it. */
+#include "daemon/server.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon/ops.h"
+#include "engine/jsonl.h"
+
+/* A client that does not read its answers is dropped before its backlog grows past this. */
+#define MAX_UNREAD_BYTES (64u << 20)
+
+typedef struct client {
+    uv_pipe_t pipe;
+    uv_shutdown_t shutdown;
+    fdt_server *server;
+    fdt_peer peer;
+    fdt_jsonl framer;
+    int closing;
+    struct client *prev, *next;
+} client;
+
+struct fdt_server {
+    fdt_daemon *d;
+    uv_pipe_t listener;
+    client *clients;
+    size_t nclients;
+    int listening;
+};
+
+static void on_client_closed(uv_handle_t *handle)
+{
+    client *c = handle->data;
+    fdt_server *s = c->server;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->clients = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    s->nclients--;
+    fdt_jsonl_free(&c->framer);
+    free(c);
+}
+
+static void close_client(client *c)
+{
+    if (c->closing)
+        return;
+    c->closing = 1;
+    uv_close((uv_handle_t *)&c->pipe, on_client_closed);
+}
+
+static void on_drained(uv_shutdown_t *req, int status)
+{
+    (void)status;
+    client *c = req->data;
+    c->closing = 0; /* the shutdown only began the close; close_client ends it */
+    close_client(c);
+}
+
+/* Lets the answers already written reach the client, then closes. */
+static void close_after_answers(client *c)
+{
+    if (c->closing)
+        return;
+    c->closing = 1;
+    uv_read_stop((uv_stream_t *)&c->pipe);
+    c->shutdown.data = c;
+    if (uv_shutdown(&c->shutdown, (uv_stream_t *)&c->pipe, on_drained) != 0) {
+        c->closing = 0;
+        close_client(c);
+    }
+}
+
+typedef struct answer {
+    uv_write_t req;
+    char *text;
+} answer;
+
+static void on_written(uv_write_t *req, int status)
+{
+    answer *a = (answer *)req;
+    (void)status; /* a client gone mid-answer is noticed by its read side */
+    free(a->text);
+    free(a);
+}
+
+/* Sends one answer line; text is taken over. */
+static void send_line(client *c, char *text)
+{
+    answer *a = text ? malloc(sizeof *a) : NULL;
+    if (!a) {
+        free(text);
+        close_client(c); /* out of memory: dropping the client is the honest answer */
+        return;
+    }
+    const size_t len = strlen(text);
+    text[len] = '\n'; /* the NUL's place; the length below excludes it again */
+    a->text = text;
+    uv_buf_t buf = uv_buf_init(text, (unsigned)len + 1);
+    if (uv_write(&a->req, (uv_stream_t *)&c->pipe, &buf, 1, on_written) != 0) {
+        free(text);
+        free(a);
+        close_client(c);
+        return;
+    }
+    if (uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) > MAX_UNREAD_BYTES) {
+        fdt_log("client pid %d does not read its answers: dropped", (int)c->peer.pid);
+        close_client(c);
+    }
+}
+
+static int on_line(void *ctx, char *line, size_t len)
+{
+    client *c = ctx;
+    if (len == 0)
+        return 0; /* a blank line is not a request */
+    send_line(c, fdt_ops_answer(c->server->d, &c->peer, line, len));
+    return c->closing;
+}
+
+/* One read buffer serves every client: the loop is single-threaded and on_read hands the
+ * bytes to the client's framer, which copies what it keeps, before the next read. */
+static char read_buffer[64 * 1024];
+
+static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
+{
+    (void)handle, (void)suggested;
+    *buf = uv_buf_init(read_buffer, sizeof read_buffer);
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+    client *c = stream->data;
+    if (nread > 0) {
+        const int rc = fdt_jsonl_feed(&c->framer, buf->base, (size_t)nread, on_line, c);
+        if (rc == -1) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "a request line is longer than %zu bytes; closing",
+                     c->framer.max);
+            send_line(c, fdt_ops_error_line("line_too_long", msg));
+            close_after_answers(c);
+        } else if (rc == -2) {
+            close_client(c);
+        }
+    } else if (nread < 0) {
+        /* EOF or an error; a line begun and never ended is dropped unanswered. */
+        close_client(c);
+    }
+    (void)buf;
+}
+
+static void read_peer(client *c)
+{
+    uv_os_fd_t fd;
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    c->peer.uid = (uid_t)-1; /* nobody, unless the kernel says otherwise */
+    c->peer.gid = (gid_t)-1;
+    if (uv_fileno((uv_handle_t *)&c->pipe, &fd) != 0 ||
+        getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+        return;
+    c->peer.uid = cred.uid;
+    c->peer.gid = cred.gid;
+    c->peer.pid = cred.pid;
+#ifdef SO_PEERGROUPS
+    socklen_t glen = sizeof c->peer.groups;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, c->peer.groups, &glen) == 0)
+        c->peer.ngroups = (int)(glen / sizeof(gid_t));
+#endif
+}
+
+static void on_connection(uv_stream_t *listener, int status)
+{
+    fdt_server *s = listener->data;
+    if (status != 0)
+        return;
+    client *c = calloc(1, sizeof *c);
+    if (!c)
+        return;
+    c->server = s;
+    uv_pipe_init(s->d->loop, &c->pipe, 0);
+    c->pipe.data = c;
+    c->next = s->clients;
+    if (s->clients)
+        s->clients->prev = c;
+    s->clients = c;
+    s->nclients++;
+    fdt_jsonl_init(&c->framer, s->d->config.max_line_bytes);
+    if (uv_accept(listener, (uv_stream_t *)&c->pipe) != 0) {
+        close_client(c);
+        return;
+    }
+    read_peer(c);
+    if (s->nclients > (size_t)s->d->config.max_clients) {
+        send_line(c, fdt_ops_error_line("busy", "too many clients; try again"));
+        close_after_answers(c);
+        return;
+    }
+    uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read);
+}
+
+/* --- the socket file --------------------------------------------------------------- */
+
+typedef struct probe_connect {
+    int status, done;
+} probe_connect;
+
+static void on_probe_connect(uv_connect_t *req, int status)
+{
+    probe_connect *p = req->data;
+    p->status = status;
+    p->done = 1;
+}
+
+/* Whether a daemon answers on path; run before the loop serves anything else. */
+static int someone_listens(uv_loop_t *loop, const char *path)
+{
+    uv_pipe_t pipe;
+    uv_connect_t req;
+    probe_connect p = {0};
+    uv_pipe_init(loop, &pipe, 0);
+    req.data = &p;
+    uv_pipe_connect(&req, &pipe, path, on_probe_connect);
+    while (!p.done)
+        uv_run(loop, UV_RUN_ONCE);
+    uv_close((uv_handle_t *)&pipe, NULL);
+    uv_run(loop, UV_RUN_NOWAIT);
+    return p.status == 0;
+}
+
+/* A socket file left by a daemon that died is removed; a live daemon's is not. */
+static int clear_stale(fdt_daemon *d, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return 0;
+    if (!S_ISSOCK(st.st_mode)) {
+        snprintf(err, errlen, "%s exists and is not a socket; not touching it", path);
+        return -1;
+    }
+    if (someone_listens(d->loop, path)) {
+        snprintf(err, errlen, "another fdtuned is serving %s", path);
+        return -1;
+    }
+    unlink(path);
+    return 0;
+}
+
+static int set_owner_and_mode(const fdt_config *c, char *err, size_t errlen)
+{
+    if (c->socket_group[0]) {
+        struct group *g = getgrnam(c->socket_group);
+        if (!g) {
+            snprintf(err, errlen, "socket_group '%s' does not exist", c->socket_group);
+            return -1;
+        }
+        if (chown(c->socket, (uid_t)-1, g->gr_gid) != 0) {
+            snprintf(err, errlen, "cannot give %s to group %s: %s", c->socket, c->socket_group,
+                     strerror(errno));
+            return -1;
+        }
+    }
+    if (chmod(c->socket, c->socket_mode) != 0) {
+        snprintf(err, errlen, "cannot set the mode of %s: %s", c->socket, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int bind_socket(fdt_server *s, char *err, size_t errlen)
+{
+    const fdt_config *c = &s->d->config;
+    /* Created owner-only, then opened up to socket_mode: no moment exists when anyone
+     * else could connect before the group and mode are right. */
+    const mode_t old = umask(0177);
+    const int rc = uv_pipe_bind(&s->listener, c->socket);
+    umask(old);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot bind %s: %s", c->socket, uv_strerror(rc));
+        return -1;
+    }
+    if (set_owner_and_mode(c, err, errlen) != 0)
+        return -1;
+    const int lrc = uv_listen((uv_stream_t *)&s->listener, 511, on_connection);
+    if (lrc != 0) {
+        snprintf(err, errlen, "cannot listen on %s: %s", c->socket, uv_strerror(lrc));
+        return -1;
+    }
+    return 0;
+}
+
+int fdt_server_start(fdt_daemon *d, char *err, size_t errlen)
+{
+    fdt_server *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    s->d = d;
+    d->server = s;
+    if (fdt_make_parent_dirs(d->config.socket, err, errlen) != 0 ||
+        clear_stale(d, d->config.socket, err, errlen) != 0)
+        return -1;
+    uv_pipe_init(d->loop, &s->listener, 0);
+    s->listener.data = s;
+    s->listening = 1;
+    if (bind_socket(s, err, errlen) != 0) {
+        fdt_server_close(d);
+        return -1;
+    }
+    return 0;
+}
+
+void fdt_server_close(fdt_daemon *d)
+{
+    fdt_server *s = d->server;
+    if (!s || !s->listening)
+        return;
+    s->listening = 0;
+    uv_close((uv_handle_t *)&s->listener, NULL);
+    unlink(d->config.socket);
+    for (client *c = s->clients; c; c = c->next)
+        close_after_answers(c);
+}
+
+void fdt_server_free(fdt_daemon *d)
+{
+    free(d->server);
+    d->server = NULL;
+}

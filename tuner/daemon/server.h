@@ -1,0 +1,17 @@
+/* server.h - fdtuned's Unix socket: newline-delimited JSON requests in, answers out, in
+ * order, per connection (docs/protocol.md). */
+#ifndef FDT_SERVER_H
+#define FDT_SERVER_H
+
+#include "daemon/daemon.h"
+
+/* Creates the socket's directory, removes a stale socket file (never a live daemon's),
+ * binds with socket_mode and socket_group, and listens. 0, or -1 with the reason. */
+int fdt_server_start(fdt_daemon *d, char *err, size_t errlen);
+/* Stops listening, removes the socket file, and closes every client once its answers are
+ * written. */
+void fdt_server_close(fdt_daemon *d);
+/* After the loop has ended. */
+void fdt_server_free(fdt_daemon *d);
+
+#endif

@@ -1,0 +1,395 @@
+/* supervisor.c - fdtune-worker processes and their watchdogs; see supervisor.h.
+ *
+ * Handle lifetimes: a worker owns a process handle, two pipes and two timers. They are all
+ * closed together when the process has exited (or could not start), and the worker is
+ * freed once the last close callback has run, after the handler's ended() call. */
+#include "daemon/supervisor.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/wire.h"
+
+#define WORKER_HANDLES 5 /* process, stdin pipe, stdout pipe, heartbeat timer, deadline timer */
+#define MAX_EVENT_LINE (256u << 20) /* code objects travel in lines; a cubin is far smaller */
+
+struct fdt_worker {
+    fdt_daemon *d;
+    int device;
+    fdt_worker_handler h;
+    uv_process_t proc;
+    uv_pipe_t in, out;
+    uv_timer_t silence, deadline;
+    int open_handles;
+    int spawned, exited, closing;
+    int discarded;       /* never started: closed without an ended() call */
+    int64_t exit_status;
+    int term_signal;
+    fdt_worker_end end;  /* set when we kill it, so the exit is not taken for a crash */
+    int end_chosen;
+    fdt_jsonl framer;
+    char current[FDT_VARIANT_NAME_MAX];
+};
+
+int fdt_worker_pid(const fdt_worker *w)
+{
+    return w->spawned ? w->proc.pid : 0;
+}
+
+const char *fdt_worker_current(const fdt_worker *w)
+{
+    return w->current[0] ? w->current : NULL;
+}
+
+static void worker_path(const fdt_daemon *d, char *out, size_t len)
+{
+    if (d->config.worker_path[0]) {
+        fdt_copy_text(out, len, d->config.worker_path);
+        return;
+    }
+    /* Installed side by side: the worker is found next to the daemon's own executable. */
+    char exe[FDT_PATH_MAX - 16]; /* room for the name after the directory */
+    size_t n = sizeof exe;
+    if (uv_exepath(exe, &n) != 0) {
+        fdt_copy_text(out, len, "fdtune-worker");
+        return;
+    }
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        slash[1] = '\0';
+    snprintf(out, len, "%sfdtune-worker", slash ? exe : "");
+}
+
+static void on_closed(uv_handle_t *handle)
+{
+    fdt_worker *w = handle->data;
+    if (--w->open_handles > 0)
+        return;
+    fdt_jsonl_free(&w->framer);
+    if (!w->discarded)
+        w->h.ended(w, w->end, w->exit_status, w->term_signal, w->h.ctx);
+    free(w);
+}
+
+static void close_all(fdt_worker *w)
+{
+    if (w->closing)
+        return;
+    w->closing = 1;
+    uv_handle_t *handles[WORKER_HANDLES] = {(uv_handle_t *)&w->proc, (uv_handle_t *)&w->in,
+                                            (uv_handle_t *)&w->out, (uv_handle_t *)&w->silence,
+                                            (uv_handle_t *)&w->deadline};
+    for (int i = 0; i < WORKER_HANDLES; i++)
+        if (!uv_is_closing(handles[i]))
+            uv_close(handles[i], on_closed);
+}
+
+static void kill_for(fdt_worker *w, fdt_worker_end why)
+{
+    if (w->exited || w->closing)
+        return;
+    if (!w->end_chosen) {
+        w->end = why;
+        w->end_chosen = 1;
+    }
+    uv_process_kill(&w->proc, SIGKILL);
+}
+
+void fdt_worker_stop(fdt_worker *w)
+{
+    kill_for(w, FDT_END_STOPPED);
+}
+
+static void on_silence(uv_timer_t *t)
+{
+    fdt_worker *w = t->data;
+    fdt_log("worker %d (pid %d) sent nothing for %d ms: killing it", w->device, w->proc.pid,
+            w->d->config.heartbeat_timeout_ms);
+    kill_for(w, FDT_END_SILENT);
+}
+
+static void on_deadline(uv_timer_t *t)
+{
+    fdt_worker *w = t->data;
+    fdt_log("worker %d (pid %d) spent over %d ms on %s: killing it", w->device, w->proc.pid,
+            w->d->config.variant_deadline_ms, w->current);
+    kill_for(w, FDT_END_DEADLINE);
+}
+
+static void on_worker_exit(uv_process_t *proc, int64_t exit_status, int term_signal)
+{
+    fdt_worker *w = proc->data;
+    w->exited = 1;
+    w->exit_status = exit_status;
+    w->term_signal = term_signal;
+    if (!w->end_chosen)
+        w->end = term_signal ? FDT_END_SIGNALED : FDT_END_EXITED;
+    close_all(w);
+}
+
+/* The deadline runs from a variant's begin to its result; compiling and idling are covered
+ * by the heartbeat alone. */
+static void track_progress(fdt_worker *w, json_t *ev)
+{
+    const char *kind = json_string_value(json_object_get(ev, "ev"));
+    if (!kind)
+        return;
+    if (strcmp(kind, "begin") == 0) {
+        fdt_copy_text(w->current, sizeof w->current,
+                      json_string_value(json_object_get(ev, "variant")) ?: "?");
+        uv_timer_start(&w->deadline, on_deadline, (uint64_t)w->d->config.variant_deadline_ms, 0);
+    } else if (strcmp(kind, "result") == 0 || strcmp(kind, "done") == 0) {
+        w->current[0] = '\0';
+        uv_timer_stop(&w->deadline);
+    }
+}
+
+static int on_line(void *ctx, char *line, size_t len)
+{
+    fdt_worker *w = ctx;
+    json_error_t jerr;
+    json_t *ev = json_loadb(line, len, 0, &jerr);
+    if (!json_is_object(ev)) {
+        fdt_log("worker %d sent a line that is not a JSON object: %.80s", w->device, line);
+        json_decref(ev);
+        return 0;
+    }
+    track_progress(w, ev);
+    w->h.event(w, ev, w->h.ctx);
+    json_decref(ev);
+    return w->closing;
+}
+
+static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
+{
+    (void)handle;
+    buf->base = malloc(suggested);
+    buf->len = buf->base ? suggested : 0;
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+    fdt_worker *w = stream->data;
+    if (nread > 0) {
+        uv_timer_again(&w->silence);
+        if (fdt_jsonl_feed(&w->framer, buf->base, (size_t)nread, on_line, w) < 0) {
+            fdt_log("worker %d sent an unreadable stream: killing it", w->device);
+            kill_for(w, FDT_END_SIGNALED);
+        }
+    } else if (nread < 0) {
+        uv_read_stop(stream); /* EOF: the exit callback follows */
+    }
+    free(buf->base);
+}
+
+typedef struct write_req {
+    uv_write_t req;
+    char *text;
+} write_req;
+
+static void on_written(uv_write_t *req, int status)
+{
+    (void)status; /* a worker that died mid-write is reported by its exit */
+    write_req *wr = (write_req *)req;
+    free(wr->text);
+    free(wr);
+}
+
+int fdt_worker_send(fdt_worker *w, json_t *msg)
+{
+    if (w->exited || w->closing)
+        return -1;
+    write_req *wr = malloc(sizeof *wr);
+    char *text = json_dumps(msg, JSON_COMPACT);
+    if (!wr || !text) {
+        free(wr);
+        free(text);
+        return -1;
+    }
+    const size_t len = strlen(text);
+    wr->text = text;
+    text[len] = '\n'; /* json_dumps leaves the NUL; the newline takes its place */
+    uv_buf_t buf = uv_buf_init(text, (unsigned)len + 1);
+    if (uv_write(&wr->req, (uv_stream_t *)&w->in, &buf, 1, on_written) != 0) {
+        free(text);
+        free(wr);
+        return -1;
+    }
+    return 0;
+}
+
+static void build_args(fdt_daemon *d, int device, char store[][32], char **argv)
+{
+    const fdt_config *c = &d->config;
+    int n = 1; /* argv[0] is filled by the caller */
+    snprintf(store[0], 32, "%d", device);
+    snprintf(store[1], 32, "%d", c->heartbeat_ms);
+    snprintf(store[2], 32, "%d", c->worker_nice);
+    snprintf(store[3], 32, "%d", c->compile_threads);
+    argv[n++] = "--backend";
+    argv[n++] = d->backend;
+    argv[n++] = "--device";
+    argv[n++] = store[0];
+    argv[n++] = "--heartbeat-ms";
+    argv[n++] = store[1];
+    argv[n++] = "--nice";
+    argv[n++] = store[2];
+    argv[n++] = "--compile-threads";
+    argv[n++] = store[3];
+    argv[n++] = "--db";
+    argv[n++] = (char *)c->db;
+    if (c->test_families)
+        argv[n++] = "--test-families";
+    argv[n] = NULL;
+}
+
+static int spawn(fdt_worker *w, char **argv, char *err, size_t errlen)
+{
+    uv_loop_t *loop = w->d->loop;
+    uv_pipe_init(loop, &w->in, 0);
+    uv_pipe_init(loop, &w->out, 0);
+    uv_timer_init(loop, &w->silence);
+    uv_timer_init(loop, &w->deadline);
+    w->in.data = w->out.data = w->silence.data = w->deadline.data = w->proc.data = w;
+    w->open_handles = WORKER_HANDLES;
+    uv_stdio_container_t stdio[3] = {
+        {.flags = UV_CREATE_PIPE | UV_READABLE_PIPE, .data.stream = (uv_stream_t *)&w->in},
+        {.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&w->out},
+        {.flags = UV_INHERIT_FD, .data.fd = 2},
+    };
+    uv_process_options_t opts = {.exit_cb = on_worker_exit, .file = argv[0], .args = argv,
+                                 .stdio_count = 3, .stdio = stdio};
+    const int rc = uv_spawn(loop, &w->proc, &opts);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot start %s: %s", argv[0], uv_strerror(rc));
+        return -1;
+    }
+    w->spawned = 1;
+    uv_read_start((uv_stream_t *)&w->out, on_alloc, on_read);
+    const uint64_t silence = (uint64_t)w->d->config.heartbeat_timeout_ms;
+    uv_timer_start(&w->silence, on_silence, silence, silence);
+    return 0;
+}
+
+static fdt_worker *worker_new(fdt_daemon *d, int device, const fdt_worker_handler *h)
+{
+    fdt_worker *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->d = d;
+    w->device = device;
+    w->h = *h;
+    fdt_jsonl_init(&w->framer, MAX_EVENT_LINE);
+    return w;
+}
+
+/* A spawn that failed leaves its handles initialized (uv_spawn's process handle too) but
+ * no process: they are closed without an ended() call, since the caller gets NULL and an
+ * error instead. */
+static void discard(fdt_worker *w)
+{
+    w->discarded = 1;
+    close_all(w);
+}
+
+fdt_worker *fdt_worker_start(fdt_daemon *d, int device, const fdt_worker_handler *h,
+                             char *err, size_t errlen)
+{
+    fdt_worker *w = worker_new(d, device, h);
+    if (!w) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    char path[FDT_PATH_MAX], store[4][32];
+    char *argv[20];
+    worker_path(d, path, sizeof path);
+    argv[0] = path;
+    build_args(d, device, store, argv);
+    if (spawn(w, argv, err, errlen) != 0) {
+        discard(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* The probe: a worker run once with --probe, its one line kept. */
+typedef struct probe {
+    fdt_daemon *d;
+    json_t *answer;
+    int done;
+} probe;
+
+static void on_probe_event(fdt_worker *w, json_t *ev, void *ctx)
+{
+    (void)w;
+    probe *p = ctx;
+    if (!p->answer)
+        p->answer = json_incref(ev);
+}
+
+static void on_probe_ended(fdt_worker *w, fdt_worker_end end, int64_t status, int sig, void *ctx)
+{
+    (void)w, (void)end, (void)status, (void)sig;
+    probe *p = ctx;
+    p->done = 1;
+}
+
+static int adopt_devices(fdt_daemon *d, json_t *answer, char *err, size_t errlen)
+{
+    const char *ev = json_string_value(json_object_get(answer, "ev"));
+    if (!ev || strcmp(ev, "devices") != 0) {
+        const char *msg = json_string_value(json_object_get(answer, "message"));
+        snprintf(err, errlen, "no device: %s", msg ? msg : "the worker's probe failed");
+        return -1;
+    }
+    json_t *list = json_object_get(answer, "devices");
+    const size_t n = json_array_size(list);
+    d->devices = n ? calloc(n, sizeof *d->devices) : NULL;
+    if (n == 0 || !d->devices) {
+        snprintf(err, errlen, n ? "out of memory" : "no device: the probe found none");
+        return -1;
+    }
+    fdt_copy_text(d->backend, sizeof d->backend,
+                  json_string_value(json_object_get(answer, "backend")) ?: "?");
+    for (size_t i = 0; i < n; i++) {
+        fdt_device_slot *slot = &d->devices[i];
+        if (fdt_wire_device_parse(json_array_get(list, i), &slot->info, err, errlen) != 0)
+            return -1;
+        fdt_device_fingerprint(&slot->info, slot->fingerprint);
+        if (fdt_store_device_upsert(d->store, &slot->info, &slot->id) != 0) {
+            snprintf(err, errlen, "cannot store the device: %s", fdt_store_error(d->store));
+            return -1;
+        }
+        d->ndevices++;
+    }
+    return 0;
+}
+
+int fdt_worker_probe(fdt_daemon *d, char *err, size_t errlen)
+{
+    probe p = {.d = d};
+    const fdt_worker_handler h = {.event = on_probe_event, .ended = on_probe_ended, .ctx = &p};
+    fdt_worker *w = worker_new(d, -1, &h);
+    if (!w) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    char path[FDT_PATH_MAX];
+    worker_path(d, path, sizeof path);
+    char *argv[] = {path, "--probe", "--backend", d->config.backend, NULL};
+    if (spawn(w, argv, err, errlen) != 0) {
+        discard(w);
+        return -1;
+    }
+    while (!p.done)
+        uv_run(d->loop, UV_RUN_ONCE);
+    int rc = -1;
+    if (p.answer)
+        rc = adopt_devices(d, p.answer, err, errlen);
+    else
+        snprintf(err, errlen, "the worker's probe (%s) printed nothing", path);
+    json_decref(p.answer);
+    return rc;
+}

@@ -1,0 +1,63 @@
+/* bench.h - one tuning run with no daemon: every variant of the space for one problem is
+ * compiled, verified and timed on one device; the leaders are timed again side by side
+ * with the seeds' kernel 1 and a device-to-device copy, which set the baseline and the
+ * ceiling. The search is exhaustive, or a sample spread evenly over the space for a quick
+ * look (and for tests on slow hosts). */
+#ifndef FDT_BENCH_H
+#define FDT_BENCH_H
+
+#include "engine/measure.h"
+#include "engine/variant.h"
+
+typedef struct fdt_bench_opts {
+    const char *backend;      /* auto, hip, cuda, cpu */
+    int device;
+    fdt_problem problem;
+    fdt_space_filter filter;
+    size_t subset;            /* measure only this many variants, spread evenly; 0: all */
+    const fdt_variant *only;  /* measure just this variant, in the space or not; NULL: all */
+    fdt_timing timing;        /* first pass; samples is per variant */
+    int leaders;              /* how many of the fastest are timed again */
+    int leader_samples;       /* rounded up to a multiple of the rounds they are taken in */
+    int compile_threads;      /* 0: one per CPU */
+    unsigned seed;
+} fdt_bench_opts;
+
+/* Defaults: the timing and sample counts used unless the caller says otherwise. */
+void fdt_bench_defaults(fdt_bench_opts *o);
+
+typedef struct fdt_result {
+    fdt_variant variant;
+    size_t index;             /* the variant's position in the enumerated space */
+    fdt_status status;
+    fdt_stats stats;          /* the leaders': from the second, longer measurement */
+    double gbps;
+    fdt_resources resources;
+    double compile_ms;
+    int leader;               /* timed again with the baseline and the ceiling */
+    char message[256];
+} fdt_result;
+
+typedef struct fdt_bench_report {
+    fdt_device_info device;
+    char backend[8];
+    fdt_problem problem;
+    fdt_result *results;      /* ok first, fastest first; then the failures */
+    size_t count;
+    size_t ok, wrong, failed;
+    fdt_result kernel1;       /* the baseline, timed with the leaders */
+    fdt_stats copy;
+    double copy_gbps;
+    double compile_ms;        /* sum of every variant's compile time */
+    double compile_wall_ms;   /* the pool's wall time */
+    double gpu_ms;            /* device time inside timed regions */
+    double wall_ms;
+    char stopped[512];        /* why measuring stopped early (device lost), or empty */
+} fdt_bench_report;
+
+/* Runs the benchmark; FDT_OK even when variants fail (the report says which), an error
+ * only when nothing could be measured (no device, reference mismatch, bad problem). */
+fdt_status fdt_bench_run(const fdt_bench_opts *o, fdt_bench_report *report, fdt_error *err);
+void fdt_bench_report_free(fdt_bench_report *report);
+
+#endif

@@ -1,0 +1,54 @@
+/* measure.h - the numbers: timing statistics and the effective-bandwidth figure of merit. */
+#ifndef FDT_MEASURE_H
+#define FDT_MEASURE_H
+
+#include "engine/variant.h"
+
+/* Per-launch times of one measurement, in milliseconds. */
+typedef struct fdt_stats {
+    double median_ms, min_ms, q1_ms, q3_ms;
+    int samples;  /* how many samples the statistics are over */
+    int reps;     /* launches inside each sample, so that a sample lasts long enough */
+} fdt_stats;
+
+/* Sorts samples in place and fills the statistics; n > 0. */
+void fdt_stats_compute(double *samples, int n, int reps, fdt_stats *out);
+
+/* Bytes a Laplacian of radius R must move at least: each point it reads once (the interior
+ * and the six star arms of depth R) plus each interior point written once; the seeds'
+ * formula for R = 1, generalized. */
+double fdt_effective_bytes(const fdt_problem *p);
+
+/* Interior points: those the kernels write. */
+double fdt_interior_points(const fdt_problem *p);
+
+/* Gigabytes (1e9) per second. */
+double fdt_gbps(double bytes, double ms);
+
+/* What may be enqueued and timed: a kernel launch, a copy. */
+typedef fdt_status (*fdt_enqueue_fn)(void *ctx, fdt_error *err);
+
+typedef struct fdt_timing {
+    double min_sample_ms; /* each sample lasts at least this long */
+    int samples;
+    double timeout_ms;    /* a sample running longer than this, times its estimate, hung */
+} fdt_timing;
+
+/* Samples gathered by one or more calls of fdt_time: candidates timed in turns (rounds)
+ * get their statistics over all their samples. Zero-initialize; free with fdt_samples_free. */
+typedef struct fdt_samples {
+    double *ms;     /* per-launch time of each sample */
+    int count, cap;
+    int reps;       /* launches per sample, in the latest call */
+    double busy_ms; /* device time inside every timed region, warm-ups included */
+} fdt_samples;
+
+void fdt_samples_stats(const fdt_samples *s, fdt_stats *out);
+void fdt_samples_free(fdt_samples *s);
+
+/* Warm-up, then timing.samples samples of enough launches each, timed with device events,
+ * appended to acc. */
+fdt_status fdt_time(const fdt_backend_ops *ops, fdt_backend *b, fdt_enqueue_fn enqueue,
+                    void *ctx, const fdt_timing *timing, fdt_samples *acc, fdt_error *err);
+
+#endif

@@ -1,0 +1,398 @@
+/* runner.c - the device buffers of one problem, the random input, the host reference that
+ * checks the reference kernel, and per-variant verification and timing.
+ *
+ * Why two references: comparing every variant's full output on the host would copy the
+ * whole grid back for each variant; instead the seeds' kernel 1 runs once, is checked
+ * point by point against a plain host implementation, and its output stays on the device
+ * as the reference that the compare kernel checks every variant against. */
+#include "engine/runner.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A NaN as float (0x7ff87ff8) and as two halves of a double (0x7ff87ff8 7ff87ff8). */
+#define POISON 0x7ff87ff8u
+/* Grid spacings, different per axis so that a kernel which swaps axes is caught. */
+static const double spacing[3] = {1.0, 1.3, 0.7};
+
+static double splitmix_unit(uint64_t seed, uint64_t i)
+{
+    uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1.0p-53;
+}
+
+/* Uniform in [-1, 1): never constant, rarely zero, so neither a constant Laplacian nor
+ * an unwritten output can pass for a right answer. */
+static void fill_random(void *u, size_t n, fdt_precision prec, unsigned seed)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        const double v = 2.0 * splitmix_unit(seed, i) - 1.0;
+        if (prec == FDT_FLOAT)
+            ((float *)u)[i] = (float)v;
+        else
+            ((double *)u)[i] = v;
+    }
+}
+
+static double load(const void *u, fdt_precision prec, size_t i)
+{
+    return prec == FDT_FLOAT ? ((const float *)u)[i] : ((const double *)u)[i];
+}
+
+void fdt_host_laplacian(const fdt_problem *p, const void *u, double cx, double cy, double cz,
+                        double *out)
+{
+    static const double weights[5][5] = {
+        {0},
+        {-2.0, 1.0},
+        {-5.0 / 2, 4.0 / 3, -1.0 / 12},
+        {-49.0 / 18, 3.0 / 2, -3.0 / 20, 1.0 / 90},
+        {-205.0 / 72, 8.0 / 5, -1.0 / 5, 8.0 / 315, -1.0 / 560},
+    };
+    const int R = p->radius;
+    const double *w = weights[R];
+    const size_t line = (size_t)p->nx, slice = (size_t)p->nx * p->ny;
+#pragma omp parallel for schedule(static)
+    for (int k = R; k < p->nz - R; k++)
+        for (int j = R; j < p->ny - R; j++)
+            for (int i = R; i < p->nx - R; i++) {
+                const size_t c = i + line * j + slice * k;
+                double acc = w[0] * (cx + cy + cz) * load(u, p->precision, c);
+                for (int r = 1; r <= R; r++)
+                    acc += w[r] * (cx * (load(u, p->precision, c - r) + load(u, p->precision, c + r))
+                                 + cy * (load(u, p->precision, c - r * line)
+                                         + load(u, p->precision, c + r * line))
+                                 + cz * (load(u, p->precision, c - r * slice)
+                                         + load(u, p->precision, c + r * slice)));
+                out[c] = acc;
+            }
+}
+
+static int is_interior(const fdt_problem *p, size_t c)
+{
+    const int R = p->radius;
+    const size_t i = c % p->nx, j = c / p->nx % p->ny, k = c / ((size_t)p->nx * p->ny);
+    return i >= (size_t)R && i < (size_t)(p->nx - R) && j >= (size_t)R &&
+           j < (size_t)(p->ny - R) && k >= (size_t)R && k < (size_t)(p->nz - R);
+}
+
+/* The host side of verification: out (as the device left it) against the host reference. */
+static void host_verdict(const fdt_problem *p, const void *out, const double *ref,
+                         fdt_verdict *v)
+{
+    const size_t n = (size_t)p->nx * p->ny * p->nz;
+    const size_t words = fdt_real_size(p->precision) / sizeof(uint32_t);
+    double max_err = 0, max_ref = 0, bad = 0;
+#pragma omp parallel for reduction(max : max_err, max_ref) reduction(+ : bad)
+    for (size_t c = 0; c < n; c++) {
+        if (is_interior(p, c)) {
+            const double o = load(out, p->precision, c);
+            const double e = isnan(o) ? INFINITY : fabs(o - ref[c]);
+            max_err = e > max_err ? e : max_err;
+            max_ref = fabs(ref[c]) > max_ref ? fabs(ref[c]) : max_ref;
+        } else {
+            for (size_t w = 0; w < words; w++)
+                if (((const uint32_t *)out)[c * words + w] != POISON) {
+                    bad += 1;
+                    break;
+                }
+        }
+    }
+    v->rel_error = max_ref > 0 ? max_err / max_ref : max_err;
+    v->boundary_bad = bad;
+}
+
+static int verdict_passes(const fdt_runner *r, const fdt_verdict *v)
+{
+    return v->rel_error <= r->tolerance && v->boundary_bad == 0;
+}
+
+/* The defines of the runner's own kernels (compare, persist): 256 threads in x. */
+static const fdt_variant helper_variant = {.family = NULL, .bx = 256, .by = 1, .bz = 1, .m = 1,
+                                           .mz = 1};
+
+static fdt_status compile_and_load(fdt_runner *r, const char *source, const char *entry,
+                                   const fdt_variant *v, fdt_kernel **out, fdt_error *err)
+{
+    fdt_defines defines;
+    fdt_variant_defines(v, &r->problem, &defines);
+    fdt_code code = {0};
+    fdt_status s = r->ops->compile(r->ops->info(r->backend)->arch, source, entry, defines.list,
+                                   defines.count, &code, err);
+    if (s == FDT_OK)
+        s = r->ops->load(r->backend, &code, entry, out, err);
+    fdt_code_free(&code);
+    return s;
+}
+
+typedef struct launch_ctx {
+    fdt_runner *r;
+    fdt_kernel *k;
+    fdt_dim3 grid, block;
+    void *args[8];
+    double cx, cy, cz;
+    float fx, fy, fz;
+} launch_ctx;
+
+static void launch_setup(launch_ctx *c, fdt_runner *r, fdt_kernel *k, const fdt_variant *v)
+{
+    c->r = r;
+    c->k = k;
+    fdt_variant_geometry(v, &r->problem, &c->grid, &c->block);
+    c->cx = r->cx, c->cy = r->cy, c->cz = r->cz;
+    c->fx = (float)r->cx, c->fy = (float)r->cy, c->fz = (float)r->cz;
+    const int single = r->problem.precision == FDT_FLOAT;
+    void *args[8] = {&r->f, &r->u, &r->problem.nx, &r->problem.ny, &r->problem.nz,
+                     single ? (void *)&c->fx : (void *)&c->cx,
+                     single ? (void *)&c->fy : (void *)&c->cy,
+                     single ? (void *)&c->fz : (void *)&c->cz};
+    memcpy(c->args, args, sizeof args);
+}
+
+static fdt_status launch_enqueue(void *ctx, fdt_error *err)
+{
+    launch_ctx *c = ctx;
+    return c->r->ops->launch(c->r->backend, c->k, c->grid, c->block, c->args, err);
+}
+
+/* One launch, waited for (a hang becomes FDT_TIMEOUT); its time counts as GPU time. */
+static fdt_status launch_and_wait(fdt_runner *r, fdt_kernel *k, fdt_dim3 grid, fdt_dim3 block,
+                                  void **args, fdt_error *err)
+{
+    double ms;
+    fdt_status s = r->ops->timer_start(r->backend, err);
+    if (s == FDT_OK)
+        s = r->ops->launch(r->backend, k, grid, block, args, err);
+    if (s == FDT_OK)
+        s = r->ops->timer_stop(r->backend, r->timing.timeout_ms, &ms, err);
+    if (s == FDT_OK)
+        r->gpu_ms += ms;
+    return s;
+}
+
+/* Poison f, run once, wait. */
+static fdt_status run_once(fdt_runner *r, fdt_kernel *k, const fdt_variant *v, fdt_error *err)
+{
+    launch_ctx c;
+    launch_setup(&c, r, k, v);
+    fdt_status s = r->ops->fill32(r->backend, r->f, POISON, r->bytes / 4, err);
+    if (s == FDT_OK)
+        s = launch_and_wait(r, k, c.grid, c.block, c.args, err);
+    return s;
+}
+
+static fdt_status device_verdict(fdt_runner *r, fdt_verdict *v, fdt_error *err)
+{
+    unsigned poison = POISON;
+    void *args[] = {&r->f, &r->f, &r->ref, &r->problem.nx, &r->problem.ny, &r->problem.nz,
+                    &poison, &r->partial};
+    fdt_status s = launch_and_wait(r, r->compare, r->compare_grid, r->compare_block, args, err);
+    if (s == FDT_OK) {
+        s = r->ops->download(r->backend, r->partial_host, r->partial,
+                             r->partial_count * 3 * sizeof(double), err);
+    }
+    if (s != FDT_OK)
+        return s;
+    double max_err = 0, max_ref = 0, bad = 0;
+    for (size_t t = 0; t < r->partial_count; t++) {
+        const double *q = &r->partial_host[3 * t];
+        max_err = q[0] > max_err || isnan(q[0]) ? q[0] : max_err;
+        max_ref = q[1] > max_ref ? q[1] : max_ref;
+        bad += q[2];
+    }
+    v->rel_error = max_ref > 0 ? max_err / max_ref : max_err;
+    v->boundary_bad = bad;
+    return FDT_OK;
+}
+
+fdt_status fdt_runner_verify(fdt_runner *r, fdt_kernel *k, const fdt_variant *v,
+                             fdt_verdict *verdict, fdt_error *err)
+{
+    fdt_status s = run_once(r, k, v, err);
+    if (s == FDT_OK)
+        s = device_verdict(r, verdict, err);
+    if (s == FDT_OK && !verdict_passes(r, verdict))
+        return fdt_fail(err, FDT_WRONG, "max relative error %.3g (tolerance %.0e), %.0f "
+                        "boundary points written", verdict->rel_error, r->tolerance,
+                        verdict->boundary_bad);
+    return s;
+}
+
+static fdt_status timed(fdt_runner *r, fdt_enqueue_fn enqueue, void *ctx, int samples,
+                        fdt_samples *acc, fdt_error *err)
+{
+    fdt_timing t = r->timing;
+    t.samples = samples;
+    const double busy = acc->busy_ms;
+    fdt_status s = fdt_time(r->ops, r->backend, enqueue, ctx, &t, acc, err);
+    r->gpu_ms += acc->busy_ms - busy;
+    return s;
+}
+
+fdt_status fdt_runner_time(fdt_runner *r, fdt_kernel *k, const fdt_variant *v, int samples,
+                           fdt_samples *acc, fdt_error *err)
+{
+    launch_ctx c;
+    launch_setup(&c, r, k, v);
+    return timed(r, launch_enqueue, &c, samples, acc, err);
+}
+
+static fdt_status copy_enqueue(void *ctx, fdt_error *err)
+{
+    fdt_runner *r = ctx;
+    return r->ops->copy(r->backend, r->f, r->u, r->bytes, err);
+}
+
+fdt_status fdt_runner_time_copy(fdt_runner *r, int samples, fdt_samples *acc, fdt_error *err)
+{
+    return timed(r, copy_enqueue, r, samples, acc, err);
+}
+
+static fdt_status alloc_buffers(fdt_runner *r, fdt_error *err)
+{
+    const fdt_backend_ops *o = r->ops;
+    fdt_status s = o->alloc(r->backend, r->bytes, &r->u, err);
+    if (s == FDT_OK)
+        s = o->alloc(r->backend, r->bytes, &r->f, err);
+    if (s == FDT_OK)
+        s = o->alloc(r->backend, r->bytes, &r->ref, err);
+    if (s == FDT_OK)
+        s = o->alloc(r->backend, r->partial_count * 3 * sizeof(double), &r->partial, err);
+    r->partial_host = malloc(r->partial_count * 3 * sizeof(double));
+    if (s == FDT_OK && !r->partial_host)
+        s = fdt_fail(err, FDT_ERROR, "out of host memory");
+    return s;
+}
+
+/* Runs kernel 1 and keeps its output as the device reference once the host agrees. */
+static fdt_status check_reference(fdt_runner *r, unsigned seed, fdt_error *err)
+{
+    void *u = malloc(r->bytes), *out = malloc(r->bytes);
+    double *ref = malloc(r->points * sizeof(double));
+    fdt_status s = u && out && ref ? FDT_OK : fdt_fail(err, FDT_ERROR, "out of host memory "
+                                                       "for the %zu-point reference", r->points);
+    fdt_kernel *k1 = NULL;
+    const fdt_variant v1 = fdt_variant_kernel1();
+    if (s == FDT_OK) {
+        fill_random(u, r->points, r->problem.precision, seed);
+        fdt_host_laplacian(&r->problem, u, r->cx, r->cy, r->cz, ref);
+        s = r->ops->upload(r->backend, r->u, u, r->bytes, err);
+    }
+    if (s == FDT_OK)
+        s = compile_and_load(r, fdt_family_source(v1.family), "fdt_laplacian", &v1, &k1, err);
+    if (s == FDT_OK)
+        s = run_once(r, k1, &v1, err);
+    if (s == FDT_OK)
+        s = r->ops->download(r->backend, out, r->f, r->bytes, err);
+    if (s == FDT_OK) {
+        fdt_verdict v;
+        host_verdict(&r->problem, out, ref, &v);
+        if (!verdict_passes(r, &v))
+            s = fdt_fail(err, FDT_WRONG, "the reference kernel disagrees with the host "
+                         "implementation: relative error %.3g, %.0f boundary points written",
+                         v.rel_error, v.boundary_bad);
+    }
+    if (s == FDT_OK)
+        s = r->ops->upload(r->backend, r->ref, out, r->bytes, err);
+    if (k1)
+        r->ops->unload(r->backend, k1);
+    free(u);
+    free(out);
+    free(ref);
+    return s;
+}
+
+/* Cache mode persist: one launch of kernels_src/persist.hip with release = 0 (or 1), one
+ * thread per row of f. */
+static fdt_status persist_edges(fdt_runner *r, int release, fdt_error *err)
+{
+    fdt_dim3 grid, block;
+    fdt_persist_geometry(&r->problem, &grid, &block);
+    void *args[] = {&r->f, &r->problem.nx, &r->problem.ny, &r->problem.nz, &release};
+    return launch_and_wait(r, r->persist, grid, block, args, err);
+}
+
+/* Puts f's row edges in the persist state before anything is timed, so that kernel 1, the
+ * copy and every variant are measured alike in it; fdt_runner_close releases them. */
+static fdt_status persist_open(fdt_runner *r, fdt_error *err)
+{
+    fdt_status s = compile_and_load(r, fdt_persist_source(), "fdt_persist_edges",
+                                    &helper_variant, &r->persist, err);
+    return s == FDT_OK ? persist_edges(r, 0, err) : s;
+}
+
+/* Hot always; persist where the device has L2 eviction priorities; cold not yet. Checked
+ * before anything is allocated. */
+static fdt_status check_cache_mode(fdt_runner *r, fdt_error *err)
+{
+    const fdt_device_info *dev = r->ops->info(r->backend);
+    if (r->problem.cache == FDT_CACHE_COLD)
+        return fdt_fail(err, FDT_UNSUPPORTED, "cold-cache measurement is not built yet; cache "
+                        "modes hot and persist are");
+    if (r->problem.cache == FDT_CACHE_PERSIST && !dev->l2_persist)
+        return fdt_fail(err, FDT_UNSUPPORTED, "cache mode persist needs L2 eviction priorities "
+                        "(NVIDIA sm_80 or later); %s (%s, %s backend) has none", dev->name,
+                        dev->arch, dev->backend);
+    return FDT_OK;
+}
+
+fdt_status fdt_runner_open(fdt_runner *r, const fdt_backend_ops *ops, fdt_backend *b,
+                           const fdt_problem *p, const fdt_timing *timing, unsigned seed,
+                           fdt_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->ops = ops;
+    r->backend = b;
+    r->problem = *p;
+    r->timing = *timing;
+    r->tolerance = p->precision == FDT_FLOAT ? 1e-5 : 1e-12;
+    r->cx = 1.0 / (spacing[0] * spacing[0]);
+    r->cy = 1.0 / (spacing[1] * spacing[1]);
+    r->cz = 1.0 / (spacing[2] * spacing[2]);
+    r->points = (size_t)p->nx * p->ny * p->nz;
+    r->bytes = r->points * fdt_real_size(p->precision);
+    r->compare_block = (fdt_dim3){256, 1, 1};
+    const size_t blocks = (r->points + 255) / 256;
+    r->compare_grid = (fdt_dim3){blocks < 1024 ? (unsigned)blocks : 1024, 1, 1};
+    r->partial_count = (size_t)r->compare_grid.x * 256;
+
+    fdt_status s = check_cache_mode(r, err);
+    if (s == FDT_OK)
+        s = alloc_buffers(r, err);
+    if (s == FDT_OK)
+        s = compile_and_load(r, fdt_compare_source(), "fdt_compare", &helper_variant,
+                             &r->compare, err);
+    if (s == FDT_OK && p->cache == FDT_CACHE_PERSIST)
+        s = persist_open(r, err);
+    if (s == FDT_OK)
+        s = check_reference(r, seed, err);
+    if (s != FDT_OK)
+        fdt_runner_close(r);
+    return s;
+}
+
+void fdt_runner_close(fdt_runner *r)
+{
+    if (r->persist) {
+        /* Released before f is freed: the next buffer at its address must not inherit the
+         * priority. After a device fault this fails, and needs not succeed: the context,
+         * and the state with it, is gone. */
+        fdt_error ignored;
+        persist_edges(r, 1, &ignored);
+        r->ops->unload(r->backend, r->persist);
+    }
+    if (r->compare)
+        r->ops->unload(r->backend, r->compare);
+    fdt_devptr *buffers[] = {&r->u, &r->f, &r->ref, &r->partial};
+    for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++)
+        if (*buffers[i])
+            r->ops->free(r->backend, *buffers[i]);
+    free(r->partial_host);
+    memset(r, 0, sizeof *r);
+}

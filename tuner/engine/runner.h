@@ -1,0 +1,57 @@
+/* runner.h - runs variants of one problem on one device and judges them: owns the device
+ * buffers (u, f, the reference output), the random input, the host implementation that
+ * checks the reference kernel, and the verification kernel that checks every variant. */
+#ifndef FDT_RUNNER_H
+#define FDT_RUNNER_H
+
+#include "engine/measure.h"
+#include "engine/variant.h"
+
+typedef struct fdt_verdict {
+    double rel_error;   /* max |out - ref| over interior points / max |ref| */
+    double boundary_bad;/* boundary points written */
+} fdt_verdict;
+
+typedef struct fdt_runner {
+    const fdt_backend_ops *ops;
+    fdt_backend *backend;
+    fdt_problem problem;
+    fdt_timing timing;
+    double tolerance;
+    double cx, cy, cz;       /* 1/h^2 per axis, distinct so swapped axes show */
+    size_t points, bytes;
+    fdt_devptr u, f, ref, partial;
+    size_t partial_count;
+    double *partial_host;
+    fdt_kernel *compare;
+    fdt_dim3 compare_grid, compare_block;
+    fdt_kernel *persist;     /* cache mode persist: holds f's row edges in L2 until close */
+    double gpu_ms;           /* device time inside every timed region so far */
+} fdt_runner;
+
+/* Allocates the buffers, puts f in the problem's cache mode, fills u with random values
+ * from seed, runs the reference kernel (the seeds' kernel 1) and checks it point by point
+ * against the host implementation. A cache mode the device lacks is FDT_UNSUPPORTED. */
+fdt_status fdt_runner_open(fdt_runner *r, const fdt_backend_ops *ops, fdt_backend *b,
+                           const fdt_problem *p, const fdt_timing *timing, unsigned seed,
+                           fdt_error *err);
+void fdt_runner_close(fdt_runner *r);
+
+/* Poisons f, runs the kernel once and compares every point with the reference:
+ * FDT_OK, FDT_WRONG (verdict says how), or the launch's failure. */
+fdt_status fdt_runner_verify(fdt_runner *r, fdt_kernel *k, const fdt_variant *v,
+                             fdt_verdict *verdict, fdt_error *err);
+
+/* Times the kernel (after a successful verify) with the runner's timing settings, adding
+ * samples to acc. */
+fdt_status fdt_runner_time(fdt_runner *r, fdt_kernel *k, const fdt_variant *v, int samples,
+                           fdt_samples *acc, fdt_error *err);
+
+/* Times a device-to-device copy of one grid (the bandwidth ceiling), adding samples to acc. */
+fdt_status fdt_runner_time_copy(fdt_runner *r, int samples, fdt_samples *acc, fdt_error *err);
+
+/* Host reference: the Laplacian of u in double precision at interior points. */
+void fdt_host_laplacian(const fdt_problem *p, const void *u, double cx, double cy, double cz,
+                        double *out);
+
+#endif

@@ -1,0 +1,405 @@
+/* session.c - one device, one problem's runner: compile (cache first), verify and time
+ * variants, report each as it lands, and time the leaders beside kernel 1 and a copy. */
+#include "engine/session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "engine/compile_pool.h"
+#include "store.h"
+
+static double elapsed_ms(uint64_t since)
+{
+    return (double)(uv_hrtime() - since) / 1e6;
+}
+
+fdt_status fdt_session_open(fdt_session *s, const char *backend, int device,
+                            int compile_threads, fdt_error *err)
+{
+    memset(s, 0, sizeof *s);
+    fdt_status st = fdt_backend_open(backend, device, &s->ops, &s->backend, err);
+    if (st != FDT_OK)
+        return st;
+    s->device = s->ops->info(s->backend);
+    s->compile_threads = compile_threads;
+    return FDT_OK;
+}
+
+static void unprepare(fdt_session *s)
+{
+    if (s->prepared)
+        fdt_runner_close(&s->runner);
+    s->prepared = 0;
+}
+
+void fdt_session_close(fdt_session *s)
+{
+    if (!s->backend)
+        return;
+    unprepare(s);
+    s->ops->close(s->backend);
+    memset(s, 0, sizeof *s);
+}
+
+static int same_timing(const fdt_timing *a, const fdt_timing *b)
+{
+    return a->samples == b->samples && a->min_sample_ms == b->min_sample_ms &&
+           a->timeout_ms == b->timeout_ms;
+}
+
+static int same_problem(const fdt_problem *a, const fdt_problem *b)
+{
+    return a->nx == b->nx && a->ny == b->ny && a->nz == b->nz && a->radius == b->radius &&
+           a->precision == b->precision && a->cache == b->cache;
+}
+
+static fdt_status refuse_if_lost(const fdt_session *s, fdt_error *err)
+{
+    if (s->lost_after[0])
+        return fdt_fail(err, FDT_ERROR, "the device stopped working after %s", s->lost_after);
+    return FDT_OK;
+}
+
+fdt_status fdt_session_prepare(fdt_session *s, const fdt_problem *p, const fdt_timing *timing,
+                               unsigned seed, fdt_error *err)
+{
+    fdt_status st = refuse_if_lost(s, err);
+    if (st != FDT_OK)
+        return st;
+    if (s->prepared && same_problem(&s->runner.problem, p) &&
+        same_timing(&s->runner.timing, timing) && s->seed == seed)
+        return FDT_OK;
+    unprepare(s);
+    const char *why = fdt_problem_check(p);
+    if (why)
+        return fdt_fail(err, FDT_ERROR, "%s", why);
+    st = fdt_runner_open(&s->runner, s->ops, s->backend, p, timing, seed, err);
+    if (st != FDT_OK)
+        return st;
+    s->prepared = 1;
+    s->seed = seed;
+    s->bytes = fdt_effective_bytes(p);
+    return FDT_OK;
+}
+
+int fdt_session_device_alive(fdt_session *s)
+{
+    if (!s->prepared)
+        return 1;
+    fdt_samples samples = {0};
+    fdt_error err;
+    const int alive = fdt_runner_time_copy(&s->runner, 1, &samples, &err) == FDT_OK;
+    fdt_samples_free(&samples);
+    return alive;
+}
+
+/* ---- compiling, cache first ---- */
+
+static void code_key(const fdt_session *s, const fdt_variant *v, char key[33])
+{
+    fdt_defines defines;
+    fdt_variant_defines(v, &s->runner.problem, &defines);
+    fdt_code_key(fdt_family_source(v->family), defines.list, defines.count, s->device->arch,
+                 s->device->compiler_version, key);
+}
+
+/* Looks every variant up in the cache, compiles the misses on the pool and offers them to
+ * the cache; jobs[i] ends with vs[i]'s code or why it has none. Variants this device
+ * cannot run are refused here, before a compiler spends time on them. */
+static void compile_variants(fdt_session *s, const fdt_variant *vs, size_t n,
+                             const fdt_session_hooks *h, fdt_compile_job *jobs,
+                             fdt_compile_job *misses, size_t *miss_at, size_t *cached)
+{
+    size_t m = 0;
+    *cached = 0;
+    for (size_t i = 0; i < n; i++) {
+        jobs[i] = (fdt_compile_job){.variant = vs[i]};
+        const char *why = fdt_variant_check(&vs[i], &s->runner.problem, s->device);
+        if (why) {
+            jobs[i].status = FDT_UNSUPPORTED;
+            snprintf(jobs[i].message, sizeof jobs[i].message, "cannot run here: %s", why);
+            continue;
+        }
+        char key[33];
+        code_key(s, &vs[i], key);
+        if (h->code_get && h->code_get(h->ctx, key, &jobs[i].code) == 1) {
+            (*cached)++;
+            continue;
+        }
+        misses[m] = jobs[i];
+        miss_at[m++] = i;
+    }
+    fdt_compile_all(s->ops, s->device->arch, &s->runner.problem, misses, m, s->compile_threads);
+    for (size_t j = 0; j < m; j++) {
+        jobs[miss_at[j]] = misses[j];
+        if (misses[j].status == FDT_OK && h->code_put) {
+            char key[33];
+            code_key(s, &misses[j].variant, key);
+            h->code_put(h->ctx, key, &misses[j].code);
+        }
+    }
+}
+
+/* The jobs of vs[0..n) compiled, or NULL when memory ran out; free with free_jobs. */
+static fdt_compile_job *compile_set(fdt_session *s, const fdt_variant *vs, size_t n,
+                                    const fdt_session_hooks *h, size_t *cached, fdt_error *err)
+{
+    const size_t room = n ? n : 1;
+    fdt_compile_job *jobs = calloc(room, sizeof *jobs);
+    fdt_compile_job *misses = calloc(room, sizeof *misses);
+    size_t *miss_at = calloc(room, sizeof *miss_at);
+    if (jobs && misses && miss_at)
+        compile_variants(s, vs, n, h, jobs, misses, miss_at, cached);
+    else {
+        free(jobs);
+        jobs = NULL;
+        fdt_fail(err, FDT_ERROR, "out of memory for %zu variants", n);
+    }
+    free(misses);
+    free(miss_at);
+    return jobs;
+}
+
+static void free_jobs(fdt_compile_job *jobs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fdt_code_free(&jobs[i].code);
+    free(jobs);
+}
+
+/* ---- the first pass ---- */
+
+/* What a result says of registers and memory until its kernel is loaded. */
+static const fdt_resources unknown_resources = {-1, -1, -1, -1};
+
+/* After a launch error or a timeout: whether the device is gone, noting after what. */
+static int lost(fdt_session *s, fdt_status st, const fdt_variant *v, fdt_error *err)
+{
+    if ((st != FDT_LAUNCH_ERROR && st != FDT_TIMEOUT) || fdt_session_device_alive(s))
+        return 0;
+    if (v)
+        fdt_variant_name(v, s->lost_after, sizeof s->lost_after);
+    else
+        fdt_copy_text(s->lost_after, sizeof s->lost_after, "the copy");
+    fdt_fail(err, st, "the device stopped working after %s (%s)", s->lost_after,
+             fdt_status_name(st));
+    return 1;
+}
+
+/* A kernel is unloaded only while the device works: one still spinning on a lost device
+ * would make the unload wait for it for good. */
+static void release(fdt_session *s, fdt_kernel *k)
+{
+    if (k && !s->lost_after[0])
+        s->ops->unload(s->backend, k);
+}
+
+/* Verifies and times one variant; 1 when the device stopped working (err says so). */
+static int measure_one(fdt_session *s, fdt_result *res, const fdt_code *code, fdt_error *err)
+{
+    fdt_runner *r = &s->runner;
+    fdt_error why = {0};
+    fdt_kernel *k = NULL;
+    fdt_verdict verdict;
+    fdt_status st = s->ops->load(s->backend, code, "fdt_laplacian", &k, &why);
+    if (st == FDT_OK) {
+        s->ops->resources(k, &res->resources);
+        st = fdt_runner_verify(r, k, &res->variant, &verdict, &why);
+    }
+    fdt_samples samples = {0};
+    if (st == FDT_OK)
+        st = fdt_runner_time(r, k, &res->variant, r->timing.samples, &samples, &why);
+    fdt_samples_stats(&samples, &res->stats);
+    fdt_samples_free(&samples);
+    res->status = st;
+    if (st == FDT_OK)
+        res->gbps = fdt_gbps(s->bytes, res->stats.median_ms);
+    else
+        fdt_copy_text(res->message, sizeof res->message, why.msg);
+    const int gone = lost(s, st, &res->variant, err);
+    release(s, k);
+    return gone;
+}
+
+static void begin(const fdt_session_hooks *h, const fdt_variant *v)
+{
+    if (h->begin)
+        h->begin(h->ctx, v);
+}
+
+static fdt_status not_prepared(const fdt_session *s, fdt_error *err)
+{
+    fdt_status st = refuse_if_lost(s, err);
+    if (st == FDT_OK && !s->prepared)
+        st = fdt_fail(err, FDT_ERROR, "no problem prepared");
+    return st;
+}
+
+fdt_status fdt_session_measure(fdt_session *s, const fdt_variant *vs, size_t n,
+                               const fdt_session_hooks *h, fdt_error *err)
+{
+    fdt_status st = not_prepared(s, err);
+    if (st != FDT_OK)
+        return st;
+    size_t cached = 0;
+    const uint64_t start = uv_hrtime();
+    fdt_compile_job *jobs = compile_set(s, vs, n, h, &cached, err);
+    if (!jobs)
+        return FDT_ERROR;
+    if (h->compiled)
+        h->compiled(h->ctx, n, cached, elapsed_ms(start));
+    for (size_t i = 0; i < n && st == FDT_OK; i++) {
+        fdt_result res = {.variant = vs[i], .index = i, .compile_ms = jobs[i].ms,
+                          .status = jobs[i].status, .resources = unknown_resources};
+        int gone = 0;
+        if (jobs[i].status != FDT_OK)
+            fdt_copy_text(res.message, sizeof res.message, jobs[i].message);
+        else {
+            begin(h, &vs[i]);
+            gone = measure_one(s, &res, &jobs[i].code, err);
+        }
+        h->result(h->ctx, &res);
+        if (gone)
+            st = res.status;
+    }
+    free_jobs(jobs, n);
+    return st;
+}
+
+/* ---- the leaders ---- */
+
+/* The leaders, kernel 1 and the copy are timed again in turns: each takes part of its
+ * samples in every round, in an order that rotates, so that clock or thermal drift over the
+ * phase touches all of them alike and the ratios compare numbers taken side by side. */
+#define ROUNDS 5
+
+typedef struct candidate {
+    const fdt_code *code; /* NULL: the copy */
+    fdt_result *result;   /* NULL: the copy */
+    int baseline;         /* kernel 1 or the copy: without them the round means nothing */
+    fdt_samples samples;
+} candidate;
+
+/* One turn of one candidate; on a failure, lost_after says whether the device is gone. */
+static fdt_status time_turn(fdt_session *s, const fdt_session_hooks *h, candidate *c,
+                            int samples, fdt_error *why, fdt_error *err)
+{
+    const fdt_variant *v = c->result ? &c->result->variant : NULL;
+    begin(h, v);
+    fdt_kernel *k = NULL;
+    fdt_status st = c->code ? s->ops->load(s->backend, c->code, "fdt_laplacian", &k, why)
+                            : FDT_OK;
+    if (st == FDT_OK && k) {
+        s->ops->resources(k, &c->result->resources);
+        st = fdt_runner_time(&s->runner, k, v, samples, &c->samples, why);
+    } else if (st == FDT_OK)
+        st = fdt_runner_time_copy(&s->runner, samples, &c->samples, why);
+    if (st != FDT_OK)
+        lost(s, st, v, err);
+    release(s, k);
+    return st;
+}
+
+/* A leader that fails leaves the rounds with its status; kernel 1 or the copy failing, or
+ * the device stopping, ends them. */
+static fdt_status time_in_rounds(fdt_session *s, const fdt_session_hooks *h, candidate *cs,
+                                 size_t n, int samples, fdt_error *err)
+{
+    const int per_turn = (samples + ROUNDS - 1) / ROUNDS;
+    for (size_t round = 0; round < ROUNDS; round++)
+        for (size_t i = 0; i < n; i++) {
+            candidate *c = &cs[(i + round) % n];
+            if (c->result && c->result->status != FDT_OK)
+                continue;
+            fdt_error why = {0};
+            const fdt_status st = time_turn(s, h, c, per_turn, &why, err);
+            if (st == FDT_OK)
+                continue;
+            if (c->result) {
+                c->result->status = st;
+                fdt_copy_text(c->result->message, sizeof c->result->message, why.msg);
+            }
+            if (s->lost_after[0]) {
+                if (!c->baseline)
+                    h->result(h->ctx, c->result);
+                return st;
+            }
+            if (c->baseline) {
+                *err = why;
+                return st;
+            }
+        }
+    return FDT_OK;
+}
+
+static void conclude(fdt_session *s, candidate *c, fdt_session_baseline *out)
+{
+    fdt_stats *st = c->result ? &c->result->stats : &out->copy;
+    fdt_samples_stats(&c->samples, st);
+    if (c->result && c->result->status == FDT_OK)
+        c->result->gbps = fdt_gbps(s->bytes, st->median_ms);
+    fdt_samples_free(&c->samples);
+}
+
+/* jobs[0] is kernel 1, jobs[1..n] the leaders; results likewise. */
+static fdt_status leaders_timed(fdt_session *s, const fdt_session_hooks *h,
+                                fdt_compile_job *jobs, fdt_result *results, size_t n,
+                                int samples, fdt_session_baseline *out, fdt_error *err)
+{
+    candidate *cs = calloc(n + 2, sizeof *cs);
+    if (!cs)
+        return fdt_fail(err, FDT_ERROR, "out of memory");
+    for (size_t i = 0; i <= n; i++) {
+        results[i] = (fdt_result){.variant = jobs[i].variant, .index = i ? i - 1 : 0,
+                                  .leader = 1, .status = jobs[i].status,
+                                  .compile_ms = jobs[i].ms, .resources = unknown_resources};
+        if (jobs[i].status != FDT_OK)
+            fdt_copy_text(results[i].message, sizeof results[i].message, jobs[i].message);
+        cs[i] = (candidate){.code = &jobs[i].code, .result = &results[i], .baseline = i == 0};
+    }
+    cs[n + 1] = (candidate){.baseline = 1}; /* the copy */
+    fdt_status st = time_in_rounds(s, h, cs, n + 2, samples, err);
+    for (size_t i = 0; i < n + 2; i++)
+        conclude(s, &cs[i], out);
+    free(cs);
+    out->kernel1 = results[0];
+    out->copy_gbps = fdt_gbps(2.0 * s->runner.bytes, out->copy.median_ms);
+    if (st == FDT_OK)
+        for (size_t i = 1; i <= n; i++)
+            h->result(h->ctx, &results[i]);
+    return st;
+}
+
+fdt_status fdt_session_leaders(fdt_session *s, const fdt_variant *vs, size_t n, int samples,
+                               const fdt_session_hooks *h, fdt_session_baseline *out,
+                               fdt_error *err)
+{
+    memset(out, 0, sizeof *out);
+    fdt_status st = not_prepared(s, err);
+    if (st != FDT_OK)
+        return st;
+    fdt_variant *all = malloc((n + 1) * sizeof *all);
+    fdt_result *results = calloc(n + 1, sizeof *results);
+    if (!all || !results) {
+        free(all);
+        free(results);
+        return fdt_fail(err, FDT_ERROR, "out of memory");
+    }
+    all[0] = fdt_variant_kernel1();
+    memcpy(all + 1, vs, n * sizeof *vs);
+    size_t cached;
+    fdt_compile_job *jobs = compile_set(s, all, n + 1, h, &cached, err);
+    if (!jobs)
+        st = FDT_ERROR;
+    else if (jobs[0].status != FDT_OK)
+        st = fdt_fail(err, jobs[0].status, "kernel 1 does not compile: %s", jobs[0].message);
+    else
+        st = leaders_timed(s, h, jobs, results, n, samples, out, err);
+    if (jobs)
+        free_jobs(jobs, n + 1);
+    free(all);
+    free(results);
+    return st;
+}

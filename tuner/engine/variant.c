@@ -1,0 +1,394 @@
+/* variant.c - the families table, the parameter lists that span the space, the constraints
+ * that prune it, and how a variant becomes defines, a name and a launch geometry. */
+#include "engine/variant.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Kernel sources, common.h prepended, embedded at build time (see Makefile). */
+extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
+    fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_smem[],
+    fdt_kernel_source_broken[], fdt_kernel_source_hazard[], fdt_kernel_source_compare[],
+    fdt_kernel_source_persist[];
+
+/* Parameter lists; 0 terminates each. */
+typedef struct value_list {
+    int v[8];
+} value_list;
+
+struct fdt_family {
+    const char *name;
+    const char *source;
+    int needs_barriers;
+    int z_chunks;    /* walks chunks of mz planes in z instead of taking blocks in z */
+    int x_vectors;   /* a thread owns one 16-byte vector of points in x, not one point */
+    int test_only;
+    int hazard;      /* test only: FDT_HAZARD, what its variant with 64-wide blocks does */
+    value_list bx, by, bz, m, mz, order, lb, nt, map, bug;
+    int max_threads; /* a cap of the family's own, under the device limit */
+};
+
+static const value_list off = {{0, -1}};
+static const value_list both = {{0, 1, -1}};
+static const value_list one = {{1, -1}};
+
+/* -1 ends a list (0 is a value). The lists are chosen so that an exhaustive search of one
+ * shape stays near a thousand variants: block shapes known to matter, m and mz in powers
+ * of two up to where registers or planes run out. */
+static const fdt_family families[] = {
+    {.name = "naive", .source = fdt_kernel_source_naive,
+     .bx = {{64, 128, 256, 512, 1024, -1}}, .by = {{1, 2, -1}}, .bz = {{1, 2, -1}},
+     .m = one, .mz = one, .order = off, .lb = both, .nt = both, .map = both, .bug = off,
+     .max_threads = 1024},
+    {.name = "tiled", .source = fdt_kernel_source_tiled,
+     .bx = {{32, 64, 128, 256, -1}}, .by = {{1, 2, 4, -1}}, .bz = {{1, 2, -1}},
+     .m = {{1, 2, 4, 8, -1}}, .mz = one, .order = both, .lb = both, .nt = both, .map = off,
+     .bug = off, .max_threads = 512},
+    {.name = "zmarch", .source = fdt_kernel_source_zmarch, .z_chunks = 1,
+     .bx = {{32, 64, 128, 256, -1}}, .by = {{1, 2, 4, 8, -1}}, .bz = one,
+     .m = one, .mz = {{8, 16, 32, 64, -1}}, .order = off, .lb = both, .nt = both, .map = off,
+     .bug = off, .max_threads = 1024},
+    {.name = "zvec", .source = fdt_kernel_source_zvec, .z_chunks = 1, .x_vectors = 1,
+     .bx = {{16, 32, 64, 128, -1}}, .by = {{1, 2, 4, 8, 16, -1}}, .bz = one,
+     .m = one, .mz = {{1, 2, 4, 8, -1}}, .order = off, .lb = both, .nt = both, .map = off,
+     .bug = off, .max_threads = 1024},
+    {.name = "smem", .source = fdt_kernel_source_smem, .needs_barriers = 1, .z_chunks = 1,
+     .bx = {{32, 64, 128, -1}}, .by = {{2, 4, 8, -1}}, .bz = one,
+     .m = one, .mz = {{16, 32, 64, -1}}, .order = off, .lb = both, .nt = both, .map = off,
+     .bug = off, .max_threads = 1024},
+    {.name = "broken", .source = fdt_kernel_source_broken, .test_only = 1,
+     .bx = {{256, -1}}, .by = one, .bz = one, .m = one, .mz = one, .order = off, .lb = off,
+     .nt = off, .map = off, .bug = {{1, 2, 3, 4, -1}}, .max_threads = 1024},
+    {.name = "fault", .source = fdt_kernel_source_hazard, .test_only = 1, .hazard = 1,
+     .bx = {{32, 64, 128, 256, -1}}, .by = one, .bz = one, .m = one, .mz = one, .order = off,
+     .lb = off, .nt = off, .map = off, .bug = off, .max_threads = 1024},
+    {.name = "spin", .source = fdt_kernel_source_hazard, .test_only = 1, .hazard = 2,
+     .bx = {{32, 64, 128, 256, -1}}, .by = one, .bz = one, .m = one, .mz = one, .order = off,
+     .lb = off, .nt = off, .map = off, .bug = off, .max_threads = 1024},
+};
+#define NFAMILIES (sizeof families / sizeof families[0])
+
+const char *fdt_precision_name(fdt_precision p)
+{
+    return p == FDT_FLOAT ? "float" : "double";
+}
+
+int fdt_precision_parse(const char *s, fdt_precision *out)
+{
+    if (strcmp(s, "float") == 0)
+        *out = FDT_FLOAT;
+    else if (strcmp(s, "double") == 0)
+        *out = FDT_DOUBLE;
+    else
+        return -1;
+    return 0;
+}
+
+static const char *const cache_modes[] = {[FDT_CACHE_HOT] = "hot", [FDT_CACHE_COLD] = "cold",
+                                          [FDT_CACHE_PERSIST] = "persist", NULL};
+
+const char *fdt_cache_mode_name(fdt_cache_mode c)
+{
+    return cache_modes[c];
+}
+
+const char *const *fdt_cache_mode_names(void)
+{
+    return cache_modes;
+}
+
+int fdt_cache_mode_parse(const char *s, fdt_cache_mode *out)
+{
+    for (size_t c = 0; cache_modes[c]; c++)
+        if (strcmp(s, cache_modes[c]) == 0) {
+            *out = (fdt_cache_mode)c;
+            return 0;
+        }
+    return -1;
+}
+
+size_t fdt_real_size(fdt_precision p)
+{
+    return p == FDT_FLOAT ? sizeof(float) : sizeof(double);
+}
+
+const char *fdt_problem_check(const fdt_problem *p)
+{
+    static _Thread_local char why[160];
+    if (p->radius < 1 || p->radius > FDT_MAX_RADIUS) {
+        snprintf(why, sizeof why, "radius %d is not supported (1 to %d)", p->radius,
+                 FDT_MAX_RADIUS);
+        return why;
+    }
+    const int sides[3] = {p->nx, p->ny, p->nz};
+    for (int d = 0; d < 3; d++)
+        if (sides[d] < 2 * p->radius + 1 || sides[d] > FDT_MAX_SIDE) {
+            snprintf(why, sizeof why, "n%c = %d is out of range: each side must be %d to %d "
+                     "for radius %d", "xyz"[d], sides[d], 2 * p->radius + 1, FDT_MAX_SIDE,
+                     p->radius);
+            return why;
+        }
+    return NULL;
+}
+
+const fdt_family *fdt_family_find(const char *name)
+{
+    for (size_t i = 0; i < NFAMILIES; i++)
+        if (strcmp(families[i].name, name) == 0)
+            return &families[i];
+    return NULL;
+}
+
+const char *fdt_family_name(const fdt_family *f) { return f->name; }
+int fdt_family_needs_barriers(const fdt_family *f) { return f->needs_barriers; }
+int fdt_family_test_only(const fdt_family *f) { return f->test_only; }
+int fdt_family_z_chunks(const fdt_family *f) { return f->z_chunks; }
+const char *fdt_family_source(const fdt_family *f) { return f->source; }
+const char *fdt_compare_source(void) { return fdt_kernel_source_compare; }
+const char *fdt_persist_source(void) { return fdt_kernel_source_persist; }
+
+void fdt_persist_geometry(const fdt_problem *p, fdt_dim3 *grid, fdt_dim3 *block)
+{
+    enum { threads = 256 };
+    *block = (fdt_dim3){threads, 1, 1};
+    *grid = (fdt_dim3){(unsigned)p->nz, (unsigned)((p->ny + threads - 1) / threads), 1};
+}
+
+const fdt_family *const *fdt_families(void)
+{
+    static const fdt_family *list[NFAMILIES + 1];
+    for (size_t i = 0; i < NFAMILIES; i++)
+        list[i] = &families[i];
+    return list;
+}
+
+fdt_variant fdt_variant_kernel1(void)
+{
+    return (fdt_variant){.family = &families[0], .bx = 256, .by = 1, .bz = 1, .m = 1, .mz = 1};
+}
+
+static int ceil_div(long long a, long long b)
+{
+    return (int)((a + b - 1) / b);
+}
+
+size_t fdt_variant_shared_bytes(const fdt_variant *v, const fdt_problem *p)
+{
+    if (!v->family->needs_barriers)
+        return 0;
+    const int r = p->radius;
+    return (size_t)(2 * r + 1) * (v->bx + 2 * r) * (v->by + 2 * r) * fdt_real_size(p->precision);
+}
+
+int fdt_variant_points_x(const fdt_variant *v, const fdt_problem *p)
+{
+    return v->family->x_vectors ? 16 / (int)fdt_real_size(p->precision) : 1;
+}
+
+void fdt_variant_geometry(const fdt_variant *v, const fdt_problem *p, fdt_dim3 *grid,
+                          fdt_dim3 *block)
+{
+    unsigned g[3] = {
+        ceil_div(p->nx, (long long)v->bx * fdt_variant_points_x(v, p)),
+        ceil_div(p->ny, (long long)v->by * v->m),
+        v->family->z_chunks ? ceil_div(p->nz - 2 * p->radius, v->mz) : ceil_div(p->nz, v->bz),
+    };
+    *block = (fdt_dim3){v->bx, v->by, v->bz};
+    /* The remapped kernel reads blockIdx.z as x, .x as y and .y as z. */
+    *grid = v->map ? (fdt_dim3){g[1], g[2], g[0]} : (fdt_dim3){g[0], g[1], g[2]};
+}
+
+/* Whether a value of list under value, times scale, already reaches need. */
+static int smaller_covers(const value_list *list, int value, long long need, int scale)
+{
+    for (int i = 0; list->v[i] != -1; i++)
+        if (list->v[i] < value && (long long)list->v[i] * scale >= need)
+            return 1;
+    return 0;
+}
+
+long fdt_space_sample(const fdt_problem *p, const fdt_device_info *dev,
+                      const fdt_space_filter *filter, size_t subset, fdt_variant **out)
+{
+    *out = NULL;
+    const size_t space = fdt_space_enumerate(p, dev, filter, NULL, 0);
+    if (space == 0)
+        return 0;
+    fdt_variant *vs = malloc(space * sizeof *vs);
+    if (!vs)
+        return -1;
+    fdt_space_enumerate(p, dev, filter, vs, space);
+    const size_t n = subset && subset < space ? subset : space;
+    for (size_t i = 0; i < n; i++) /* i * space / n >= i: compacting in place is safe */
+        vs[i] = vs[i * space / n];
+    *out = vs;
+    return (long)n;
+}
+
+const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
+                              const fdt_device_info *dev)
+{
+    const int threads = v->bx * v->by * v->bz;
+    if (threads < dev->warp_size)
+        return "fewer threads per block than a warp";
+    if (threads > dev->max_threads_per_block || threads > v->family->max_threads)
+        return "too many threads per block";
+    if (v->family->needs_barriers && !dev->block_barriers)
+        return "needs block barriers, which this backend cannot run";
+    if (fdt_variant_shared_bytes(v, p) > (size_t)dev->max_shared_per_block)
+        return "needs more shared memory than a block may have";
+    /* Past what the grid needs, a larger chunk behaves exactly like the smallest that
+     * covers it, so only that one is kept. */
+    if (v->family->z_chunks && smaller_covers(&v->family->mz, v->mz, p->nz - 2 * p->radius, 1))
+        return "planes per chunk exceed the grid";
+    if (smaller_covers(&v->family->m, v->m, p->ny, v->by))
+        return "points per thread exceed the grid";
+    fdt_dim3 grid, block;
+    fdt_variant_geometry(v, p, &grid, &block);
+    if (grid.x > dev->max_grid[0] || grid.y > dev->max_grid[1] || grid.z > dev->max_grid[2])
+        return "grid exceeds the device's limits";
+    return NULL;
+}
+
+/* The odometer over every parameter list of a family. */
+static size_t enumerate_family(const fdt_family *f, const fdt_problem *p,
+                               const fdt_device_info *dev, fdt_variant *out, size_t cap,
+                               size_t n)
+{
+    const value_list *lists[] = {&f->bx, &f->by, &f->bz, &f->m, &f->mz,
+                                 &f->order, &f->lb, &f->nt, &f->map, &f->bug};
+    enum { NLISTS = sizeof lists / sizeof lists[0] };
+    int at[NLISTS] = {0};
+    for (;;) {
+        fdt_variant v = {
+            .family = f, .bx = f->bx.v[at[0]], .by = f->by.v[at[1]], .bz = f->bz.v[at[2]],
+            .m = f->m.v[at[3]], .mz = f->mz.v[at[4]], .order = f->order.v[at[5]],
+            .lb = f->lb.v[at[6]], .nt = f->nt.v[at[7]], .map = f->map.v[at[8]],
+            .bug = f->bug.v[at[9]],
+        };
+        if (!fdt_variant_check(&v, p, dev)) {
+            if (out && n < cap)
+                out[n] = v;
+            n++;
+        }
+        int d = NLISTS - 1;
+        while (d >= 0 && lists[d]->v[++at[d]] == -1)
+            at[d--] = 0;
+        if (d < 0)
+            return n;
+    }
+}
+
+int fdt_family_selected(const fdt_family *f, const fdt_space_filter *filter)
+{
+    return filter->family ? strcmp(filter->family, f->name) == 0
+                          : !f->test_only || filter->test_families;
+}
+
+size_t fdt_space_enumerate(const fdt_problem *p, const fdt_device_info *dev,
+                           const fdt_space_filter *filter, fdt_variant *out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < NFAMILIES; i++) {
+        if (fdt_family_selected(&families[i], filter))
+            n = enumerate_family(&families[i], p, dev, out, cap, n);
+    }
+    return n;
+}
+
+void fdt_variant_name(const fdt_variant *v, char *buf, size_t len)
+{
+    const fdt_family *f = v->family;
+    int n = snprintf(buf, len, "%s:%dx%dx%d", f->name, v->bx, v->by, v->bz);
+    if (f->m.v[1] != -1)
+        n += snprintf(buf + n, len - n, ":m%d", v->m);
+    if (f->z_chunks)
+        n += snprintf(buf + n, len - n, ":mz%d", v->mz);
+    if (f->order.v[1] != -1)
+        n += snprintf(buf + n, len - n, ":%s", v->order ? "asc" : "seed");
+    if (f->bug.v[0] > 0)
+        n += snprintf(buf + n, len - n, ":bug%d", v->bug);
+    snprintf(buf + n, len - n, "%s%s%s", v->lb ? ":lb" : "", v->nt ? ":nt" : "",
+             v->map ? ":map" : "");
+}
+
+static int parse_option(const char *tok, fdt_variant *v)
+{
+    char extra;
+    if (strcmp(tok, "lb") == 0) return v->lb = 1, 0;
+    if (strcmp(tok, "nt") == 0) return v->nt = 1, 0;
+    if (strcmp(tok, "map") == 0) return v->map = 1, 0;
+    if (strcmp(tok, "asc") == 0) return v->order = 1, 0;
+    if (strcmp(tok, "seed") == 0) return v->order = 0, 0;
+    if (sscanf(tok, "mz%d%c", &v->mz, &extra) == 1) return v->mz >= 1 ? 0 : -1;
+    if (sscanf(tok, "m%d%c", &v->m, &extra) == 1) return v->m >= 1 ? 0 : -1;
+    if (sscanf(tok, "bug%d%c", &v->bug, &extra) == 1) return 0;
+    return -1;
+}
+
+int fdt_variant_parse(const char *name, fdt_variant *v, char *err, size_t errlen)
+{
+    char copy[FDT_VARIANT_NAME_MAX * 2];
+    if (strlen(name) >= sizeof copy) {
+        snprintf(err, errlen, "variant name too long");
+        return -1;
+    }
+    strcpy(copy, name);
+    char *save = NULL, *tok = strtok_r(copy, ":", &save);
+    const fdt_family *f = tok ? fdt_family_find(tok) : NULL;
+    if (!f) {
+        snprintf(err, errlen, "unknown kernel family in '%s'", name);
+        return -1;
+    }
+    *v = (fdt_variant){.family = f, .m = 1, .mz = 1};
+    char extra;
+    tok = strtok_r(NULL, ":", &save);
+    if (!tok || sscanf(tok, "%dx%dx%d%c", &v->bx, &v->by, &v->bz, &extra) != 3 ||
+        v->bx < 1 || v->by < 1 || v->bz < 1) {
+        snprintf(err, errlen, "'%s': expected family:BXxBYxBZ[:options]", name);
+        return -1;
+    }
+    while ((tok = strtok_r(NULL, ":", &save)))
+        if (parse_option(tok, v) != 0) {
+            snprintf(err, errlen, "'%s': unknown option '%s'", name, tok);
+            return -1;
+        }
+    return 0;
+}
+
+static void add_define(fdt_defines *d, const char *name, const char *value)
+{
+    snprintf(d->text[d->count], FDT_DEFINE_LEN, "%s=%s", name, value);
+    d->list[d->count] = d->text[d->count];
+    d->count++;
+}
+
+static void add_int_define(fdt_defines *d, const char *name, int value)
+{
+    char text[16];
+    snprintf(text, sizeof text, "%d", value);
+    add_define(d, name, text);
+}
+
+void fdt_variant_defines(const fdt_variant *v, const fdt_problem *p, fdt_defines *out)
+{
+    out->count = 0;
+    /* 32-bit offsets are cheaper; they suffice while every point's index fits an int. */
+    const int wide = (long long)p->nx * p->ny * p->nz >= 0x7fffffffLL;
+    add_define(out, "FDT_REAL", fdt_precision_name(p->precision));
+    add_define(out, "FDT_IDX", wide ? "long long" : "int");
+    add_int_define(out, "FDT_RADIUS", p->radius);
+    add_int_define(out, "FDT_BX", v->bx);
+    add_int_define(out, "FDT_BY", v->by);
+    add_int_define(out, "FDT_BZ", v->bz);
+    add_int_define(out, "FDT_M", v->m);
+    add_int_define(out, "FDT_MZ", v->mz);
+    add_int_define(out, "FDT_ORDER", v->order);
+    add_int_define(out, "FDT_LB", v->lb);
+    add_int_define(out, "FDT_NT", v->nt);
+    add_int_define(out, "FDT_MAP", v->map);
+    add_int_define(out, "FDT_BUG", v->bug);
+    if (v->family && v->family->hazard)
+        add_int_define(out, "FDT_HAZARD", v->family->hazard);
+}

@@ -1,0 +1,129 @@
+/* variant.h - kernel families, their parameters, and the space of variants to tune.
+ *
+ * A variant is a family (one kernel template in kernels_src/) plus parameter values; it
+ * becomes the family's source compiled with -D defines, launched with a geometry that
+ * depends on the grid shape. The space is the product of per-family parameter lists,
+ * pruned by constraints of the device and the shape, enumerable and countable. */
+#ifndef FDT_VARIANT_H
+#define FDT_VARIANT_H
+
+#include <stddef.h>
+
+#include "backends/backend.h"
+
+typedef enum fdt_precision { FDT_FLOAT, FDT_DOUBLE } fdt_precision;
+
+/* The cache state the kernels are timed in, as the solver will run them. */
+typedef enum fdt_cache_mode {
+    FDT_CACHE_HOT = 0,  /* the same buffers step after step (the default) */
+    FDT_CACHE_COLD,     /* buffers not in cache: part of the store's key and the protocol,
+                           not measured yet (the runner refuses it) */
+    FDT_CACHE_PERSIST   /* hot, and the partly written sectors at both ends of f's interior
+                           rows held in L2 by kernels_src/persist.hip (NVIDIA sm_80+) */
+} fdt_cache_mode;
+
+/* What is being computed: a Laplacian of radius R on an nx x ny x nz grid. */
+typedef struct fdt_problem {
+    int nx, ny, nz;
+    int radius;
+    fdt_precision precision;
+    fdt_cache_mode cache;
+} fdt_problem;
+
+typedef struct fdt_family fdt_family;
+
+typedef struct fdt_variant {
+    const fdt_family *family;
+    int bx, by, bz;
+    int m;     /* tiled: points per thread in y */
+    int mz;    /* zmarch, zvec, smem: planes per thread (block) in z */
+    int order; /* tiled: 0 = the seed's load order, 1 = ascending addresses */
+    int lb, nt, map;
+    int bug;   /* broken (test only): which bug */
+} fdt_variant;
+
+/* Longest variant name, e.g. "tiled:128x2x1:m16:asc:lb:nt:map". */
+#define FDT_VARIANT_NAME_MAX 64
+/* Room for every -D define of a variant. */
+#define FDT_DEFINES_MAX 16
+#define FDT_DEFINE_LEN 40
+
+typedef struct fdt_defines {
+    char text[FDT_DEFINES_MAX][FDT_DEFINE_LEN];
+    const char *list[FDT_DEFINES_MAX];
+    size_t count;
+} fdt_defines;
+
+typedef struct fdt_space_filter {
+    const char *family;  /* only this family, or NULL for all */
+    int test_families;   /* offer test-only families (broken) */
+} fdt_space_filter;
+
+/* The largest side and radius the tuner accepts; beyond them sizes overflow int. */
+#define FDT_MAX_SIDE 65536
+#define FDT_MAX_RADIUS 4
+
+/* NULL when the problem is valid, else why not (radius 1..4, each side >= 2R+1 ...). */
+const char *fdt_problem_check(const fdt_problem *p);
+const char *fdt_precision_name(fdt_precision p);
+int fdt_precision_parse(const char *s, fdt_precision *out);
+const char *fdt_cache_mode_name(fdt_cache_mode c);
+/* Every mode's name, indexed by fdt_cache_mode, NULL-terminated. */
+const char *const *fdt_cache_mode_names(void);
+int fdt_cache_mode_parse(const char *s, fdt_cache_mode *out);
+size_t fdt_real_size(fdt_precision p);
+
+const fdt_family *fdt_family_find(const char *name);
+const char *fdt_family_name(const fdt_family *f);
+/* Whether the family needs block barriers (cannot run on the cpu backend). */
+int fdt_family_needs_barriers(const fdt_family *f);
+int fdt_family_test_only(const fdt_family *f);
+/* Whether the family walks chunks of mz planes in z (grid z counts chunks, not blocks). */
+int fdt_family_z_chunks(const fdt_family *f);
+/* NULL-terminated list of every family, test-only ones included. */
+const fdt_family *const *fdt_families(void);
+
+/* Whether the filter selects family f (its name, or every family but test-only ones). */
+int fdt_family_selected(const fdt_family *f, const fdt_space_filter *filter);
+
+/* Writes the variants of the space for this problem and device into out (at most cap)
+ * and returns how many there are in all; out may be NULL to count. */
+size_t fdt_space_enumerate(const fdt_problem *p, const fdt_device_info *dev,
+                           const fdt_space_filter *filter, fdt_variant *out, size_t cap);
+
+/* The variants to tune: the whole space, or with 0 < subset < its size, that many spread
+ * evenly over it (a quick look). *out is malloc'd (NULL when nothing fits); returns the
+ * count, or -1 when out of memory. */
+long fdt_space_sample(const fdt_problem *p, const fdt_device_info *dev,
+                      const fdt_space_filter *filter, size_t subset, fdt_variant **out);
+
+/* Why the variant cannot run on this device and shape, or NULL if it can. */
+const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
+                              const fdt_device_info *dev);
+
+/* The seeds' kernel 1 with block 256x1x1: the baseline of every speedup. */
+fdt_variant fdt_variant_kernel1(void);
+
+void fdt_variant_name(const fdt_variant *v, char *buf, size_t len);
+/* Parses a name written by fdt_variant_name; returns 0 or -1 with a message in err. */
+int fdt_variant_parse(const char *name, fdt_variant *v, char *err, size_t errlen);
+
+void fdt_variant_defines(const fdt_variant *v, const fdt_problem *p, fdt_defines *out);
+/* Points in x one thread computes: 1, or a 16-byte vector's worth. */
+int fdt_variant_points_x(const fdt_variant *v, const fdt_problem *p);
+void fdt_variant_geometry(const fdt_variant *v, const fdt_problem *p, fdt_dim3 *grid,
+                          fdt_dim3 *block);
+/* Static shared memory the variant's kernel declares, in bytes. */
+size_t fdt_variant_shared_bytes(const fdt_variant *v, const fdt_problem *p);
+
+/* The family's complete source: common.h followed by the family's template. Owned by the
+ * family; valid for the life of the program. */
+const char *fdt_family_source(const fdt_family *f);
+/* The verification kernel's source (kernels_src/compare.hip after common.h). */
+const char *fdt_compare_source(void);
+/* Cache mode persist's kernel (kernels_src/persist.hip after common.h); NVIDIA only. */
+const char *fdt_persist_source(void);
+/* Its launch for problem p: one thread per row of f. */
+void fdt_persist_geometry(const fdt_problem *p, fdt_dim3 *grid, fdt_dim3 *block);
+
+#endif

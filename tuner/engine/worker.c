@@ -1,0 +1,624 @@
+/* worker.c - fdtune-worker, the only process that touches a GPU. It opens one device, runs
+ * the daemon's tasks (measure, leaders) read as JSON lines on stdin, and reports every
+ * step as JSON lines on stdout (docs/protocol.md, "Worker pipe"). A variant that faults or
+ * hangs takes down at most this process; the daemon starts another and goes on.
+ *
+ * Threads: the main one runs the libuv loop that reads stdin and the tasks themselves (one
+ * at a time, blocking); a heartbeat thread beats while a task runs. Both write through
+ * emit(), which keeps every line whole. */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "engine/base64.h"
+#include "engine/jsonl.h"
+#include "engine/session.h"
+#include "engine/wire.h"
+#include "store.h"
+
+/* Exit statuses beyond 0 (stdin ended or quit) and 1 (the device cannot open). */
+enum { EXIT_USAGE = 2, EXIT_DEVICE_LOST = 3 };
+
+/* Longest task line: a few thousand variant names fit many times over. */
+#define MAX_LINE (16u << 20)
+/* Devices a probe tries at most. */
+#define MAX_DEVICES 64
+
+static const char usage[] =
+    "usage: fdtune-worker --probe --backend B\n"
+    "       fdtune-worker --backend B --device N [--db PATH] [--heartbeat-ms MS]\n"
+    "                     [--compile-threads N] [--nice N] [--test-families]";
+
+typedef struct options {
+    const char *backend;
+    int device;
+    const char *db;
+    int heartbeat_ms;
+    int compile_threads;
+    int nice;
+    int has_nice;
+    int test_families;
+    int probe;
+} options;
+
+/* ---- output ---- */
+
+static uv_mutex_t out_lock;
+
+/* Writes ev (a reference it takes) as one line, flushed, never interleaved with another. */
+static void emit(json_t *ev)
+{
+    char *text = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+    uv_mutex_lock(&out_lock);
+    fputs(text ? text : "{\"ev\":\"log\",\"message\":\"out of memory for an event\"}", stdout);
+    fputc('\n', stdout);
+    fflush(stdout);
+    uv_mutex_unlock(&out_lock);
+    free(text);
+    json_decref(ev);
+}
+
+static void emit_message(const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void emit_message(const char *kind, const char *fmt, ...)
+{
+    char message[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    emit(json_pack("{s:s, s:o}", "ev", kind, "message", fdt_wire_text(message)));
+}
+
+/* ---- heartbeat ---- */
+
+typedef struct heartbeat {
+    uv_thread_t thread;
+    uv_mutex_t lock;
+    uv_cond_t wake;
+    int stop;
+    uint64_t period_ns;
+} heartbeat;
+
+/* Beats on a schedule of its own: a spurious wake-up neither beats early nor skips one. */
+static void beat_loop(void *arg)
+{
+    heartbeat *hb = arg;
+    uv_mutex_lock(&hb->lock);
+    uint64_t next = uv_hrtime() + hb->period_ns;
+    while (!hb->stop) {
+        const uint64_t now = uv_hrtime();
+        if (now < next) {
+            uv_cond_timedwait(&hb->wake, &hb->lock, next - now);
+            continue;
+        }
+        emit(json_pack("{s:s}", "ev", "beat"));
+        next = now + hb->period_ns;
+    }
+    uv_mutex_unlock(&hb->lock);
+}
+
+static int heartbeat_start(heartbeat *hb, int ms)
+{
+    hb->stop = 0;
+    hb->period_ns = (uint64_t)ms * 1000000u;
+    if (uv_mutex_init(&hb->lock) != 0)
+        return -1;
+    if (uv_cond_init(&hb->wake) != 0 || uv_thread_create(&hb->thread, beat_loop, hb) != 0) {
+        uv_mutex_destroy(&hb->lock);
+        return -1;
+    }
+    return 0;
+}
+
+static void heartbeat_stop(heartbeat *hb)
+{
+    uv_mutex_lock(&hb->lock);
+    hb->stop = 1;
+    uv_cond_signal(&hb->wake);
+    uv_mutex_unlock(&hb->lock);
+    uv_thread_join(&hb->thread);
+    uv_cond_destroy(&hb->wake);
+    uv_mutex_destroy(&hb->lock);
+}
+
+/* ---- the worker ---- */
+
+typedef struct worker {
+    options opt;
+    fdt_session session;
+    fdt_store *cache;   /* the daemon's store, read-only, for code objects; or NULL */
+    json_int_t task;    /* the task running */
+    uv_pipe_t in;
+    fdt_jsonl lines;
+    int exit_code;
+} worker;
+
+static json_t *task_event(const worker *w, const char *kind)
+{
+    return json_pack("{s:s, s:I}", "ev", kind, "task", w->task);
+}
+
+static void result_row(const fdt_result *r, fdt_result_row *row)
+{
+    *row = (fdt_result_row){
+        .leader = r->leader, .median_ms = r->stats.median_ms, .min_ms = r->stats.min_ms,
+        .q1_ms = r->stats.q1_ms, .q3_ms = r->stats.q3_ms, .gbps = r->gbps,
+        .compile_ms = r->compile_ms, .samples = r->stats.samples, .reps = r->stats.reps,
+        .vgprs = r->resources.vgprs, .sgprs = r->resources.sgprs,
+        .scratch_bytes = r->resources.scratch_bytes, .shared_bytes = r->resources.shared_bytes,
+    };
+    fdt_variant_name(&r->variant, row->variant, sizeof row->variant);
+    fdt_copy_text(row->status, sizeof row->status, fdt_status_name(r->status));
+    fdt_copy_text(row->message, sizeof row->message, r->message);
+}
+
+static void emit_row(const worker *w, const fdt_result_row *row)
+{
+    json_t *ev = task_event(w, "result");
+    json_object_set_new(ev, "result", fdt_wire_result_json(row));
+    emit(ev);
+}
+
+/* ---- session hooks ---- */
+
+/* A store that fails a lookup is dropped: tuning goes on, compiling everything. */
+static int on_code_get(void *ctx, const char *key, fdt_code *code)
+{
+    worker *w = ctx;
+    if (!w->cache)
+        return 0;
+    const int rc = fdt_store_code_get(w->cache, key, code);
+    if (rc < 0) {
+        emit_message("log", "code cache disabled: %s", fdt_store_error(w->cache));
+        fdt_store_close(w->cache);
+        w->cache = NULL;
+    }
+    return rc == 1;
+}
+
+static void on_code_put(void *ctx, const char *key, const fdt_code *code)
+{
+    (void)ctx;
+    char *data = fdt_base64_encode(code->data, code->size);
+    if (!data) {
+        emit_message("log", "out of memory encoding a code object of %zu bytes", code->size);
+        return;
+    }
+    emit(json_pack("{s:s, s:s, s:s}", "ev", "code", "key", key, "data", data));
+    free(data);
+}
+
+static void on_compiled(void *ctx, size_t count, size_t cached, double wall_ms)
+{
+    worker *w = ctx;
+    json_t *ev = task_event(w, "compiled");
+    json_object_set_new(ev, "count", json_integer((json_int_t)count));
+    json_object_set_new(ev, "cached", json_integer((json_int_t)cached));
+    json_object_set_new(ev, "wall_ms", json_real(wall_ms));
+    emit(ev);
+}
+
+static void on_begin(void *ctx, const fdt_variant *v)
+{
+    worker *w = ctx;
+    char name[FDT_VARIANT_NAME_MAX] = "copy";
+    if (v)
+        fdt_variant_name(v, name, sizeof name);
+    json_t *ev = task_event(w, "begin");
+    json_object_set_new(ev, "variant", json_string(name));
+    emit(ev);
+}
+
+static void on_result(void *ctx, const fdt_result *r)
+{
+    fdt_result_row row;
+    result_row(r, &row);
+    emit_row(ctx, &row);
+}
+
+/* ---- tasks ---- */
+
+typedef struct task {
+    fdt_problem problem;
+    fdt_timing timing;
+    unsigned seed;
+    int samples;          /* leaders */
+    fdt_variant *variants;/* the names that parse and may run here */
+    size_t count;
+} task;
+
+static int int_field(const json_t *msg, const char *name, long long lo, long long hi,
+                     long long *out, char *err, size_t errlen)
+{
+    const json_t *v = json_object_get(msg, name);
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
+        snprintf(err, errlen, "'%s' must be an integer from %lld to %lld", name, lo, hi);
+        return -1;
+    }
+    *out = json_integer_value(v);
+    return 0;
+}
+
+/* Why the worker refuses a variant by name before compiling anything, or NULL. */
+static const char *refusal(const worker *w, const char *name, fdt_variant *v, char *why,
+                           size_t len)
+{
+    if (fdt_variant_parse(name, v, why, len) != 0)
+        return why;
+    if (fdt_family_test_only(v->family) && !w->opt.test_families) {
+        snprintf(why, len, "%s is a test-only family; this worker was started without "
+                 "--test-families", fdt_family_name(v->family));
+        return why;
+    }
+    return NULL;
+}
+
+/* Reports the names refused as results with status error; keeps the others in t. */
+static int take_variants(const worker *w, const json_t *names, int leader, task *t, char *err,
+                         size_t errlen)
+{
+    if (!json_is_array(names)) {
+        snprintf(err, errlen, "'variants' must be an array of variant names");
+        return -1;
+    }
+    for (size_t i = 0; i < json_array_size(names); i++)
+        if (!json_is_string(json_array_get(names, i))) {
+            snprintf(err, errlen, "'variants' must be an array of variant names; item %zu "
+                     "is not a string", i);
+            return -1;
+        }
+    t->variants = malloc((json_array_size(names) + 1) * sizeof *t->variants);
+    if (!t->variants) {
+        snprintf(err, errlen, "out of memory for %zu variants", json_array_size(names));
+        return -1;
+    }
+    for (size_t i = 0; i < json_array_size(names); i++) {
+        const char *name = json_string_value(json_array_get(names, i));
+        char why[256];
+        if (!refusal(w, name, &t->variants[t->count], why, sizeof why)) {
+            t->count++;
+            continue;
+        }
+        fdt_result_row row = {.leader = leader, .vgprs = -1, .sgprs = -1,
+                              .scratch_bytes = -1, .shared_bytes = -1};
+        fdt_copy_text(row.variant, sizeof row.variant, name);
+        fdt_copy_text(row.status, sizeof row.status, fdt_status_name(FDT_ERROR));
+        fdt_copy_text(row.message, sizeof row.message, why);
+        emit_row(w, &row);
+    }
+    return 0;
+}
+
+static int parse_task(const worker *w, const json_t *msg, int leaders, task *t, char *err,
+                      size_t errlen)
+{
+    long long seed, samples = 0;
+    char why[384];
+    memset(t, 0, sizeof *t);
+    if (fdt_wire_problem_parse(json_object_get(msg, "problem"), &t->problem, why, sizeof why)) {
+        snprintf(err, errlen, "problem: %s", why);
+        return -1;
+    }
+    if (fdt_wire_timing_parse(json_object_get(msg, "timing"), &t->timing, why, sizeof why)) {
+        snprintf(err, errlen, "timing: %s", why);
+        return -1;
+    }
+    if (int_field(msg, "seed", 0, UINT_MAX, &seed, err, errlen) != 0 ||
+        (leaders && int_field(msg, "samples", 1, 100000, &samples, err, errlen) != 0))
+        return -1;
+    t->seed = (unsigned)seed;
+    t->samples = (int)samples;
+    return take_variants(w, json_object_get(msg, "variants"), leaders, t, err, errlen);
+}
+
+/* A device that stopped working cannot be trusted with another variant: the daemon starts
+ * a fresh worker. _exit, because closing a context with a kernel still spinning on it can
+ * block for good. */
+static void give_up_if_lost(const worker *w)
+{
+    if (!w->session.lost_after[0])
+        return;
+    emit_message("fatal", "device lost after %s", w->session.lost_after);
+    _exit(EXIT_DEVICE_LOST);
+}
+
+static void finish_leaders(worker *w, const fdt_session_baseline *base)
+{
+    json_t *ev = task_event(w, "done");
+    json_object_set_new(ev, "copy", fdt_wire_stats_json(&base->copy));
+    json_object_set_new(ev, "copy_gbps", json_real(base->copy_gbps));
+    json_object_set_new(ev, "kernel1", fdt_wire_stats_json(&base->kernel1.stats));
+    json_object_set_new(ev, "kernel1_gbps", json_real(base->kernel1.gbps));
+    emit(ev);
+}
+
+static void run_task(worker *w, const task *t, int leaders)
+{
+    const fdt_session_hooks hooks = {
+        .ctx = w, .code_get = on_code_get, .code_put = on_code_put,
+        .compiled = leaders ? NULL : on_compiled, .begin = on_begin, .result = on_result,
+    };
+    fdt_error err = {0};
+    fdt_session_baseline base;
+    fdt_status s = fdt_session_prepare(&w->session, &t->problem, &t->timing, t->seed, &err);
+    if (s == FDT_OK)
+        s = leaders ? fdt_session_leaders(&w->session, t->variants, t->count, t->samples, &hooks,
+                                          &base, &err)
+                    : fdt_session_measure(&w->session, t->variants, t->count, &hooks, &err);
+    give_up_if_lost(w);
+    if (s != FDT_OK) {
+        json_t *ev = task_event(w, "failed");
+        json_object_set_new(ev, "message", fdt_wire_text(err.msg));
+        emit(ev);
+    } else if (leaders)
+        finish_leaders(w, &base);
+    else
+        emit(task_event(w, "done"));
+}
+
+/* A task that cannot be read fails as a task when its number can be read (the daemon then
+ * moves on), and as a line otherwise. */
+static void on_task(worker *w, const json_t *msg, int leaders)
+{
+    char err[512];
+    long long id;
+    if (int_field(msg, "task", 0, LLONG_MAX, &id, err, sizeof err) != 0) {
+        emit_message("error", "%s", err);
+        return;
+    }
+    w->task = id;
+    task t;
+    if (parse_task(w, msg, leaders, &t, err, sizeof err) != 0) {
+        json_t *ev = task_event(w, "failed");
+        json_object_set_new(ev, "message", fdt_wire_text(err));
+        emit(ev);
+    } else
+        run_task(w, &t, leaders);
+    free(t.variants);
+}
+
+/* ---- stdin ---- */
+
+static void finish(worker *w, int code)
+{
+    w->exit_code = code;
+    uv_read_stop((uv_stream_t *)&w->in);
+    if (!uv_is_closing((uv_handle_t *)&w->in))
+        uv_close((uv_handle_t *)&w->in, NULL);
+}
+
+/* Returns 1 to stop reading (quit). */
+static int on_line(void *ctx, char *line, size_t len)
+{
+    worker *w = ctx;
+    if (strspn(line, " \t\r") == len)
+        return 0;
+    json_error_t jerr;
+    json_t *msg = json_loadb(line, len, 0, &jerr);
+    const char *op = json_string_value(json_object_get(msg, "op"));
+    int stop = 0;
+    if (!json_is_object(msg))
+        emit_message("error", "not a JSON object: %s", msg ? "another JSON value" : jerr.text);
+    else if (!op)
+        emit_message("error", "'op' is missing or not a string");
+    else if (strcmp(op, "measure") == 0 || strcmp(op, "leaders") == 0)
+        on_task(w, msg, op[0] == 'l');
+    else if (strcmp(op, "quit") == 0)
+        stop = 1;
+    else
+        emit_message("error", "unknown op '%.64s' (expected measure, leaders or quit)", op);
+    json_decref(msg);
+    return stop;
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)h, (void)suggested;
+    static char slab[65536];
+    *buf = uv_buf_init(slab, sizeof slab);
+}
+
+static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf)
+{
+    worker *w = stream->data;
+    int rc = 0;
+    if (n == UV_EOF && fdt_jsonl_pending(&w->lines))
+        rc = fdt_jsonl_feed(&w->lines, "\n", 1, on_line, w); /* a last line with no newline */
+    else if (n > 0)
+        rc = fdt_jsonl_feed(&w->lines, buf->base, (size_t)n, on_line, w);
+    if (rc == -1)
+        emit_message("fatal", "a line on stdin is longer than %u bytes", MAX_LINE);
+    else if (rc == -2)
+        emit_message("fatal", "out of memory reading stdin");
+    else if (n < 0 && n != UV_EOF)
+        emit_message("fatal", "cannot read stdin: %s", uv_strerror((int)n));
+    if (rc < 0 || (n < 0 && n != UV_EOF))
+        finish(w, 1);
+    else if (rc == 1 || n == UV_EOF)
+        finish(w, 0);
+}
+
+static int serve(worker *w)
+{
+    uv_loop_t *loop = uv_default_loop();
+    int rc = uv_pipe_init(loop, &w->in, 0);
+    if (rc == 0 && (rc = uv_pipe_open(&w->in, 0)) != 0)
+        uv_close((uv_handle_t *)&w->in, NULL);
+    w->in.data = w;
+    if (rc == 0 && (rc = uv_read_start((uv_stream_t *)&w->in, on_alloc, on_read)) != 0)
+        uv_close((uv_handle_t *)&w->in, NULL);
+    if (rc != 0) {
+        emit_message("fatal", "cannot read tasks from stdin (a pipe is expected): %s",
+                     uv_strerror(rc));
+        w->exit_code = 1;
+    }
+    uv_run(loop, UV_RUN_DEFAULT);
+    uv_loop_close(loop);
+    return w->exit_code;
+}
+
+/* ---- start-up ---- */
+
+static int probe(const char *backend)
+{
+    const fdt_backend_ops *ops;
+    fdt_backend *b;
+    fdt_error err = {0};
+    if (fdt_backend_open(backend, 0, &ops, &b, &err) != FDT_OK) {
+        emit_message("fatal", "%s", err.msg);
+        return 1;
+    }
+    json_t *devices = json_array();
+    for (int d = 1; d <= MAX_DEVICES; d++) {
+        json_array_append_new(devices, fdt_wire_device_json(ops->info(b)));
+        ops->close(b);
+        if (d == MAX_DEVICES || ops->open(d, &b, &err) != FDT_OK)
+            break;
+    }
+    emit(json_pack("{s:s, s:s, s:o}", "ev", "devices", "backend", ops->name, "devices",
+                   devices));
+    return 0;
+}
+
+static void open_cache(worker *w)
+{
+    char why[512];
+    w->cache = fdt_store_open_readonly(w->opt.db, why, sizeof why);
+    if (!w->cache)
+        emit_message("log", "code cache disabled: %s", why);
+}
+
+/* A worker must not outlive its daemon: one left measuring after `kill -9 fdtuned` would
+ * share the device with the next daemon's worker and skew its timings. */
+static void die_with_parent(void)
+{
+    const pid_t parent = getppid();
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+        emit_message("log", "cannot tie the worker to its daemon: %s", strerror(errno));
+    else if (getppid() != parent)
+        _exit(1); /* the daemon died before the call: no signal will come */
+}
+
+static int run_worker(worker *w)
+{
+    die_with_parent();
+    if (w->opt.has_nice && setpriority(PRIO_PROCESS, 0, w->opt.nice) != 0)
+        emit_message("log", "cannot set nice %d: %s", w->opt.nice, strerror(errno));
+    fdt_error err = {0};
+    if (fdt_session_open(&w->session, w->opt.backend, w->opt.device, w->opt.compile_threads,
+                         &err) != FDT_OK) {
+        emit_message("fatal", "%s", err.msg);
+        return 1;
+    }
+    emit(json_pack("{s:s, s:s, s:o}", "ev", "hello", "backend", w->session.ops->name, "device",
+                   fdt_wire_device_json(w->session.device)));
+    if (w->opt.db)
+        open_cache(w);
+    heartbeat hb;
+    int code;
+    fdt_jsonl_init(&w->lines, MAX_LINE);
+    if (heartbeat_start(&hb, w->opt.heartbeat_ms) != 0) {
+        emit_message("fatal", "cannot start the heartbeat thread");
+        code = 1;
+    } else {
+        code = serve(w);
+        heartbeat_stop(&hb);
+    }
+    fdt_jsonl_free(&w->lines);
+    if (w->cache)
+        fdt_store_close(w->cache);
+    fdt_session_close(&w->session);
+    return code;
+}
+
+static int parse_int(const char *text, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    const long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* The options with a whole-number value, and their ranges. */
+static int *number_option(options *o, const char *name, int *lo, int *hi)
+{
+    if (strcmp(name, "--device") == 0)
+        return *lo = 0, *hi = 1023, &o->device;
+    if (strcmp(name, "--heartbeat-ms") == 0)
+        return *lo = 10, *hi = 3600000, &o->heartbeat_ms;
+    if (strcmp(name, "--compile-threads") == 0)
+        return *lo = 0, *hi = 256, &o->compile_threads;
+    if (strcmp(name, "--nice") == 0)
+        return o->has_nice = 1, *lo = -20, *hi = 19, &o->nice;
+    return NULL;
+}
+
+/* 0, or -1 with the reason in why. */
+static int parse_options(int argc, char **argv, options *o, char *why, size_t len)
+{
+    *o = (options){.backend = "auto", .device = -1, .heartbeat_ms = 1000};
+    for (int i = 1; i < argc; i++) {
+        const char *name = argv[i];
+        if (strcmp(name, "--probe") == 0) {
+            o->probe = 1;
+            continue;
+        }
+        if (strcmp(name, "--test-families") == 0) {
+            o->test_families = 1;
+            continue;
+        }
+        const char *value = i + 1 < argc ? argv[++i] : NULL;
+        int lo = 0, hi = 0, *number = number_option(o, name, &lo, &hi);
+        if (value && strcmp(name, "--backend") == 0)
+            o->backend = value;
+        else if (value && strcmp(name, "--db") == 0)
+            o->db = value;
+        else if (!value || !number) {
+            snprintf(why, len, "unknown option or missing value: '%s'", name);
+            return -1;
+        } else if (parse_int(value, lo, hi, number) != 0) {
+            snprintf(why, len, "%s must be a whole number from %d to %d, not '%s'", name, lo,
+                     hi, value);
+            return -1;
+        }
+    }
+    if (strcmp(o->backend, "auto") != 0 && !fdt_backend_find(o->backend)) {
+        snprintf(why, len, "--backend must be auto, hip, cuda or cpu, not '%s'", o->backend);
+        return -1;
+    }
+    if (!o->probe && o->device < 0) {
+        snprintf(why, len, "--device is required");
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (uv_mutex_init(&out_lock) != 0)
+        return 1;
+    worker w = {0};
+    char why[256];
+    int code;
+    if (parse_options(argc, argv, &w.opt, why, sizeof why) != 0) {
+        fprintf(stderr, "fdtune-worker: %s\n%s\n", why, usage);
+        emit_message("fatal", "%s", why);
+        code = EXIT_USAGE;
+    } else
+        code = w.opt.probe ? probe(w.opt.backend) : run_worker(&w);
+    uv_mutex_destroy(&out_lock);
+    return code;
+}
