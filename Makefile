@@ -43,7 +43,7 @@ CORE_OBJS := $(BACKENDS:%=$(BUILD)/tuner/backends/%.o) $(ENGINE:%=$(BUILD)/tuner
              $(BUILD)/kernel_sources.o $(BUILD)/db/store.o $(SQL:%=$(BUILD)/db/%_sql.o) \
              $(BUILD)/config/config.o $(BUILD)/config/paths.o
 # The daemon's parts; its main is tuner/daemon/fdtuned.c.
-DAEMON := server ops export query scheduler supervisor
+DAEMON := log server ops export query scheduler supervisor
 DAEMON_OBJS := $(DAEMON:%=$(BUILD)/tuner/daemon/%.o)
 # libfdtune: the client library solvers link.
 LIB_OBJS := $(BUILD)/cli/client.o $(BUILD)/config/paths.o

@@ -40,16 +40,10 @@ typedef struct fdt_daemon {
     fdt_server *server;
     fdt_scheduler *scheduler;
     fdt_query_cache *query_cache; /* the best rows, answered from memory */
+    /* Begins a clean stop once the current callback has returned, so that a request that
+     * stops the daemon gets its answer first. Set by the main, which owns the stop; the
+     * parts ask through this rather than reach back into it. */
+    void (*stop_soon)(struct fdt_daemon *d, const char *why);
 } fdt_daemon;
-
-/* Begins a clean stop (SIGTERM, SIGINT, the shutdown op): the server stops listening, the
- * workers are stopped, jobs left running go back to the queue. */
-void fdt_daemon_stop(fdt_daemon *d, const char *why);
-/* The same, once the current callback has returned: a request that stops the daemon gets
- * its answer first. */
-void fdt_daemon_stop_soon(fdt_daemon *d, const char *why);
-
-/* One line on stderr (the journal under systemd): "fdtuned: ...". */
-void fdt_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -4,13 +4,13 @@
 #include <getopt.h>
 #include <grp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "daemon/daemon.h"
+#include "daemon/log.h"
 #include "daemon/query.h"
 #include "daemon/scheduler.h"
 #include "daemon/server.h"
@@ -23,17 +23,9 @@ static uv_signal_t sig_term, sig_int, sig_hup;
 static uv_timer_t stop_timer; /* a stop asked for by a request waits for its answer */
 static const char *stop_reason;
 
-void fdt_log(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("fdtuned: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-void fdt_daemon_stop(fdt_daemon *d, const char *why)
+/* Begins a clean stop (SIGTERM, SIGINT, the shutdown op): the server stops listening, the
+ * workers are stopped, jobs left running go back to the queue. */
+static void stop(fdt_daemon *d, const char *why)
 {
     if (d->stopping)
         return;
@@ -49,10 +41,10 @@ void fdt_daemon_stop(fdt_daemon *d, const char *why)
 
 static void on_stop_timer(uv_timer_t *t)
 {
-    fdt_daemon_stop(t->data, stop_reason);
+    stop(t->data, stop_reason);
 }
 
-void fdt_daemon_stop_soon(fdt_daemon *d, const char *why)
+static void stop_soon(fdt_daemon *d, const char *why)
 {
     stop_timer.data = d;
     stop_reason = why;
@@ -190,7 +182,7 @@ static void on_signal(uv_signal_t *h, int signum)
     if (signum == SIGHUP)
         reload(d);
     else
-        fdt_daemon_stop(d, signum == SIGTERM ? "SIGTERM" : "SIGINT");
+        stop(d, signum == SIGTERM ? "SIGTERM" : "SIGINT");
 }
 
 static void watch_signals_and_stop_requests(fdt_daemon *d)
@@ -263,6 +255,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     d.loop = uv_default_loop();
     d.start_ns = uv_hrtime();
+    d.stop_soon = stop_soon;
     const int rc = start(&d) == 0 ? 0 : 1;
     if (rc == 0)
         uv_run(d.loop, UV_RUN_DEFAULT);

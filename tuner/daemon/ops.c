@@ -546,7 +546,7 @@ static int op_cancel(op_ctx *c)
 
 static int op_shutdown(op_ctx *c)
 {
-    fdt_daemon_stop_soon(c->d, "asked to shut down");
+    c->d->stop_soon(c->d, "asked to shut down");
     return 0;
 }
 

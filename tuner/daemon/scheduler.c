@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "daemon/log.h"
 #include "daemon/query.h"
 #include "daemon/supervisor.h"
 #include "engine/base64.h"

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "daemon/log.h"
 #include "daemon/ops.h"
 #include "engine/jsonl.h"
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/log.h"
 #include "engine/wire.h"
 
 #define WORKER_HANDLES 5 /* process, stdin pipe, stdout pipe, heartbeat timer, deadline timer */
