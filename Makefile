@@ -38,7 +38,7 @@ SQL := schema migrate_2
 # What every program shares: the backends, the tuning engine (tuner/engine/, the worker's
 # main aside), the store and the settings.
 BACKENDS := backend hip cuda cpu amdgpu_codeobj
-ENGINE := variant measure runner compile_pool session bench wire jsonl base64
+ENGINE := variant measure runner compile_pool session bench hashes wire jsonl base64
 CORE_OBJS := $(BACKENDS:%=$(BUILD)/tuner/backends/%.o) $(ENGINE:%=$(BUILD)/tuner/engine/%.o) \
              $(BUILD)/kernel_sources.o $(BUILD)/db/store.o $(SQL:%=$(BUILD)/db/%_sql.o) \
              $(BUILD)/config/config.o $(BUILD)/config/paths.o

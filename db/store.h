@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "backends/backend.h"
+#include "engine/result_row.h"
 #include "engine/variant.h"
 
 /* The schema version this build writes; older files are migrated on open, newer ones are
@@ -57,18 +58,6 @@ typedef struct fdt_job {
     int64_t created, started, finished; /* unix seconds; 0: not yet */
 } fdt_job;
 
-/* One measured variant, as the worker reported it. */
-typedef struct fdt_result_row {
-    int64_t job_id;
-    char variant[FDT_VARIANT_NAME_MAX];
-    char status[16];          /* ok wrong compile_error launch_error crashed timeout unsupported error */
-    int leader;               /* 1: from the leaders' second, longer measurement */
-    double median_ms, min_ms, q1_ms, q3_ms, gbps, compile_ms;
-    int samples, reps;
-    int vgprs, sgprs, scratch_bytes, shared_bytes;
-    char message[256];
-} fdt_result_row;
-
 /* The best configuration of one problem on one device. */
 typedef struct fdt_best {
     int64_t device_id;
@@ -94,9 +83,6 @@ fdt_store *fdt_store_open_readonly(const char *path, char *err, size_t errlen);
 void fdt_store_close(fdt_store *s);
 /* The last SQLite error, for messages. */
 const char *fdt_store_error(fdt_store *s);
-
-/* The fingerprint of a device: stable over runs, different when any field differs. */
-void fdt_device_fingerprint(const fdt_device_info *d, char out[20]);
 
 /* Inserts the device or refreshes its last-seen time; *id is its row. 0 or -1. */
 int fdt_store_device_upsert(fdt_store *s, const fdt_device_info *d, int64_t *id);
@@ -152,13 +138,5 @@ int fdt_store_results_each(fdt_store *s,
 /* Code cache. key: fdt_code_key's text. get: 1 found (*code malloc'd), 0 missing, -1 error. */
 int fdt_store_code_get(fdt_store *s, const char *key, fdt_code *code);
 int fdt_store_code_put(fdt_store *s, const char *key, const void *data, size_t size);
-
-/* The code cache's key of one compile: a hash of the source, the defines, the arch and the
- * compiler version, as 32 hex digits. */
-void fdt_code_key(const char *source, const char *const *defines, size_t ndefines,
-                  const char *arch, const char *compiler_version, char out[33]);
-
-/* The kernel sources' version: a hash over every family's source, as 16 hex digits. */
-const char *fdt_kernels_version(void);
 
 #endif

@@ -16,6 +16,7 @@
 
 #include <sqlite3.h>
 
+#include "engine/hashes.h"
 #include "store.h"
 
 #define assert_near(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (tol))

@@ -14,6 +14,7 @@
 #include "daemon/export.h"
 #include "daemon/query.h"
 #include "daemon/scheduler.h"
+#include "engine/hashes.h"
 #include "engine/wire.h"
 
 #define MAX_BATCH 10000

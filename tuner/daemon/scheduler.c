@@ -14,6 +14,7 @@
 #include "daemon/query.h"
 #include "daemon/supervisor.h"
 #include "engine/base64.h"
+#include "engine/hashes.h"
 #include "engine/wire.h"
 
 /* Variants sent to a worker at once: enough to keep its compile pool busy, few enough that

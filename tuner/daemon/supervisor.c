@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "daemon/log.h"
+#include "engine/hashes.h"
 #include "engine/wire.h"
 
 #define WORKER_HANDLES 5 /* process, stdin pipe, stdout pipe, heartbeat timer, deadline timer */

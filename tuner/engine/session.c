@@ -8,7 +8,7 @@
 #include <uv.h>
 
 #include "engine/compile_pool.h"
-#include "store.h"
+#include "engine/hashes.h"
 
 static double elapsed_ms(uint64_t since)
 {

@@ -20,6 +20,7 @@
 
 #include "engine/base64.h"
 #include "engine/jsonl.h"
+#include "engine/result_row.h"
 #include "engine/session.h"
 #include "engine/wire.h"
 #include "store.h"

@@ -1,0 +1,22 @@
+/* hashes.h - the hashes that tell results and code objects apart: a device's fingerprint,
+ * a compile's code key and the kernel sources' version. The engine computes them (the
+ * session asks its code cache by code key); the store keys its rows by them. */
+#ifndef FDT_HASHES_H
+#define FDT_HASHES_H
+
+#include <stddef.h>
+
+#include "backends/backend.h"
+
+/* The fingerprint of a device: stable over runs, different when any field differs. */
+void fdt_device_fingerprint(const fdt_device_info *d, char out[20]);
+
+/* The code cache's key of one compile: a hash of the source, the defines, the arch and the
+ * compiler version, as 32 hex digits. */
+void fdt_code_key(const char *source, const char *const *defines, size_t ndefines,
+                  const char *arch, const char *compiler_version, char out[33]);
+
+/* The kernel sources' version: a hash over every family's source, as 16 hex digits. */
+const char *fdt_kernels_version(void);
+
+#endif

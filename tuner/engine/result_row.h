@@ -1,0 +1,22 @@
+/* result_row.h - one measured variant as it leaves the engine: what fdtune-worker reports
+ * over its pipe (engine/wire.h), the scheduler stores (db/store.h) and export writes. Text
+ * and numbers only, so that it crosses a pipe and a table row unchanged. */
+#ifndef FDT_RESULT_ROW_H
+#define FDT_RESULT_ROW_H
+
+#include <stdint.h>
+
+#include "engine/variant.h"
+
+typedef struct fdt_result_row {
+    int64_t job_id;
+    char variant[FDT_VARIANT_NAME_MAX];
+    char status[16];          /* ok wrong compile_error launch_error crashed timeout unsupported error */
+    int leader;               /* 1: from the leaders' second, longer measurement */
+    double median_ms, min_ms, q1_ms, q3_ms, gbps, compile_ms;
+    int samples, reps;
+    int vgprs, sgprs, scratch_bytes, shared_bytes;
+    char message[256];
+} fdt_result_row;
+
+#endif
