@@ -45,7 +45,7 @@ start_daemon() {
     rm -rf "$DAEMON_DIR"
     mkdir -p "$DAEMON_DIR"
     export FDTUNE_SOCKET=$DAEMON_DIR/fdtuned.sock
-    build-static/fdtuned --socket "$FDTUNE_SOCKET" --db "$DAEMON_DIR/fdtuned.db" --backend cuda \
+    build-static/fdtuned --socket "$FDTUNE_SOCKET" --db "${STORE:-$DAEMON_DIR/fdtuned.db}" --backend cuda \
         "$@" 2>"$OUT/$name.log" &
     DAEMON_PID=$!
     until "$FDTUNE" status >/dev/null 2>&1; do sleep 0.2; done
@@ -84,7 +84,35 @@ build_ceiling() {
     /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -o /tmp/fdt-ceiling bench/ceiling.cu || exit 1
 }
 
+# The recorded spaces that fdtune replay reads: exhaustive tunes through fdtuned of the
+# shapes in SHAPES ("NXxNYxNZ ..."), on the store $STORE, which the caller carries from one
+# call to the next; tunes stop being started after $SPACE_BUDGET_S seconds so the call ends
+# within the device tool's limit. Then every result row as CSV, and the store without its
+# code cache (compiled code, megabytes) back to $OUT for the next call.
+spaces() {
+    start_daemon spaces
+    run spaces "$FDTUNE" devices
+    local start=$SECONDS
+    for shape in $SHAPES; do
+        if [ $((SECONDS - start)) -gt "${SPACE_BUDGET_S:-380}" ]; then
+            echo "not started (time): $shape" | tee -a "$OUT/spaces.txt"
+            continue
+        fi
+        run spaces "$FDTUNE" tune ${shape//x/ } ${TUNE_FLAGS:-} --wait
+    done
+    run spaces "$FDTUNE" export --what best --format csv
+    "$FDTUNE" export --what results --format csv -o "$OUT/space_results.csv"
+    stop_daemon spaces
+    python3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("DELETE FROM code_cache"); db.commit()
+db.execute("VACUUM INTO ?", (sys.argv[2],))' "$STORE" "$OUT/store.db"
+}
+
 case "${1:-}" in
+spaces)
+    spaces
+    ;;
 daemon)
     daemon
     ;;
@@ -169,7 +197,7 @@ profile)
     done
     ;;
 *)
-    echo "usage: bench/h100.sh smoke|shapes|final|memcheck|ceiling|persist|cache|cache_shapes|profile|daemon|daemon_persist" >&2
+    echo "usage: bench/h100.sh spaces|smoke|shapes|final|memcheck|ceiling|persist|cache|cache_shapes|profile|daemon|daemon_persist" >&2
     exit 2
     ;;
 esac
