@@ -35,12 +35,13 @@ endif
 KERNELS := naive tiled zmarch zvec smem broken hazard compare persist
 # The store's schema (version 1) and its migrations, in order.
 SQL := schema migrate_2
+STORE := store store_devices store_jobs store_results store_code
 # What every program shares: the backends, the tuning engine (tuner/engine/, the worker's
 # main aside), the store and the settings.
 BACKENDS := backend hip cuda cpu amdgpu_codeobj
 ENGINE := variant measure runner compile_pool session bench hashes wire jsonl base64
 CORE_OBJS := $(BACKENDS:%=$(BUILD)/tuner/backends/%.o) $(ENGINE:%=$(BUILD)/tuner/engine/%.o) \
-             $(BUILD)/kernel_sources.o $(BUILD)/db/store.o $(SQL:%=$(BUILD)/db/%_sql.o) \
+             $(BUILD)/kernel_sources.o $(STORE:%=$(BUILD)/db/%.o) $(SQL:%=$(BUILD)/db/%_sql.o) \
              $(BUILD)/config/config.o $(BUILD)/config/paths.o
 # The daemon's parts; its main is tuner/daemon/fdtuned.c.
 DAEMON := log server ops export query scheduler supervisor

@@ -1,7 +1,8 @@
-/* store.c - the SQLite store behind store.h: opening, checking and migrating the file, the
- * statements (all prepared once, at open), and the rows of devices, jobs, results, best and
- * the code cache. */
-#include "store.h"
+/* store.c - the SQLite store behind store.h: opening, checking and migrating the file,
+ * every statement's text (all prepared once, at open), errors, and the helpers the other
+ * store_*.c files bind, read and run statements with (store_int.h). The rows themselves are
+ * theirs: devices, jobs, results and best, the code cache. */
+#include "store_int.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -10,10 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#include <sqlite3.h>
-
-#include "engine/hashes.h"
 
 /* Generated from db/schema.sql and db/migrate_N.sql by the Makefile. */
 extern const char fdt_schema_sql[], fdt_migrate_2_sql[];
@@ -30,7 +27,7 @@ _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
 /* ---- statements ---- */
 
 /* Column lists shared by the statements that write a row and those that read it back; the
- * binders and readers below walk them in this order. */
+ * binders and readers in store_*.c walk them in this order. */
 #define KEY_COLUMNS "stencil, radius, precision, nx, ny, nz, cache"
 #define DEVICE_COLUMNS                                                                     \
     "backend, vendor, name, arch, compute_units, memory_bytes, l2_bytes, driver_version, " \
@@ -46,31 +43,6 @@ _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
     "device_id, " KEY_COLUMNS ", variant, gbps, median_ms, copy_gbps, kernel1_gbps, "     \
     "kernels, job_id, updated"
 #define SELECT_JOB "SELECT id, " JOB_COLUMNS " FROM jobs "
-
-/* Reads come first: a read-only store prepares only those. */
-enum {
-    ST_DEVICES,
-    ST_JOB_GET,
-    ST_JOB_FIND_ACTIVE,
-    ST_JOB_NEXT,
-    ST_JOBS,
-    ST_JOB_COUNTS,
-    ST_JOB_MEASURED,
-    ST_JOB_LEADERS,
-    ST_JOB_RESULTS,
-    ST_RESULTS_ALL,
-    ST_BEST_ALL,
-    ST_CODE_GET,
-    ST_FIRST_WRITE,
-    ST_DEVICE_UPSERT = ST_FIRST_WRITE,
-    ST_JOB_CREATE,
-    ST_JOB_UPDATE,
-    ST_JOBS_REQUEUE,
-    ST_RESULT_ADD,
-    ST_BEST_PUT,
-    ST_CODE_PUT,
-    ST_COUNT
-};
 
 static const char *const statements[ST_COUNT] = {
     [ST_DEVICES] = "SELECT id, fingerprint, " DEVICE_COLUMNS " FROM devices ORDER BY id",
@@ -139,41 +111,14 @@ static const char *const statements[ST_COUNT] = {
         "ON CONFLICT (key) DO UPDATE SET code = excluded.code, created = excluded.created",
 };
 
-struct fdt_store {
-    sqlite3 *db;
-    int readonly;
-    sqlite3_stmt *st[ST_COUNT]; /* NULL for the writes of a read-only store */
-    char err[512];
-};
-
-/* A step result meaning "failed, and s->err says why already"; SQLite's codes are >= 0. */
-#define REPORTED (-1)
-
-static const char *const job_states[] = {"queued", "running", "done", "failed", "cancelled"};
-
-const char *fdt_job_state_name(fdt_job_state s)
-{
-    return (unsigned)s < sizeof job_states / sizeof job_states[0] ? job_states[s] : "unknown";
-}
-
-int fdt_job_state_parse(const char *name, fdt_job_state *out)
-{
-    for (size_t i = 0; i < sizeof job_states / sizeof job_states[0]; i++)
-        if (strcmp(name, job_states[i]) == 0) {
-            *out = (fdt_job_state)i;
-            return 0;
-        }
-    return -1;
-}
-
-static int64_t now(void)
+int64_t store_now(void)
 {
     return (int64_t)time(NULL);
 }
 
 /* ---- errors ---- */
 
-__attribute__((format(printf, 2, 3))) static int store_fail(fdt_store *s, const char *fmt, ...)
+int store_fail(fdt_store *s, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -194,37 +139,28 @@ const char *fdt_store_error(fdt_store *s)
 
 /* ---- binding parameters and reading columns, in the order of the column lists ---- */
 
-typedef struct binder {
-    sqlite3_stmt *st;
-    int next; /* the last parameter bound */
-    int rc;   /* the first failure */
-} binder;
-
 static void bound(binder *b, int rc)
 {
     if (b->rc == SQLITE_OK)
         b->rc = rc;
 }
 
-static void bind_int(binder *b, int64_t v)
+void bind_int(binder *b, int64_t v)
 {
     bound(b, sqlite3_bind_int64(b->st, ++b->next, v));
 }
 
-/* NaN is stored as NULL (SQLite has no NaN) and read back as NaN. */
-static void bind_real(binder *b, double v)
+void bind_real(binder *b, double v)
 {
     bound(b, sqlite3_bind_double(b->st, ++b->next, v));
 }
 
-static void bind_null(binder *b)
+void bind_null(binder *b)
 {
     bound(b, sqlite3_bind_null(b->st, ++b->next));
 }
 
-/* Text of at most cap bytes (the size of a struct's field, which may lack its NUL); NULL
- * binds NULL. The text must live until the statement is reset. */
-static void bind_text(binder *b, const char *text, size_t cap)
+void bind_text(binder *b, const char *text, size_t cap)
 {
     if (!text) {
         bind_null(b);
@@ -235,20 +171,19 @@ static void bind_text(binder *b, const char *text, size_t cap)
                                  SQLITE_UTF8));
 }
 
-static void bind_blob(binder *b, const void *data, size_t size)
+void bind_blob(binder *b, const void *data, size_t size)
 {
     ++b->next;
     bound(b, size ? sqlite3_bind_blob64(b->st, b->next, data, size, SQLITE_STATIC)
                   : sqlite3_bind_zeroblob(b->st, b->next, 0));
 }
 
-/* A count for LIMIT, which SQLite takes as a signed 64-bit value. */
-static void bind_limit(binder *b, size_t n)
+void bind_limit(binder *b, size_t n)
 {
     bind_int(b, n > (size_t)INT64_MAX ? INT64_MAX : (int64_t)n);
 }
 
-static void bind_key(binder *b, const fdt_key *k)
+void bind_key(binder *b, const fdt_key *k)
 {
     bind_text(b, k->stencil, sizeof k->stencil);
     bind_int(b, k->problem.radius);
@@ -259,29 +194,24 @@ static void bind_key(binder *b, const fdt_key *k)
     bind_text(b, fdt_cache_mode_name(k->problem.cache), SIZE_MAX);
 }
 
-typedef struct reader {
-    sqlite3_stmt *st;
-    int next;
-} reader;
-
-static int64_t col_int(reader *r)
+int64_t col_int(reader *r)
 {
     return sqlite3_column_int64(r->st, r->next++);
 }
 
-static double col_real(reader *r)
+double col_real(reader *r)
 {
     const int i = r->next++;
     return sqlite3_column_type(r->st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(r->st, i);
 }
 
-static void col_text(reader *r, char *dst, size_t cap)
+void col_text(reader *r, char *dst, size_t cap)
 {
     const unsigned char *text = sqlite3_column_text(r->st, r->next++);
     fdt_copy_text(dst, cap, text ? (const char *)text : "");
 }
 
-static int col_key(fdt_store *s, reader *r, fdt_key *k)
+int col_key(fdt_store *s, reader *r, fdt_key *k)
 {
     char precision[16], cache[16];
     col_text(r, k->stencil, sizeof k->stencil);
@@ -300,21 +230,18 @@ static int col_key(fdt_store *s, reader *r, fdt_key *k)
 
 /* ---- running statements ---- */
 
-/* Begins a use of a prepared statement; a write on a read-only store fails here. */
-static int start(fdt_store *s, int which, binder *b)
+int stmt_start(fdt_store *s, int which, binder *b)
 {
     *b = (binder){.st = s->st[which]};
     return b->st ? 0 : store_fail(s, "the store is open read-only");
 }
 
-static int step(binder *b)
+int stmt_step(binder *b)
 {
     return b->rc == SQLITE_OK ? sqlite3_step(b->st) : b->rc;
 }
 
-/* Ends a use: 0 when the last step was SQLITE_DONE, else -1 with the reason in s->err.
- * Bindings are cleared so that no pointer into the caller's memory outlives the call. */
-static int finish(fdt_store *s, sqlite3_stmt *st, int rc)
+int stmt_finish(fdt_store *s, sqlite3_stmt *st, int rc)
 {
     const int result = rc == SQLITE_DONE ? 0 : rc == REPORTED ? -1 : sql_fail(s);
     sqlite3_reset(st);
@@ -322,32 +249,27 @@ static int finish(fdt_store *s, sqlite3_stmt *st, int rc)
     return result;
 }
 
-static int run(fdt_store *s, binder *b)
+int stmt_run(fdt_store *s, binder *b)
 {
-    return finish(s, b->st, step(b));
+    return stmt_finish(s, b->st, stmt_step(b));
 }
 
-typedef int (*row_reader)(fdt_store *s, sqlite3_stmt *st, void *out);
-
-/* The first row, if any, into out: 1, 0 or -1. */
-static int fetch_one(fdt_store *s, binder *b, row_reader read, void *out)
+int stmt_fetch_one(fdt_store *s, binder *b, row_reader read, void *out)
 {
-    int rc = step(b);
+    int rc = stmt_step(b);
     const int found = rc == SQLITE_ROW;
     if (found)
         rc = read(s, b->st, out) == 0 ? SQLITE_DONE : REPORTED;
-    return finish(s, b->st, rc) == 0 ? found : -1;
+    return stmt_finish(s, b->st, rc) == 0 ? found : -1;
 }
 
-/* Every row into a malloc'd array of items of size bytes. On failure release (when given)
- * frees what the rows read so far own, and the array. */
-static int fetch_all(fdt_store *s, binder *b, size_t size, row_reader read,
-                     void (*release)(void *items, size_t n), void **out, size_t *count)
+int stmt_fetch_all(fdt_store *s, binder *b, size_t size, row_reader read,
+                   void (*release)(void *items, size_t n), void **out, size_t *count)
 {
     char *items = NULL;
     size_t n = 0, cap = 0;
     int rc;
-    for (rc = step(b); rc == SQLITE_ROW; rc = sqlite3_step(b->st)) {
+    for (rc = stmt_step(b); rc == SQLITE_ROW; rc = sqlite3_step(b->st)) {
         if (n == cap) {
             const size_t more = cap ? 2 * cap : 16;
             char *grown = reallocarray(items, more, size);
@@ -364,7 +286,7 @@ static int fetch_all(fdt_store *s, binder *b, size_t size, row_reader read,
         }
         n++;
     }
-    if (finish(s, b->st, rc) != 0) {
+    if (stmt_finish(s, b->st, rc) != 0) {
         if (release)
             release(items, n);
         else
@@ -559,490 +481,4 @@ void fdt_store_close(fdt_store *s)
         sqlite3_finalize(s->st[i]);
     sqlite3_close_v2(s->db);
     free(s);
-}
-
-/* ---- devices ---- */
-
-int fdt_store_device_upsert(fdt_store *s, const fdt_device_info *d, int64_t *id)
-{
-    binder b;
-    char fingerprint[20];
-    const int64_t seen = now();
-    if (start(s, ST_DEVICE_UPSERT, &b) != 0)
-        return -1;
-    fdt_device_fingerprint(d, fingerprint);
-    bind_text(&b, fingerprint, sizeof fingerprint);
-    bind_text(&b, d->backend, sizeof d->backend);
-    bind_text(&b, d->vendor, sizeof d->vendor);
-    bind_text(&b, d->name, sizeof d->name);
-    bind_text(&b, d->arch, sizeof d->arch);
-    bind_int(&b, d->compute_units);
-    bind_int(&b, (int64_t)d->memory_bytes);
-    bind_int(&b, (int64_t)d->l2_bytes);
-    bind_text(&b, d->driver_version, sizeof d->driver_version);
-    bind_text(&b, d->compiler_version, sizeof d->compiler_version);
-    bind_int(&b, d->warp_size);
-    bind_int(&b, d->max_threads_per_block);
-    bind_int(&b, d->max_shared_per_block);
-    for (int i = 0; i < 3; i++)
-        bind_int(&b, d->max_grid[i]);
-    bind_int(&b, d->block_barriers);
-    bind_int(&b, seen);
-    bind_int(&b, seen);
-    int rc = step(&b);
-    if (rc == SQLITE_ROW) {
-        *id = sqlite3_column_int64(b.st, 0);
-        rc = sqlite3_step(b.st);
-    }
-    return finish(s, b.st, rc);
-}
-
-static int read_device(fdt_store *s, sqlite3_stmt *st, void *out)
-{
-    fdt_device_row *row = out;
-    fdt_device_info *d = &row->info;
-    reader r = {st, 0};
-    (void)s;
-    memset(row, 0, sizeof *row);
-    row->id = col_int(&r);
-    col_text(&r, row->fingerprint, sizeof row->fingerprint);
-    col_text(&r, d->backend, sizeof d->backend);
-    col_text(&r, d->vendor, sizeof d->vendor);
-    col_text(&r, d->name, sizeof d->name);
-    col_text(&r, d->arch, sizeof d->arch);
-    d->compute_units = col_int(&r);
-    d->memory_bytes = (uint64_t)col_int(&r);
-    d->l2_bytes = (uint64_t)col_int(&r);
-    col_text(&r, d->driver_version, sizeof d->driver_version);
-    col_text(&r, d->compiler_version, sizeof d->compiler_version);
-    d->warp_size = col_int(&r);
-    d->max_threads_per_block = col_int(&r);
-    d->max_shared_per_block = col_int(&r);
-    for (int i = 0; i < 3; i++)
-        d->max_grid[i] = (unsigned)col_int(&r);
-    d->block_barriers = col_int(&r);
-    return 0;
-}
-
-int fdt_store_devices(fdt_store *s, fdt_device_row **out, size_t *count)
-{
-    binder b;
-    void *rows;
-    if (start(s, ST_DEVICES, &b) != 0 ||
-        fetch_all(s, &b, sizeof **out, read_device, NULL, &rows, count) != 0)
-        return -1;
-    *out = rows;
-    return 0;
-}
-
-/* ---- jobs ---- */
-
-static int read_job(fdt_store *s, sqlite3_stmt *st, void *out)
-{
-    fdt_job *j = out;
-    reader r = {st, 0};
-    char state[16];
-    memset(j, 0, sizeof *j);
-    j->id = col_int(&r);
-    col_text(&r, state, sizeof state);
-    j->device_index = col_int(&r);
-    if (col_key(s, &r, &j->key) != 0)
-        return -1;
-    col_text(&r, j->family, sizeof j->family);
-    j->subset = col_int(&r);
-    j->total = col_int(&r);
-    j->done = col_int(&r);
-    j->ok = col_int(&r);
-    j->failed = col_int(&r);
-    col_text(&r, j->phase, sizeof j->phase);
-    col_text(&r, j->best_variant, sizeof j->best_variant);
-    j->best_gbps = col_real(&r);
-    col_text(&r, j->error, sizeof j->error);
-    j->created = col_int(&r);
-    j->started = col_int(&r);
-    j->finished = col_int(&r);
-    if (fdt_job_state_parse(state, &j->state) != 0)
-        return store_fail(s, "job %" PRId64 " has an unknown state '%s'", j->id, state);
-    return 0;
-}
-
-/* The columns a job's progress changes, in the order JOB_COLUMNS and ST_JOB_UPDATE name
- * them: total .. error. */
-static void bind_job_progress(binder *b, const fdt_job *job)
-{
-    bind_int(b, job->total);
-    bind_int(b, job->done);
-    bind_int(b, job->ok);
-    bind_int(b, job->failed);
-    bind_text(b, job->phase, sizeof job->phase);
-    bind_text(b, job->best_variant, sizeof job->best_variant);
-    bind_real(b, job->best_gbps);
-    bind_text(b, job->error, sizeof job->error);
-}
-
-int fdt_store_job_create(fdt_store *s, fdt_job *job)
-{
-    binder b;
-    if (start(s, ST_JOB_CREATE, &b) != 0)
-        return -1;
-    const int64_t created = now();
-    bind_text(&b, fdt_job_state_name(FDT_JOB_QUEUED), SIZE_MAX);
-    bind_int(&b, job->device_index);
-    bind_key(&b, &job->key);
-    bind_text(&b, job->family, sizeof job->family);
-    bind_int(&b, job->subset);
-    bind_job_progress(&b, job);
-    bind_int(&b, created);
-    bind_int(&b, job->started);
-    bind_int(&b, job->finished);
-    if (run(s, &b) != 0)
-        return -1;
-    job->id = sqlite3_last_insert_rowid(s->db);
-    job->state = FDT_JOB_QUEUED;
-    job->created = created;
-    return 0;
-}
-
-int fdt_store_job_get(fdt_store *s, int64_t id, fdt_job *out)
-{
-    binder b;
-    if (start(s, ST_JOB_GET, &b) != 0)
-        return -1;
-    bind_int(&b, id);
-    return fetch_one(s, &b, read_job, out);
-}
-
-int fdt_store_job_find_active(fdt_store *s, const fdt_job *like, fdt_job *out)
-{
-    binder b;
-    if (start(s, ST_JOB_FIND_ACTIVE, &b) != 0)
-        return -1;
-    bind_int(&b, like->device_index);
-    bind_key(&b, &like->key);
-    bind_text(&b, like->family, sizeof like->family);
-    bind_int(&b, like->subset);
-    return fetch_one(s, &b, read_job, out);
-}
-
-int fdt_store_job_update(fdt_store *s, const fdt_job *job)
-{
-    binder b;
-    if (start(s, ST_JOB_UPDATE, &b) != 0)
-        return -1;
-    bind_text(&b, fdt_job_state_name(job->state), SIZE_MAX);
-    bind_job_progress(&b, job);
-    bind_int(&b, job->started);
-    bind_int(&b, job->finished);
-    bind_int(&b, job->id);
-    if (run(s, &b) != 0)
-        return -1;
-    if (sqlite3_changes(s->db) == 0)
-        return store_fail(s, "no job %" PRId64, job->id);
-    return 0;
-}
-
-int fdt_store_job_next(fdt_store *s, int device_index, fdt_job *out)
-{
-    binder b;
-    if (start(s, ST_JOB_NEXT, &b) != 0)
-        return -1;
-    bind_int(&b, device_index);
-    return fetch_one(s, &b, read_job, out);
-}
-
-int fdt_store_jobs(fdt_store *s, int state, size_t limit, fdt_job **out, size_t *count)
-{
-    binder b;
-    void *rows;
-    if (state > FDT_JOB_CANCELLED)
-        return store_fail(s, "no job state %d", state);
-    if (start(s, ST_JOBS, &b) != 0)
-        return -1;
-    bind_text(&b, state < 0 ? NULL : fdt_job_state_name((fdt_job_state)state), SIZE_MAX);
-    bind_limit(&b, limit);
-    if (fetch_all(s, &b, sizeof **out, read_job, NULL, &rows, count) != 0)
-        return -1;
-    *out = rows;
-    return 0;
-}
-
-int fdt_store_job_counts(fdt_store *s, int counts[5])
-{
-    binder b;
-    int rc;
-    if (start(s, ST_JOB_COUNTS, &b) != 0)
-        return -1;
-    memset(counts, 0, 5 * sizeof counts[0]);
-    while ((rc = step(&b)) == SQLITE_ROW) {
-        fdt_job_state state;
-        const char *name = (const char *)sqlite3_column_text(b.st, 0);
-        if (!name || fdt_job_state_parse(name, &state) != 0) {
-            rc = store_fail(s, "the store holds a job in an unknown state '%s'",
-                            name ? name : "");
-            break;
-        }
-        counts[state] = sqlite3_column_int(b.st, 1);
-    }
-    return finish(s, b.st, rc);
-}
-
-int fdt_store_jobs_requeue_running(fdt_store *s)
-{
-    binder b;
-    if (start(s, ST_JOBS_REQUEUE, &b) != 0 || run(s, &b) != 0)
-        return -1;
-    return sqlite3_changes(s->db);
-}
-
-/* ---- results ---- */
-
-static void bind_result(binder *b, const fdt_result_row *r)
-{
-    bind_int(b, r->job_id);
-    bind_text(b, r->variant, sizeof r->variant);
-    bind_text(b, r->status, sizeof r->status);
-    bind_int(b, r->leader != 0);
-    bind_real(b, r->median_ms);
-    bind_real(b, r->min_ms);
-    bind_real(b, r->q1_ms);
-    bind_real(b, r->q3_ms);
-    bind_real(b, r->gbps);
-    bind_real(b, r->compile_ms);
-    bind_int(b, r->samples);
-    bind_int(b, r->reps);
-    bind_int(b, r->vgprs);
-    bind_int(b, r->sgprs);
-    bind_int(b, r->scratch_bytes);
-    bind_int(b, r->shared_bytes);
-    bind_text(b, r->message, sizeof r->message);
-}
-
-static void col_result(reader *c, fdt_result_row *r)
-{
-    memset(r, 0, sizeof *r);
-    r->job_id = col_int(c);
-    col_text(c, r->variant, sizeof r->variant);
-    col_text(c, r->status, sizeof r->status);
-    r->leader = col_int(c);
-    r->median_ms = col_real(c);
-    r->min_ms = col_real(c);
-    r->q1_ms = col_real(c);
-    r->q3_ms = col_real(c);
-    r->gbps = col_real(c);
-    r->compile_ms = col_real(c);
-    r->samples = col_int(c);
-    r->reps = col_int(c);
-    r->vgprs = col_int(c);
-    r->sgprs = col_int(c);
-    r->scratch_bytes = col_int(c);
-    r->shared_bytes = col_int(c);
-    col_text(c, r->message, sizeof r->message);
-}
-
-static int read_result(fdt_store *s, sqlite3_stmt *st, void *out)
-{
-    reader r = {st, 0};
-    (void)s;
-    col_result(&r, out);
-    return 0;
-}
-
-int fdt_store_result_add(fdt_store *s, int64_t device_id, const fdt_key *key,
-                         const char *kernels, const fdt_result_row *r)
-{
-    binder b;
-    if (start(s, ST_RESULT_ADD, &b) != 0)
-        return -1;
-    bind_result(&b, r);
-    bind_int(&b, device_id);
-    bind_key(&b, key);
-    bind_text(&b, kernels, SIZE_MAX);
-    bind_int(&b, now());
-    if (run(s, &b) != 0)
-        return -1;
-    if (sqlite3_changes(s->db) == 0)
-        return store_fail(s, "job %" PRId64 " already has a first-pass result for %.*s; "
-                             "kept the first", r->job_id, (int)sizeof r->variant, r->variant);
-    return 0;
-}
-
-static int read_name(fdt_store *s, sqlite3_stmt *st, void *out)
-{
-    const unsigned char *text = sqlite3_column_text(st, 0);
-    char **name = out;
-    *name = strdup(text ? (const char *)text : "");
-    return *name ? 0 : store_fail(s, "out of memory");
-}
-
-void fdt_store_names_free(char **names, size_t count)
-{
-    for (size_t i = 0; i < count; i++)
-        free(names[i]);
-    free(names);
-}
-
-static void release_names(void *names, size_t count)
-{
-    fdt_store_names_free(names, count);
-}
-
-static int fetch_names(fdt_store *s, binder *b, char ***names, size_t *count)
-{
-    void *rows;
-    if (fetch_all(s, b, sizeof **names, read_name, release_names, &rows, count) != 0)
-        return -1;
-    *names = rows;
-    return 0;
-}
-
-int fdt_store_job_measured(fdt_store *s, int64_t job_id, char ***names, size_t *count)
-{
-    binder b;
-    if (start(s, ST_JOB_MEASURED, &b) != 0)
-        return -1;
-    bind_int(&b, job_id);
-    return fetch_names(s, &b, names, count);
-}
-
-int fdt_store_job_leaders(fdt_store *s, int64_t job_id, size_t n, char ***names,
-                          size_t *count)
-{
-    binder b;
-    if (start(s, ST_JOB_LEADERS, &b) != 0)
-        return -1;
-    bind_int(&b, job_id);
-    bind_limit(&b, n);
-    return fetch_names(s, &b, names, count);
-}
-
-int fdt_store_job_results(fdt_store *s, int64_t job_id, fdt_result_row **out, size_t *count)
-{
-    binder b;
-    void *rows;
-    if (start(s, ST_JOB_RESULTS, &b) != 0)
-        return -1;
-    bind_int(&b, job_id);
-    if (fetch_all(s, &b, sizeof **out, read_result, NULL, &rows, count) != 0)
-        return -1;
-    *out = rows;
-    return 0;
-}
-
-int fdt_store_results_each(fdt_store *s,
-                           int (*row)(void *ctx, int64_t device_id, const fdt_key *key,
-                                      const fdt_result_row *r),
-                           void *ctx)
-{
-    binder b;
-    int rc;
-    if (start(s, ST_RESULTS_ALL, &b) != 0)
-        return -1;
-    while ((rc = step(&b)) == SQLITE_ROW) {
-        reader c = {b.st, 0};
-        fdt_result_row r;
-        fdt_key key;
-        col_result(&c, &r);
-        const int64_t device_id = col_int(&c);
-        if (col_key(s, &c, &key) != 0) {
-            rc = REPORTED;
-            break;
-        }
-        if (row(ctx, device_id, &key, &r) != 0) {
-            rc = SQLITE_DONE;
-            break;
-        }
-    }
-    return finish(s, b.st, rc);
-}
-
-/* ---- best ---- */
-
-static int read_best(fdt_store *s, sqlite3_stmt *st, void *out)
-{
-    fdt_best *best = out;
-    reader r = {st, 0};
-    memset(best, 0, sizeof *best);
-    best->device_id = col_int(&r);
-    if (col_key(s, &r, &best->key) != 0)
-        return -1;
-    col_text(&r, best->variant, sizeof best->variant);
-    best->gbps = col_real(&r);
-    best->median_ms = col_real(&r);
-    best->copy_gbps = col_real(&r);
-    best->kernel1_gbps = col_real(&r);
-    col_text(&r, best->kernels, sizeof best->kernels);
-    best->job_id = col_int(&r);
-    best->updated = col_int(&r);
-    return 0;
-}
-
-/* A row not tied to a job (job_id 0) stores NULL, which the foreign key allows. */
-int fdt_store_best_put(fdt_store *s, const fdt_best *best)
-{
-    binder b;
-    if (start(s, ST_BEST_PUT, &b) != 0)
-        return -1;
-    bind_int(&b, best->device_id);
-    bind_key(&b, &best->key);
-    bind_text(&b, best->variant, sizeof best->variant);
-    bind_real(&b, best->gbps);
-    bind_real(&b, best->median_ms);
-    bind_real(&b, best->copy_gbps);
-    bind_real(&b, best->kernel1_gbps);
-    bind_text(&b, best->kernels, sizeof best->kernels);
-    if (best->job_id)
-        bind_int(&b, best->job_id);
-    else
-        bind_null(&b);
-    bind_int(&b, best->updated ? best->updated : now());
-    return run(s, &b);
-}
-
-int fdt_store_best_all(fdt_store *s, fdt_best **out, size_t *count)
-{
-    binder b;
-    void *rows;
-    if (start(s, ST_BEST_ALL, &b) != 0 ||
-        fetch_all(s, &b, sizeof **out, read_best, NULL, &rows, count) != 0)
-        return -1;
-    *out = rows;
-    return 0;
-}
-
-/* ---- code cache ---- */
-
-int fdt_store_code_get(fdt_store *s, const char *key, fdt_code *code)
-{
-    binder b;
-    if (start(s, ST_CODE_GET, &b) != 0)
-        return -1;
-    bind_text(&b, key, SIZE_MAX);
-    int rc = step(&b);
-    const int found = rc == SQLITE_ROW;
-    if (found) {
-        const void *data = sqlite3_column_blob(b.st, 0);
-        const size_t size = (size_t)sqlite3_column_bytes(b.st, 0);
-        void *copy = malloc(size ? size : 1);
-        if (!copy) {
-            rc = store_fail(s, "out of memory");
-        } else {
-            if (size)
-                memcpy(copy, data, size);
-            code->data = copy;
-            code->size = size;
-            rc = SQLITE_DONE;
-        }
-    }
-    return finish(s, b.st, rc) == 0 ? found : -1;
-}
-
-int fdt_store_code_put(fdt_store *s, const char *key, const void *data, size_t size)
-{
-    binder b;
-    if (start(s, ST_CODE_PUT, &b) != 0)
-        return -1;
-    bind_text(&b, key, SIZE_MAX);
-    bind_blob(&b, data, size);
-    bind_int(&b, now());
-    return run(s, &b);
 }

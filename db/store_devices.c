@@ -1,0 +1,80 @@
+/* store_devices.c - the devices table: each device the daemon has probed, keyed by its
+ * fingerprint (engine/hashes.h), and read back for fallback matching. */
+#include "store_int.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "engine/hashes.h"
+
+int fdt_store_device_upsert(fdt_store *s, const fdt_device_info *d, int64_t *id)
+{
+    binder b;
+    char fingerprint[20];
+    const int64_t seen = store_now();
+    if (stmt_start(s, ST_DEVICE_UPSERT, &b) != 0)
+        return -1;
+    fdt_device_fingerprint(d, fingerprint);
+    bind_text(&b, fingerprint, sizeof fingerprint);
+    bind_text(&b, d->backend, sizeof d->backend);
+    bind_text(&b, d->vendor, sizeof d->vendor);
+    bind_text(&b, d->name, sizeof d->name);
+    bind_text(&b, d->arch, sizeof d->arch);
+    bind_int(&b, d->compute_units);
+    bind_int(&b, (int64_t)d->memory_bytes);
+    bind_int(&b, (int64_t)d->l2_bytes);
+    bind_text(&b, d->driver_version, sizeof d->driver_version);
+    bind_text(&b, d->compiler_version, sizeof d->compiler_version);
+    bind_int(&b, d->warp_size);
+    bind_int(&b, d->max_threads_per_block);
+    bind_int(&b, d->max_shared_per_block);
+    for (int i = 0; i < 3; i++)
+        bind_int(&b, d->max_grid[i]);
+    bind_int(&b, d->block_barriers);
+    bind_int(&b, seen);
+    bind_int(&b, seen);
+    int rc = stmt_step(&b);
+    if (rc == SQLITE_ROW) {
+        *id = sqlite3_column_int64(b.st, 0);
+        rc = sqlite3_step(b.st);
+    }
+    return stmt_finish(s, b.st, rc);
+}
+
+static int read_device(fdt_store *s, sqlite3_stmt *st, void *out)
+{
+    fdt_device_row *row = out;
+    fdt_device_info *d = &row->info;
+    reader r = {st, 0};
+    (void)s;
+    memset(row, 0, sizeof *row);
+    row->id = col_int(&r);
+    col_text(&r, row->fingerprint, sizeof row->fingerprint);
+    col_text(&r, d->backend, sizeof d->backend);
+    col_text(&r, d->vendor, sizeof d->vendor);
+    col_text(&r, d->name, sizeof d->name);
+    col_text(&r, d->arch, sizeof d->arch);
+    d->compute_units = col_int(&r);
+    d->memory_bytes = (uint64_t)col_int(&r);
+    d->l2_bytes = (uint64_t)col_int(&r);
+    col_text(&r, d->driver_version, sizeof d->driver_version);
+    col_text(&r, d->compiler_version, sizeof d->compiler_version);
+    d->warp_size = col_int(&r);
+    d->max_threads_per_block = col_int(&r);
+    d->max_shared_per_block = col_int(&r);
+    for (int i = 0; i < 3; i++)
+        d->max_grid[i] = (unsigned)col_int(&r);
+    d->block_barriers = col_int(&r);
+    return 0;
+}
+
+int fdt_store_devices(fdt_store *s, fdt_device_row **out, size_t *count)
+{
+    binder b;
+    void *rows;
+    if (stmt_start(s, ST_DEVICES, &b) != 0 ||
+        stmt_fetch_all(s, &b, sizeof **out, read_device, NULL, &rows, count) != 0)
+        return -1;
+    *out = rows;
+    return 0;
+}

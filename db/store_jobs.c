@@ -1,0 +1,180 @@
+/* store_jobs.c - the jobs table: the durable queue, its states and each job's progress. */
+#include "store_int.h"
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <string.h>
+
+static const char *const job_states[] = {"queued", "running", "done", "failed", "cancelled"};
+
+const char *fdt_job_state_name(fdt_job_state s)
+{
+    return (unsigned)s < sizeof job_states / sizeof job_states[0] ? job_states[s] : "unknown";
+}
+
+int fdt_job_state_parse(const char *name, fdt_job_state *out)
+{
+    for (size_t i = 0; i < sizeof job_states / sizeof job_states[0]; i++)
+        if (strcmp(name, job_states[i]) == 0) {
+            *out = (fdt_job_state)i;
+            return 0;
+        }
+    return -1;
+}
+
+static int read_job(fdt_store *s, sqlite3_stmt *st, void *out)
+{
+    fdt_job *j = out;
+    reader r = {st, 0};
+    char state[16];
+    memset(j, 0, sizeof *j);
+    j->id = col_int(&r);
+    col_text(&r, state, sizeof state);
+    j->device_index = col_int(&r);
+    if (col_key(s, &r, &j->key) != 0)
+        return -1;
+    col_text(&r, j->family, sizeof j->family);
+    j->subset = col_int(&r);
+    j->total = col_int(&r);
+    j->done = col_int(&r);
+    j->ok = col_int(&r);
+    j->failed = col_int(&r);
+    col_text(&r, j->phase, sizeof j->phase);
+    col_text(&r, j->best_variant, sizeof j->best_variant);
+    j->best_gbps = col_real(&r);
+    col_text(&r, j->error, sizeof j->error);
+    j->created = col_int(&r);
+    j->started = col_int(&r);
+    j->finished = col_int(&r);
+    if (fdt_job_state_parse(state, &j->state) != 0)
+        return store_fail(s, "job %" PRId64 " has an unknown state '%s'", j->id, state);
+    return 0;
+}
+
+/* The columns a job's progress changes, in the order JOB_COLUMNS and ST_JOB_UPDATE name
+ * them: total .. error. */
+static void bind_job_progress(binder *b, const fdt_job *job)
+{
+    bind_int(b, job->total);
+    bind_int(b, job->done);
+    bind_int(b, job->ok);
+    bind_int(b, job->failed);
+    bind_text(b, job->phase, sizeof job->phase);
+    bind_text(b, job->best_variant, sizeof job->best_variant);
+    bind_real(b, job->best_gbps);
+    bind_text(b, job->error, sizeof job->error);
+}
+
+int fdt_store_job_create(fdt_store *s, fdt_job *job)
+{
+    binder b;
+    if (stmt_start(s, ST_JOB_CREATE, &b) != 0)
+        return -1;
+    const int64_t created = store_now();
+    bind_text(&b, fdt_job_state_name(FDT_JOB_QUEUED), SIZE_MAX);
+    bind_int(&b, job->device_index);
+    bind_key(&b, &job->key);
+    bind_text(&b, job->family, sizeof job->family);
+    bind_int(&b, job->subset);
+    bind_job_progress(&b, job);
+    bind_int(&b, created);
+    bind_int(&b, job->started);
+    bind_int(&b, job->finished);
+    if (stmt_run(s, &b) != 0)
+        return -1;
+    job->id = sqlite3_last_insert_rowid(s->db);
+    job->state = FDT_JOB_QUEUED;
+    job->created = created;
+    return 0;
+}
+
+int fdt_store_job_get(fdt_store *s, int64_t id, fdt_job *out)
+{
+    binder b;
+    if (stmt_start(s, ST_JOB_GET, &b) != 0)
+        return -1;
+    bind_int(&b, id);
+    return stmt_fetch_one(s, &b, read_job, out);
+}
+
+int fdt_store_job_find_active(fdt_store *s, const fdt_job *like, fdt_job *out)
+{
+    binder b;
+    if (stmt_start(s, ST_JOB_FIND_ACTIVE, &b) != 0)
+        return -1;
+    bind_int(&b, like->device_index);
+    bind_key(&b, &like->key);
+    bind_text(&b, like->family, sizeof like->family);
+    bind_int(&b, like->subset);
+    return stmt_fetch_one(s, &b, read_job, out);
+}
+
+int fdt_store_job_update(fdt_store *s, const fdt_job *job)
+{
+    binder b;
+    if (stmt_start(s, ST_JOB_UPDATE, &b) != 0)
+        return -1;
+    bind_text(&b, fdt_job_state_name(job->state), SIZE_MAX);
+    bind_job_progress(&b, job);
+    bind_int(&b, job->started);
+    bind_int(&b, job->finished);
+    bind_int(&b, job->id);
+    if (stmt_run(s, &b) != 0)
+        return -1;
+    if (sqlite3_changes(s->db) == 0)
+        return store_fail(s, "no job %" PRId64, job->id);
+    return 0;
+}
+
+int fdt_store_job_next(fdt_store *s, int device_index, fdt_job *out)
+{
+    binder b;
+    if (stmt_start(s, ST_JOB_NEXT, &b) != 0)
+        return -1;
+    bind_int(&b, device_index);
+    return stmt_fetch_one(s, &b, read_job, out);
+}
+
+int fdt_store_jobs(fdt_store *s, int state, size_t limit, fdt_job **out, size_t *count)
+{
+    binder b;
+    void *rows;
+    if (state > FDT_JOB_CANCELLED)
+        return store_fail(s, "no job state %d", state);
+    if (stmt_start(s, ST_JOBS, &b) != 0)
+        return -1;
+    bind_text(&b, state < 0 ? NULL : fdt_job_state_name((fdt_job_state)state), SIZE_MAX);
+    bind_limit(&b, limit);
+    if (stmt_fetch_all(s, &b, sizeof **out, read_job, NULL, &rows, count) != 0)
+        return -1;
+    *out = rows;
+    return 0;
+}
+
+int fdt_store_job_counts(fdt_store *s, int counts[5])
+{
+    binder b;
+    int rc;
+    if (stmt_start(s, ST_JOB_COUNTS, &b) != 0)
+        return -1;
+    memset(counts, 0, 5 * sizeof counts[0]);
+    while ((rc = stmt_step(&b)) == SQLITE_ROW) {
+        fdt_job_state state;
+        const char *name = (const char *)sqlite3_column_text(b.st, 0);
+        if (!name || fdt_job_state_parse(name, &state) != 0) {
+            rc = store_fail(s, "the store holds a job in an unknown state '%s'",
+                            name ? name : "");
+            break;
+        }
+        counts[state] = sqlite3_column_int(b.st, 1);
+    }
+    return stmt_finish(s, b.st, rc);
+}
+
+int fdt_store_jobs_requeue_running(fdt_store *s)
+{
+    binder b;
+    if (stmt_start(s, ST_JOBS_REQUEUE, &b) != 0 || stmt_run(s, &b) != 0)
+        return -1;
+    return sqlite3_changes(s->db);
+}
