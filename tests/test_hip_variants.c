@@ -3,7 +3,8 @@
  * GPU. One variant per distinct set of the family's own compile-time parameters (m, mz,
  * order, lb, nt, map) is compiled; the block shape only changes constants. The registers,
  * scratch and LDS read from each code object go to a report, hip_resources.tsv in
- * $FDTUNE_REPORT_DIR (default: the current directory). */
+ * $FDTUNE_REPORT_DIR (make sets its build folder), else beside the test's binary: a
+ * generated file never lands in the source tree. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -50,11 +51,12 @@ static size_t representatives(const fdt_problem *p, fdt_compile_job **out)
     return k;
 }
 
+static char report_dir[1024] = ".";
+
 static FILE *open_report(void)
 {
-    const char *dir = getenv("FDTUNE_REPORT_DIR");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/hip_resources.tsv", dir ? dir : ".");
+    char path[1100];
+    snprintf(path, sizeof path, "%s/hip_resources.tsv", report_dir);
     FILE *f = fopen(path, "w");
     if (!f)
         fail_msg("cannot write %s", path);
@@ -115,8 +117,14 @@ static void test_every_family_compiles_for_amd(void **state)
            counts[1]);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    const char *dir = getenv("FDTUNE_REPORT_DIR");
+    const char *slash = argc > 0 ? strrchr(argv[0], '/') : NULL;
+    if (dir)
+        snprintf(report_dir, sizeof report_dir, "%s", dir);
+    else if (slash)
+        snprintf(report_dir, sizeof report_dir, "%.*s", (int)(slash - argv[0]), argv[0]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_family_compiles_for_amd),
     };
