@@ -138,6 +138,7 @@ $(BUILD)/tests/%: tests/%.c $(CORE_OBJS) $(BUILD)/cli/client.o
 test: export LSAN_OPTIONS = intercept_tls_get_addr=0:suppressions=$(CURDIR)/tests/lsan.supp
 test: export ASAN_OPTIONS = use_sigaltstack=0
 test: $(TESTS:%=$(BUILD)/tests/%) all
+	@sh tests/test_layers.sh
 	@set -e; for t in $(TESTS); do echo "== $$t"; FDT_BUILD=$(BUILD) FDTUNE_REPORT_DIR=$(BUILD) $(BUILD)/tests/$$t; done
 	@FDTUNE=$(BUILD)/fdtune sh tests/test_cli.sh
 	@BUILD=$(BUILD) sh tests/test_daemon.sh
