@@ -3,6 +3,10 @@
  * step as JSON lines on stdout (docs/protocol.md, "Worker pipe"). A variant that faults or
  * hangs takes down at most this process; the daemon starts another and goes on.
  *
+ * Code objects already compiled are read from the daemon's store, opened read-only: the
+ * one include of db/ in the engine, allowed because nothing includes a main
+ * (docs/architecture.md, "Layers"). New ones go back over the pipe to the store's writer.
+ *
  * Threads: the main one runs the libuv loop that reads stdin and the tasks themselves (one
  * at a time, blocking); a heartbeat thread beats while a task runs. Both write through
  * emit(), which keeps every line whole. */
