@@ -26,31 +26,34 @@ CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp $(SANFLAGS)
 CPPFLAGS += -Ituner -Icli -Icli/include -Idb -Iconfig
 LDFLAGS += -fopenmp $(SANFLAGS)
 ifeq ($(STATIC),1)
-LDLIBS := -Wl,-Bstatic -lsqlite3 -ljansson -linih -luv_a -lmsgpackc -lelf -lz -Wl,-Bdynamic \
+LDLIBS := -Wl,-Bstatic -lsqlite3 -ljansson -linih -luv_a -lmsgpackc -lelf -lcsv -lz -Wl,-Bdynamic \
           -l:libzstd.so.1 -lpthread -ldl -lm
 else
-LDLIBS := -lsqlite3 -ljansson -linih -luv -lmsgpackc -lelf -ldl -lm
+LDLIBS := -lsqlite3 -ljansson -linih -luv -lmsgpackc -lelf -lcsv -lz -ldl -lm
 endif
 
 KERNELS := naive tiled zmarch zvec smem broken hazard compare persist
 # The store's schema (version 1) and its migrations, in order.
-SQL := schema migrate_2
+SQL := schema migrate_2 migrate_3
 STORE := store store_devices store_jobs store_results store_code
 # What every program shares: the backends, the tuning engine (tuner/engine/, the worker's
 # main aside), the store and the settings.
 BACKENDS := backend hip cuda cpu amdgpu_codeobj
 ENGINE := variant measure runner compile_pool session bench hashes wire jsonl base64
+# The search strategies and the replay backend they are compared on.
+SEARCH := search exhaustive random guided replay
 CORE_OBJS := $(BACKENDS:%=$(BUILD)/tuner/backends/%.o) $(ENGINE:%=$(BUILD)/tuner/engine/%.o) \
+             $(SEARCH:%=$(BUILD)/tuner/search/%.o) \
              $(BUILD)/kernel_sources.o $(STORE:%=$(BUILD)/db/%.o) $(SQL:%=$(BUILD)/db/%_sql.o) \
              $(BUILD)/config/config.o $(BUILD)/config/paths.o
 # The daemon's parts; its main is tuner/daemon/fdtuned.c.
-DAEMON := log server ops export query scheduler supervisor
+DAEMON := log server ops export query job_search scheduler supervisor
 DAEMON_OBJS := $(DAEMON:%=$(BUILD)/tuner/daemon/%.o)
 # libfdtune: the client library solvers link.
 LIB_OBJS := $(BUILD)/cli/client.o $(BUILD)/config/paths.o
 CLI_OBJS := $(BUILD)/cli/fdtune.o $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/cmd_*.c))
 TESTS := test_variant test_hip_compile test_hip_variants test_cpu_backend test_store \
-         test_config test_wire test_query test_protocol
+         test_config test_wire test_query test_protocol test_search
 PROGRAMS := $(BUILD)/fdtuned $(BUILD)/fdtune-worker $(BUILD)/fdtune
 HEADERS := $(wildcard tuner/*/*.h cli/*.h cli/include/*.h db/*.h config/*.h)
 

@@ -12,13 +12,20 @@
 #include "commands.h"
 #include "config.h"
 #include "engine/variant.h"
+#include "search/search.h"
 
 #define BATCH_MAX_SHAPES 10000 /* the most one batch request may carry (docs/protocol.md) */
 #define POLL_NS 500000000L
 
 #define SEARCH_HELP                                                                        \
     "  --family F                tune only this kernel family (" FDT_FAMILIES_HELP ")\n" \
-    "  --subset N                measure N variants spread evenly over the space, not all\n"
+    "  --subset N                measure N variants spread evenly over the space, not all\n" \
+    "  --strategy S              guided (a model of the nearest tuned problems), random or\n" \
+    "                            exhaustive; default: the daemon's [search] strategy\n"      \
+    "  --budget N                measure at most N variants (0: no limit)\n"                 \
+    "  --budget-s T              stop measuring after T seconds (0: no limit)\n"             \
+    "  --patience N              stop after N variants in a row without a 0.5% gain (0:\n"  \
+    "                            never); the daemon's [search] settings are the defaults\n"
 
 static const char tune_help[] =
     "usage: fdtune tune NX NY NZ [options]\n"
@@ -46,13 +53,21 @@ static const char batch_help[] =
     "                            when all are done, 1 when any failed or was cancelled\n"
     FDT_DAEMON_HELP;
 
-enum { OPT_FAMILY = FDT_OPT_OWN, OPT_SUBSET, OPT_WAIT, OPT_SWEEP };
+enum { OPT_FAMILY = FDT_OPT_OWN, OPT_SUBSET, OPT_WAIT, OPT_SWEEP, OPT_STRATEGY, OPT_BUDGET,
+       OPT_BUDGET_S, OPT_PATIENCE };
+
+#define SEARCH_OPTIONS                                              \
+    {"family", required_argument, NULL, OPT_FAMILY},               \
+    {"subset", required_argument, NULL, OPT_SUBSET},               \
+    {"strategy", required_argument, NULL, OPT_STRATEGY},           \
+    {"budget", required_argument, NULL, OPT_BUDGET},               \
+    {"budget-s", required_argument, NULL, OPT_BUDGET_S},           \
+    {"patience", required_argument, NULL, OPT_PATIENCE}
 
 static const struct option tune_options[] = {
     FDT_PROBLEM_OPTIONS,
     FDT_DAEMON_OPTIONS,
-    {"family", required_argument, NULL, OPT_FAMILY},
-    {"subset", required_argument, NULL, OPT_SUBSET},
+    SEARCH_OPTIONS,
     {"wait", no_argument, NULL, OPT_WAIT},
     {NULL, 0, NULL, 0},
 };
@@ -60,8 +75,7 @@ static const struct option tune_options[] = {
 static const struct option batch_options[] = {
     FDT_PROBLEM_OPTIONS,
     FDT_DAEMON_OPTIONS,
-    {"family", required_argument, NULL, OPT_FAMILY},
-    {"subset", required_argument, NULL, OPT_SUBSET},
+    SEARCH_OPTIONS,
     {"sweep", no_argument, NULL, OPT_SWEEP},
     {"wait", no_argument, NULL, OPT_WAIT},
     {NULL, 0, NULL, 0},
@@ -70,9 +84,25 @@ static const struct option batch_options[] = {
 typedef struct tune_args {
     const char *family;
     long subset;
+    const char *strategy;
+    long budget, patience; /* -1: the daemon's default */
+    double budget_s;       /* negative: the daemon's default */
     int wait;
     int sweep;
 } tune_args;
+
+static int parse_seconds(const char *arg, double *out)
+{
+    char *end;
+    const double v = strtod(arg, &end);
+    if (end == arg || *end || !(v >= 0 && v <= 31536000)) {
+        fprintf(stderr, "fdtune: --budget-s must be a number of seconds from 0 to 31536000, "
+                "got '%s'\n", arg);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
 
 static int own_option(int opt, const char *arg, void *ctx)
 {
@@ -82,6 +112,15 @@ static int own_option(int opt, const char *arg, void *ctx)
         t->family = arg;
         return fdt_parse_family(arg);
     case OPT_SUBSET: return fdt_parse_int(arg, 1, 1000000, "--subset", &t->subset);
+    case OPT_STRATEGY:
+        t->strategy = arg;
+        if (fdt_strategy_find(arg))
+            return 0;
+        fprintf(stderr, "fdtune: --strategy must be guided, random or exhaustive, got '%s'\n", arg);
+        return -1;
+    case OPT_BUDGET: return fdt_parse_int(arg, 0, 100000000, "--budget", &t->budget);
+    case OPT_BUDGET_S: return parse_seconds(arg, &t->budget_s);
+    case OPT_PATIENCE: return fdt_parse_int(arg, 0, 100000000, "--patience", &t->patience);
     case OPT_WAIT: t->wait = 1; return 0;
     case OPT_SWEEP: t->sweep = 1; return 0;
     }
@@ -260,13 +299,21 @@ static json_t *tuning_request(const char *op, const fdtune_problem *p, const tun
         json_object_set_new(req, "family", json_string(t->family));
     if (t->subset)
         json_object_set_new(req, "subset", json_integer(t->subset));
+    if (t->strategy)
+        json_object_set_new(req, "strategy", json_string(t->strategy));
+    if (t->budget >= 0)
+        json_object_set_new(req, "budget", json_integer(t->budget));
+    if (t->budget_s >= 0)
+        json_object_set_new(req, "budget_s", json_real(t->budget_s));
+    if (t->patience >= 0)
+        json_object_set_new(req, "patience", json_integer(t->patience));
     return req;
 }
 
 int fdt_cmd_tune(int argc, char **argv)
 {
     fdt_daemon_args a;
-    tune_args t = {0};
+    tune_args t = {.budget = -1, .patience = -1, .budget_s = -1};
     const int parsed = fdt_daemon_parse(argc, argv, "h", tune_options, tune_help, own_option,
                                         &t, &a);
     if (parsed)
@@ -498,7 +545,7 @@ static void print_queued(const long long *ids, size_t n)
 int fdt_cmd_batch(int argc, char **argv)
 {
     fdt_daemon_args a;
-    tune_args t = {0};
+    tune_args t = {.budget = -1, .patience = -1, .budget_s = -1};
     const int parsed = fdt_daemon_parse(argc, argv, "h", batch_options, batch_help, own_option,
                                         &t, &a);
     if (parsed)

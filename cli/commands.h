@@ -29,6 +29,7 @@ int fdt_cmd_cancel(int argc, char **argv);
 int fdt_cmd_devices(int argc, char **argv);
 int fdt_cmd_export(int argc, char **argv);
 int fdt_cmd_shutdown(int argc, char **argv);
+int fdt_cmd_replay(int argc, char **argv);
 
 /* The kernel families a user may pick with --family (the test-only ones are not listed). */
 #define FDT_FAMILIES_HELP "naive, tiled, zmarch, zvec, smem"

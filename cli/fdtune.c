@@ -22,6 +22,8 @@ static const fdt_command commands[] = {
     {"devices", fdt_cmd_devices, "devices", "the devices fdtuned tunes"},
     {"export", fdt_cmd_export, "export [--what W]", "the best configurations or every result"},
     {"shutdown", fdt_cmd_shutdown, "shutdown", "stop fdtuned"},
+    {"replay", fdt_cmd_replay, "replay FILE... [options]",
+     "compare search strategies on recorded spaces (no daemon, no GPU)"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -34,7 +34,16 @@ typedef struct fdt_config {
     int leaders;
     int leader_samples;
     unsigned seed;
+    /* [search]: how jobs that do not say search their space, and when they stop */
+    char strategy[16];        /* exhaustive random guided */
+    int budget;               /* evaluations; 0: no limit */
+    double budget_s;          /* seconds of measuring; 0: no limit */
+    int patience;             /* evaluations without a 0.5% gain; 0: never stop early */
 } fdt_config;
+
+/* The strategies [search] strategy takes, NULL-terminated: tuner/search/'s, which this
+ * layer cannot include (test_search checks that the two lists agree). */
+extern const char *const fdt_config_strategies[];
 
 /* The embedded defaults. system: the paths of a system service (/run/fdtuned,
  * /var/lib/fdtuned) rather than a user's ($XDG_RUNTIME_DIR, $XDG_STATE_HOME). */

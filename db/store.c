@@ -13,14 +13,14 @@
 #include <time.h>
 
 /* Generated from db/schema.sql and db/migrate_N.sql by the Makefile. */
-extern const char fdt_schema_sql[], fdt_migrate_2_sql[];
+extern const char fdt_schema_sql[], fdt_migrate_2_sql[], fdt_migrate_3_sql[];
 
 /* Written into every store's header, so that another program's SQLite file is refused
  * rather than migrated. "FDTu". */
 #define FDT_APPLICATION_ID 0x46445475
 
 /* Step i takes a file from schema version i to version i + 1, inside one transaction. */
-static const char *const migrations[] = {fdt_schema_sql, fdt_migrate_2_sql};
+static const char *const migrations[] = {fdt_schema_sql, fdt_migrate_2_sql, fdt_migrate_3_sql};
 _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
                "one migration step per schema version");
 
@@ -35,7 +35,8 @@ _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
     "max_grid_x, max_grid_y, max_grid_z, block_barriers"
 #define JOB_COLUMNS                                                                        \
     "state, device_index, " KEY_COLUMNS ", family, subset, total, done, ok, failed, "      \
-    "phase, best_variant, best_gbps, error, created, started, finished"
+    "phase, best_variant, best_gbps, error, created, started, finished, strategy, budget, " \
+    "budget_s, patience, quick, warm, spent_s"
 #define RESULT_COLUMNS                                                                     \
     "job_id, variant, status, leader, median_ms, min_ms, q1_ms, q3_ms, gbps, compile_ms, " \
     "samples, reps, vgprs, sgprs, scratch_bytes, shared_bytes, message"
@@ -60,6 +61,11 @@ static const char *const statements[ST_COUNT] = {
         "SELECT variant FROM results WHERE job_id = ? AND leader = 0 AND status = 'ok' "
         "AND median_ms IS NOT NULL ORDER BY median_ms, id LIMIT ?",
     [ST_JOB_RESULTS] = "SELECT " RESULT_COLUMNS " FROM results WHERE job_id = ? ORDER BY id",
+    /* The key's columns in KEY_COLUMNS' order, for bind_key; results_by_problem serves it. */
+    [ST_FULLEST_JOB] =
+        "SELECT job_id FROM results WHERE device_id = ? AND stencil = ? AND radius = ? "
+        "AND precision = ? AND nx = ? AND ny = ? AND nz = ? AND cache = ? AND leader = 0 "
+        "GROUP BY job_id ORDER BY count(*) DESC, job_id DESC LIMIT 1",
     [ST_RESULTS_ALL] =
         "SELECT " RESULT_COLUMNS ", device_id, " KEY_COLUMNS " FROM results ORDER BY id",
     [ST_BEST_ALL] =
@@ -80,10 +86,12 @@ static const char *const statements[ST_COUNT] = {
         "RETURNING id",
     [ST_JOB_CREATE] =
         "INSERT INTO jobs (" JOB_COLUMNS ") "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?, ?)",
     [ST_JOB_UPDATE] =
         "UPDATE jobs SET state = ?, total = ?, done = ?, ok = ?, failed = ?, phase = ?, "
-        "best_variant = ?, best_gbps = ?, error = ?, started = ?, finished = ? WHERE id = ?",
+        "best_variant = ?, best_gbps = ?, error = ?, started = ?, finished = ?, warm = ?, "
+        "spent_s = ? WHERE id = ?",
     [ST_JOBS_REQUEUE] = "UPDATE jobs SET state = 'queued', phase = '' WHERE state = 'running'",
     /* A first-pass row that exists already is left alone (no change: the caller reports
      * it); a leader row replaces the earlier one. */

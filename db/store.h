@@ -20,7 +20,7 @@
 
 /* The schema version this build writes; older files are migrated on open, newer ones are
  * refused (a downgrade must not damage data it does not understand). */
-#define FDT_SCHEMA_VERSION 2
+#define FDT_SCHEMA_VERSION 3
 
 typedef struct fdt_store fdt_store;
 
@@ -56,6 +56,17 @@ typedef struct fdt_job {
     double best_gbps;
     char error[256];          /* why the job failed, or empty */
     int64_t created, started, finished; /* unix seconds; 0: not yet */
+    /* How the job searches its space (tuner/search/) and when it stops; 0: no limit. */
+    char strategy[16];
+    int64_t budget;           /* evaluations */
+    double budget_s;          /* seconds spent measuring */
+    int64_t patience;         /* evaluations in a row without a 0.5% gain */
+    int quick;                /* store the winner of the first evaluations at once */
+    /* The jobs whose results are its warm start, "id,id,...", chosen when it first runs
+     * and kept so that a resumed job rebuilds the same search; has_warm 0 until then. */
+    int has_warm;
+    char warm[256];
+    double spent_s;           /* seconds spent measuring, over every run of the job */
 } fdt_job;
 
 /* The best configuration of one problem on one device. */
@@ -123,6 +134,10 @@ int fdt_store_job_leaders(fdt_store *s, int64_t job_id, size_t n, char ***names,
                           size_t *count);
 /* Every result row of a job, in measurement order; *out malloc'd. */
 int fdt_store_job_results(fdt_store *s, int64_t job_id, fdt_result_row **out, size_t *count);
+/* The job with the most first-pass results of a problem on a device: the richest record
+ * of how its variants compare. 1 with *job_id, 0 when none measured it, -1 error. */
+int fdt_store_fullest_job(fdt_store *s, int64_t device_id, const fdt_key *key,
+                          int64_t *job_id);
 
 /* Best. Upsert replaces the row of (device, key). */
 int fdt_store_best_put(fdt_store *s, const fdt_best *b);

@@ -46,6 +46,14 @@ static int read_job(fdt_store *s, sqlite3_stmt *st, void *out)
     j->created = col_int(&r);
     j->started = col_int(&r);
     j->finished = col_int(&r);
+    col_text(&r, j->strategy, sizeof j->strategy);
+    j->budget = col_int(&r);
+    j->budget_s = col_real(&r);
+    j->patience = col_int(&r);
+    j->quick = (int)col_int(&r);
+    j->has_warm = sqlite3_column_type(st, r.next) != SQLITE_NULL;
+    col_text(&r, j->warm, sizeof j->warm);
+    j->spent_s = col_real(&r);
     if (fdt_job_state_parse(state, &j->state) != 0)
         return store_fail(s, "job %" PRId64 " has an unknown state '%s'", j->id, state);
     return 0;
@@ -80,6 +88,13 @@ int fdt_store_job_create(fdt_store *s, fdt_job *job)
     bind_int(&b, created);
     bind_int(&b, job->started);
     bind_int(&b, job->finished);
+    bind_text(&b, job->strategy, sizeof job->strategy);
+    bind_int(&b, job->budget);
+    bind_real(&b, job->budget_s);
+    bind_int(&b, job->patience);
+    bind_int(&b, job->quick);
+    bind_text(&b, job->has_warm ? job->warm : NULL, sizeof job->warm);
+    bind_real(&b, job->spent_s);
     if (stmt_run(s, &b) != 0)
         return -1;
     job->id = sqlite3_last_insert_rowid(s->db);
@@ -118,6 +133,8 @@ int fdt_store_job_update(fdt_store *s, const fdt_job *job)
     bind_job_progress(&b, job);
     bind_int(&b, job->started);
     bind_int(&b, job->finished);
+    bind_text(&b, job->has_warm ? job->warm : NULL, sizeof job->warm);
+    bind_real(&b, job->spent_s);
     bind_int(&b, job->id);
     if (stmt_run(s, &b) != 0)
         return -1;

@@ -221,3 +221,21 @@ int fdt_store_best_all(fdt_store *s, fdt_best **out, size_t *count)
     *out = rows;
     return 0;
 }
+
+static int read_job_id(fdt_store *s, sqlite3_stmt *st, void *out)
+{
+    (void)s;
+    *(int64_t *)out = sqlite3_column_int64(st, 0);
+    return 0;
+}
+
+int fdt_store_fullest_job(fdt_store *s, int64_t device_id, const fdt_key *key,
+                          int64_t *job_id)
+{
+    binder b;
+    if (stmt_start(s, ST_FULLEST_JOB, &b) != 0)
+        return -1;
+    bind_int(&b, device_id);
+    bind_key(&b, key);
+    return stmt_fetch_one(s, &b, read_job_id, job_id);
+}

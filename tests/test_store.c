@@ -82,7 +82,7 @@ static fdt_key key_of(int n, fdt_precision precision, fdt_cache_mode cache)
 static fdt_job job_of(int device_index, int n)
 {
     return (fdt_job){.device_index = device_index, .key = key_of(n, FDT_DOUBLE, FDT_CACHE_HOT),
-                     .total = 100};
+                     .total = 100, .strategy = "guided", .patience = 32};
 }
 
 /* A PRAGMA's answer, read with SQLite directly rather than through the store. */
@@ -162,7 +162,7 @@ static void test_create_and_reopen(void **state)
     fdt_store_close(s);
 
     pragma_text(path, "PRAGMA user_version", answer, sizeof answer);
-    assert_string_equal(answer, "2");
+    assert_string_equal(answer, "3");
     pragma_text(path, "PRAGMA journal_mode", answer, sizeof answer);
     assert_string_equal(answer, "wal");
 
@@ -266,6 +266,24 @@ static void test_job_lifecycle(void **state)
     assert_near(got.best_gbps, 2930.5, 1e-9);
     assert_string_equal(got.phase, "measure");
     assert_string_equal(got.best_variant, "tiled:64x2x2:m8:seed");
+    /* how it searches is kept; the warm start is unset until it runs, then kept */
+    assert_string_equal(got.strategy, "guided");
+    assert_int_equal(got.patience, 32);
+    assert_false(got.has_warm);
+    a.has_warm = 1;
+    a.spent_s = 2.5;
+    assert_int_equal(fdt_store_job_update(s, &a), 0);
+    assert_int_equal(fdt_store_job_get(s, a.id, &got), 1);
+    assert_true(got.has_warm);
+    assert_string_equal(got.warm, "");
+    assert_near(got.spent_s, 2.5, 1e-12);
+    strcpy(a.warm, "3,1,2");
+    assert_int_equal(fdt_store_job_update(s, &a), 0);
+    assert_int_equal(fdt_store_job_get(s, a.id, &got), 1);
+    assert_string_equal(got.warm, "3,1,2");
+    fdt_job unknown = job_of(0, 64);
+    strcpy(unknown.strategy, "annealing");
+    assert_int_equal(fdt_store_job_create(s, &unknown), -1);
     assert_int_equal(fdt_store_job_next(s, 0, &got), 1);
     assert_int_equal(got.id, c.id);
 
@@ -432,6 +450,28 @@ static void test_results(void **state)
     seen = (export_seen){.stop_after = 2};
     assert_int_equal(fdt_store_results_each(s, on_export_row, &seen), 0);
     assert_int_equal(seen.rows, 2);
+
+    /* The warm start's question: the job that measured the problem most fully; leader
+     * rows do not count, another problem's rows even less. */
+    fdt_job second = job_of(0, 512), other = job_of(0, 256);
+    assert_int_equal(fdt_store_job_create(s, &second), 0);
+    assert_int_equal(fdt_store_job_create(s, &other), 0);
+    for (int i = 0; i < 6; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "naive:%dx1x1", 32 << i);
+        fdt_result_row r = result_of(second.id, name, "ok", 1.0);
+        r.leader = i < 3;
+        assert_int_equal(fdt_store_result_add(s, device_id, &second.key, kernels, &r), 0);
+        r.job_id = other.id;
+        r.leader = 0;
+        assert_int_equal(fdt_store_result_add(s, device_id, &other.key, kernels, &r), 0);
+    }
+    int64_t fullest = 0;
+    assert_int_equal(fdt_store_fullest_job(s, device_id, &job.key, &fullest), 1);
+    assert_int_equal(fullest, job.id); /* 5 first-pass rows against second's 3 */
+    assert_int_equal(fdt_store_fullest_job(s, device_id, &other.key, &fullest), 1);
+    assert_int_equal(fullest, other.id);
+    assert_int_equal(fdt_store_fullest_job(s, device_id + 1, &job.key, &fullest), 0);
     fdt_store_close(s);
 }
 
@@ -506,8 +546,9 @@ static const char version_1_rows[] =
     "INSERT INTO best VALUES (1, 'laplacian', 1, 'double', 'hot', 64, 64, 64, "
     "  'naive:256x1x1', 100.0, 0.1, 3000.0, 2700.0, 'k', 7, 1);";
 
-/* Opening it migrates it to version 2 (cache mode persist): every row is kept, job ids
- * are not given out again, and foreign keys are enforced again afterwards. */
+/* Opening it migrates it to version 3 (cache mode persist, then search strategies): every
+ * row is kept, job ids are not given out again, a job from before strategies measures every
+ * variant, and foreign keys are enforced again afterwards. */
 static void test_migrates_version_1(void **state)
 {
     const char *path = ((fixture *)*state)->path;
@@ -519,6 +560,8 @@ static void test_migrates_version_1(void **state)
     assert_int_equal(fdt_store_job_get(s, 7, &job), 1);
     assert_int_equal(job.key.problem.nx, 64);
     assert_string_equal(job.best_variant, "naive:256x1x1");
+    assert_string_equal(job.strategy, "exhaustive");
+    assert_false(job.has_warm);
     export_seen seen = {0};
     assert_int_equal(fdt_store_results_each(s, on_export_row, &seen), 0);
     assert_int_equal(seen.rows, 1);
@@ -539,7 +582,7 @@ static void test_migrates_version_1(void **state)
     assert_int_equal(fdt_store_best_put(s, &orphan), -1);
     fdt_store_close(s);
 
-    expect_sql(path, "PRAGMA user_version", "2");
+    expect_sql(path, "PRAGMA user_version", "3");
     expect_sql(path, "SELECT count(*) FROM pragma_foreign_key_check", "0");
 }
 

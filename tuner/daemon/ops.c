@@ -16,6 +16,7 @@
 #include "daemon/scheduler.h"
 #include "engine/hashes.h"
 #include "engine/wire.h"
+#include "search/search.h"
 
 #define MAX_BATCH 10000
 #define MAX_LIST 10000
@@ -182,6 +183,11 @@ static json_t *job_json(const fdt_job *j)
                              "error", j->error);
     json_object_update(o, more);
     json_decref(more);
+    json_t *search = json_pack("{s:s, s:I, s:f, s:I, s:b, s:f}", "strategy", j->strategy, "budget",
+                               (json_int_t)j->budget, "budget_s", j->budget_s, "patience",
+                               (json_int_t)j->patience, "quick", j->quick, "spent_s", j->spent_s);
+    json_object_update(o, search);
+    json_decref(search);
     return o;
 }
 
@@ -230,6 +236,35 @@ static int queue_job(op_ctx *c, fdt_job *job, int *existing)
     return 0;
 }
 
+/* How the job searches, the daemon's [search] settings where the request is silent. */
+static int parse_search(op_ctx *c, fdt_job *job)
+{
+    const fdt_config *cfg = &c->d->config;
+    int strategy = 0;
+    long long budget = cfg->budget, patience = cfg->patience;
+    double budget_s = cfg->budget_s;
+    fdt_copy_text(job->strategy, sizeof job->strategy, cfg->strategy);
+    json_t *seconds = json_object_get(c->req, "budget_s");
+    if (opt_int(c, c->req, "budget", 0, 100000000, &budget) ||
+        opt_int(c, c->req, "patience", 0, 100000000, &patience))
+        return -1;
+    if (seconds && (!json_is_number(seconds) || !(json_number_value(seconds) >= 0) ||
+                    json_number_value(seconds) > 31536000))
+        return fail(c, "bad_request", "'budget_s' must be a number of seconds from 0 to "
+                    "31536000");
+    if (seconds)
+        budget_s = json_number_value(seconds);
+    if (json_object_get(c->req, "strategy")) {
+        if (opt_choice(c, "strategy", fdt_strategy_names(), &strategy))
+            return -1;
+        fdt_copy_text(job->strategy, sizeof job->strategy, fdt_strategy_names()[strategy]);
+    }
+    job->budget = budget;
+    job->budget_s = budget_s;
+    job->patience = patience;
+    return 0;
+}
+
 static int parse_tuning_options(op_ctx *c, fdt_job *job)
 {
     json_t *family = json_object_get(c->req, "family");
@@ -245,7 +280,7 @@ static int parse_tuning_options(op_ctx *c, fdt_job *job)
         return fail(c, "bad_request", "device %d (%s, %s backend) cannot hold f's row edges in "
                     "L2: cache mode persist needs NVIDIA sm_80 or later", job->device_index,
                     dev->name, dev->backend);
-    if (opt_int(c, c->req, "subset", 0, 1000000, &subset))
+    if (opt_int(c, c->req, "subset", 0, 1000000, &subset) || parse_search(c, job))
         return -1;
     job->subset = (int)subset;
     if (!family)
@@ -333,7 +368,11 @@ static int query_and_tune(op_ctx *c, const fdt_key *key, int device)
         return fail(c, "forbidden", "tune_if_missing needs the rights of tune");
     fdt_job job;
     int existing;
-    if (new_job(c, key, device, &job) || queue_job(c, &job, &existing))
+    if (new_job(c, key, device, &job))
+        return -1;
+    /* The quick job first: the answer improves within seconds, then the search goes on. */
+    job.quick = strcmp(job.strategy, "exhaustive") != 0;
+    if (queue_job(c, &job, &existing))
         return -1;
     fdt_scheduler_kick(c->d);
     json_object_set_new(c->ans, "job", json_integer(job.id));

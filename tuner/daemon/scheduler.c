@@ -13,13 +13,13 @@
 #include "daemon/log.h"
 #include "daemon/query.h"
 #include "daemon/supervisor.h"
+#include "daemon/job_search.h"
 #include "engine/base64.h"
 #include "engine/hashes.h"
 #include "engine/wire.h"
 
-/* Variants sent to a worker at once: enough to keep its compile pool busy, few enough that
- * progress shows and a cancel takes effect soon. */
-#define CHUNK 64
+/* Variants sent to a worker at once, at most: a search's batch (FDT_SEARCH_BATCH_MAX). */
+#define CHUNK FDT_SEARCH_BATCH_MAX
 /* A worker that dies is started again after this pause, so a crash loop does not spin. */
 #define RESTART_DELAY_MS 200
 
@@ -33,8 +33,11 @@ typedef struct lane {
     uv_timer_t restart;
     int has_job;
     fdt_job job;
-    char **todo;        /* variants of the job not yet measured */
-    size_t ntodo, sent; /* sent: how many of todo the current chunk reaches */
+    fdt_job_search *search; /* the running job's, open while it runs */
+    int quick_done;     /* the quick job's leaders were timed (a leader row is stored) */
+    char chunk[CHUNK][FDT_VARIANT_NAME_MAX]; /* the variants of the task in flight */
+    size_t nchunk;
+    uint64_t chunk_sent_ms; /* when it was sent (uv_now), for the job's time spent */
     int64_t task;       /* the task id last sent; events of older tasks are ignored */
     int crashes;        /* worker deaths in a row without a result */
     int restarts;       /* worker deaths since the daemon started */
@@ -76,11 +79,11 @@ json_t *fdt_scheduler_lanes_json(fdt_daemon *d)
     return list;
 }
 
-static void free_todo(lane *l)
+static void close_search(lane *l)
 {
-    fdt_store_names_free(l->todo, l->ntodo);
-    l->todo = NULL;
-    l->ntodo = l->sent = 0;
+    fdt_job_search_close(l->search);
+    l->search = NULL;
+    l->nchunk = 0;
 }
 
 static void save_job(lane *l)
@@ -102,7 +105,7 @@ static void finish_job(lane *l, fdt_job_state state, const char *error)
     fdt_log("job %lld %s%s%s", (long long)l->job.id, fdt_job_state_name(state),
             error ? ": " : "", error ? error : "");
     l->has_job = 0;
-    free_todo(l);
+    close_search(l);
     if (l->state == LANE_BUSY)
         l->state = LANE_IDLE;
 }
@@ -129,17 +132,25 @@ static json_t *names_json(char *const *names, size_t from, size_t to)
     return list;
 }
 
-static void send_chunk(lane *l)
+static void send_chunk(lane *l, const char **names, size_t n)
 {
-    const size_t from = l->sent;
-    l->sent = from + CHUNK < l->ntodo ? from + CHUNK : l->ntodo;
-    json_t *task = json_pack("{s:s, s:o}", "op", "measure", "variants",
-                             names_json(l->todo, from, l->sent));
+    json_t *list = json_array();
+    for (size_t i = 0; i < n; i++) {
+        fdt_copy_text(l->chunk[i], sizeof l->chunk[i], names[i]);
+        json_array_append_new(list, json_string(names[i]));
+    }
+    l->nchunk = n;
+    l->chunk_sent_ms = uv_now(l->s->d->loop);
+    fdt_copy_text(l->job.phase, sizeof l->job.phase, "measure");
+    save_job(l);
+    json_t *task = json_pack("{s:s, s:o}", "op", "measure", "variants", list);
     if (send_task(l, task) != 0)
         fdt_worker_stop(l->worker); /* it is going away; ended() resumes the job */
 }
 
-static void send_leaders(lane *l)
+/* phase: "quick" (the quick job's winner, stored at once; the search goes on) or "leaders"
+ * (the search is over). */
+static void send_leaders(lane *l, const char *phase)
 {
     fdt_daemon *d = l->s->d;
     char **names = NULL;
@@ -152,7 +163,8 @@ static void send_leaders(lane *l)
         finish_job(l, FDT_JOB_FAILED, "no variant passed verification");
         return;
     }
-    fdt_copy_text(l->job.phase, sizeof l->job.phase, "leaders");
+    fdt_copy_text(l->job.phase, sizeof l->job.phase, phase);
+    l->nchunk = 0;
     save_job(l);
     json_t *task = json_pack("{s:s, s:i, s:o}", "op", "leaders", "samples",
                              d->config.leader_samples, "variants", names_json(names, 0, n));
@@ -161,39 +173,10 @@ static void send_leaders(lane *l)
         fdt_worker_stop(l->worker);
 }
 
-/* The variants a job measures: the space of its problem on its device, filtered by family,
- * and spread evenly when a subset was asked for, as `fdtune bench --subset` does. */
-static int job_variants(lane *l, char ***out, size_t *count)
+static int in_chunk(const lane *l, const char *name)
 {
-    fdt_daemon *d = l->s->d;
-    const fdt_space_filter filter = {.family = l->job.family[0] ? l->job.family : NULL,
-                                     .test_families = d->config.test_families};
-    fdt_variant *vs = NULL;
-    const long n = fdt_space_sample(&l->job.key.problem, &d->devices[l->device].info, &filter,
-                                    (size_t)l->job.subset, &vs);
-    char **names = n >= 0 ? calloc(n ? (size_t)n : 1, sizeof *names) : NULL;
-    int rc = names ? 0 : -1;
-    for (long i = 0; i < n && rc == 0; i++) {
-        names[i] = malloc(FDT_VARIANT_NAME_MAX);
-        if (!names[i])
-            rc = -1;
-        else
-            fdt_variant_name(&vs[i], names[i], FDT_VARIANT_NAME_MAX);
-    }
-    free(vs);
-    if (rc != 0) {
-        fdt_store_names_free(names, names ? (size_t)n : 0);
-        return -1;
-    }
-    *out = names;
-    *count = (size_t)n;
-    return 0;
-}
-
-static int contains(char *const *names, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(names[i], name) == 0)
+    for (size_t i = 0; i < l->nchunk; i++)
+        if (strcmp(l->chunk[i], name) == 0)
             return 1;
     return 0;
 }
@@ -213,7 +196,8 @@ static void count_result(fdt_job *job, const fdt_result_row *r)
     }
 }
 
-/* Counts and the best so far, from what the store holds for the job. */
+/* Counts and the best so far, from what the store holds for the job; a leader row means
+ * the quick job's leaders were timed already. */
 static int tally(lane *l)
 {
     fdt_result_row *rows = NULL;
@@ -221,55 +205,64 @@ static int tally(lane *l)
     if (fdt_store_job_results(l->s->d->store, l->job.id, &rows, &n) != 0)
         return -1;
     l->job.done = l->job.ok = l->job.failed = 0;
-    for (size_t i = 0; i < n; i++)
+    l->quick_done = 0;
+    for (size_t i = 0; i < n; i++) {
         if (!rows[i].leader)
             count_result(&l->job, &rows[i]);
+        l->quick_done |= rows[i].leader;
+    }
     free(rows);
     return 0;
 }
 
-/* What is left of the job: every variant of it that the store has no result for. */
+/* The job's search, opened from the store when the job (re)starts on this lane: the warm
+ * start it chooses the first time is stored with the job. */
 static int plan(lane *l)
 {
-    fdt_daemon *d = l->s->d;
-    char **all = NULL, **done = NULL;
-    size_t nall = 0, ndone = 0;
-    free_todo(l);
-    if (job_variants(l, &all, &nall) != 0)
-        return -1;
-    if (fdt_store_job_measured(d->store, l->job.id, &done, &ndone) != 0) {
-        fdt_store_names_free(all, nall);
+    char err[256];
+    if (!l->search) {
+        l->search = fdt_job_search_open(l->s->d, &l->job, l->device, err, sizeof err);
+        if (!l->search) {
+            finish_job(l, FDT_JOB_FAILED, err);
+            return -1;
+        }
+        l->job.total = fdt_job_search_total(l->search);
+    }
+    if (tally(l) != 0) {
+        finish_job(l, FDT_JOB_FAILED, fdt_store_error(l->s->d->store));
         return -1;
     }
-    size_t keep = 0;
-    for (size_t i = 0; i < nall; i++) {
-        if (contains(done, ndone, all[i]))
-            free(all[i]);
-        else
-            all[keep++] = all[i];
-    }
-    fdt_store_names_free(done, ndone);
-    l->todo = all;
-    l->ntodo = keep;
-    l->job.total = (int)nall;
-    return tally(l);
+    return 0;
 }
 
-/* Sends the job's next step to an idle worker: the next chunk, or the leaders. */
+static int out_of_time(lane *l)
+{
+    if (l->job.budget_s > 0 && l->job.spent_s >= l->job.budget_s)
+        fdt_job_search_stop(l->search);
+    return l->job.budget_s > 0 && l->job.spent_s >= l->job.budget_s;
+}
+
+/* The job's next step: the next batch its search proposes, the quick job's leaders once
+ * their evaluations are in, or, when the search is over, the leaders. */
+static void next_step(lane *l)
+{
+    const char *names[CHUNK];
+    const size_t n = out_of_time(l) ? 0 : fdt_job_search_next(l->search, names, CHUNK);
+    if (n > 0 && l->job.quick && !l->quick_done && l->job.done >= FDT_SEARCH_QUICK_EVALS)
+        send_leaders(l, "quick");
+    else if (n > 0)
+        send_chunk(l, names, n);
+    else
+        send_leaders(l, "leaders");
+}
+
+/* Sends the job's next step to an idle worker. */
 static void dispatch(lane *l)
 {
-    if (plan(l) != 0) {
-        finish_job(l, FDT_JOB_FAILED, "cannot plan the job: out of memory or store error");
+    if (plan(l) != 0)
         return;
-    }
     l->state = LANE_BUSY;
-    if (l->ntodo > 0) {
-        fdt_copy_text(l->job.phase, sizeof l->job.phase, "measure");
-        save_job(l);
-        send_chunk(l);
-    } else {
-        send_leaders(l);
-    }
+    next_step(l);
 }
 
 /* The lane forgets a worker that is going away (asked to quit, or killed); its end, when it
@@ -340,6 +333,8 @@ static void store_result(lane *l, json_t *ev)
     if (r.leader)
         return;
     count_result(&l->job, &r);
+    if (l->search)
+        fdt_job_search_feed(l->search, r.variant, strcmp(r.status, "ok") == 0 ? r.gbps : 0);
     save_job(l);
 }
 
@@ -358,15 +353,16 @@ static void store_code(lane *l, json_t *ev)
     free(bytes);
 }
 
-/* The leaders are timed: the fastest of them is the problem's best configuration. */
-static void conclude(lane *l, json_t *ev)
+/* The leaders are timed: the fastest of every leader timing of the job so far is the
+ * problem's best configuration, stored and answered at once. 0, or -1 with the job failed. */
+static int store_winner(lane *l, json_t *ev)
 {
     fdt_daemon *d = l->s->d;
     fdt_result_row *rows = NULL;
     size_t n = 0;
     if (fdt_store_job_results(d->store, l->job.id, &rows, &n) != 0) {
         finish_job(l, FDT_JOB_FAILED, fdt_store_error(d->store));
-        return;
+        return -1;
     }
     const fdt_result_row *win = NULL;
     for (size_t i = 0; i < n; i++)
@@ -376,7 +372,7 @@ static void conclude(lane *l, json_t *ev)
     if (!win) {
         free(rows);
         finish_job(l, FDT_JOB_FAILED, "no leader could be timed again");
-        return;
+        return -1;
     }
     fdt_best b = {.device_id = d->devices[l->device].id, .key = l->job.key,
                   .gbps = win->gbps, .median_ms = win->median_ms,
@@ -388,22 +384,46 @@ static void conclude(lane *l, json_t *ev)
     fdt_copy_text(l->job.best_variant, sizeof l->job.best_variant, win->variant);
     l->job.best_gbps = win->gbps;
     free(rows);
-    if (fdt_store_best_put(d->store, &b) != 0)
+    if (fdt_store_best_put(d->store, &b) != 0) {
         finish_job(l, FDT_JOB_FAILED, fdt_store_error(d->store));
-    else if (fdt_query_remember(d, &b) != 0)
+        return -1;
+    }
+    if (fdt_query_remember(d, &b) != 0) {
         finish_job(l, FDT_JOB_FAILED, "out of memory");
-    else
-        finish_job(l, FDT_JOB_DONE, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+/* Measuring time counts toward the job's budget_s, over every run of the job. */
+static void count_time(lane *l)
+{
+    if (l->nchunk == 0)
+        return;
+    l->job.spent_s += (double)(uv_now(l->s->d->loop) - l->chunk_sent_ms) / 1e3;
+    l->nchunk = 0;
 }
 
 static void on_task_done(lane *l, json_t *ev)
 {
-    if (strcmp(l->job.phase, "leaders") == 0)
-        conclude(l, ev);
-    else if (l->sent < l->ntodo)
-        send_chunk(l);
-    else
-        send_leaders(l);
+    count_time(l);
+    if (strcmp(l->job.phase, "leaders") == 0) {
+        if (store_winner(l, ev) == 0) {
+            fdt_log("job %lld: %d variants measured, the search ended (%s); best %s %.1f GB/s",
+                    (long long)l->job.id, l->job.done, fdt_job_search_end(l->search),
+                    l->job.best_variant, l->job.best_gbps);
+            finish_job(l, FDT_JOB_DONE, NULL);
+        }
+    } else if (strcmp(l->job.phase, "quick") == 0) {
+        if (store_winner(l, ev) == 0) {
+            l->quick_done = 1;
+            fdt_log("job %lld: the quick job's winner %s is stored; the search goes on",
+                    (long long)l->job.id, l->job.best_variant);
+            next_step(l);
+        }
+    } else {
+        next_step(l);
+    }
     if (!l->has_job)
         take_next_job(l);
 }
@@ -475,7 +495,7 @@ static void describe_end(char *out, size_t len, fdt_worker_end end, int64_t stat
  * timeout, so that resuming goes on with the next one instead of dying on it again. */
 static void blame(lane *l, const char *variant, fdt_worker_end end)
 {
-    if (!variant || strcmp(l->job.phase, "measure") != 0 || !contains(l->todo, l->ntodo, variant))
+    if (!variant || strcmp(l->job.phase, "measure") != 0 || !in_chunk(l, variant))
         return;
     fdt_result_row r = {.job_id = l->job.id};
     fdt_copy_text(r.variant, sizeof r.variant, variant);
@@ -511,6 +531,7 @@ static void on_ended(fdt_worker *w, fdt_worker_end end, int64_t status, int sig,
     l->restarts++;
     l->crashes++;
     blame(l, current, end);
+    count_time(l);
     if (l->crashes > d->config.max_restarts) {
         char why[256];
         snprintf(why, sizeof why, "the worker failed %d times in a row: %s", l->crashes,
@@ -574,7 +595,7 @@ void fdt_scheduler_stop(fdt_daemon *d)
             l->job.phase[0] = '\0';
             save_job(l);
             l->has_job = 0;
-            free_todo(l);
+            close_search(l);
         }
         if (l->worker)
             fdt_worker_stop(l->worker);

@@ -1,0 +1,353 @@
+/* cmd_replay.c - `fdtune replay`: search strategies replayed on recorded spaces, on the
+ * CPU, many seeds each. Every problem of the files is tuned again from its recording, with
+ * the problem itself left out of its warm start (the other problems of the same device
+ * are the warm start, as the daemon's store would be), and the table says how many
+ * evaluations each strategy needed to come within 1% of the recording's best. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "search/replay.h"
+#include "search/search.h"
+
+static const char replay_help[] =
+    "usage: fdtune replay FILE... [options]\n"
+    "\n"
+    "Replays search strategies on recorded spaces: FILE is what `fdtune export --what\n"
+    "results --format csv` writes (gzip accepted). For each problem, the evaluations needed\n"
+    "to come within 1% of the recording's best (median and 90th percentile over seeds, in\n"
+    "evaluations and in % of the space), random search's beside it, and the instant\n"
+    "answer's speed over the best before and after the quick job (the guided search's\n"
+    "first evaluations). The last line sums it up for scripts.\n"
+    "\n"
+    "  --strategy S              exhaustive, random or guided (default guided)\n"
+    "  --seeds N                 seeds per problem (default 20)\n"
+    "  --budget N                evaluations at most per run (default: the whole space)\n";
+
+/* The share of the best that counts as found. */
+#define WITHIN 0.99
+
+typedef struct replay_args {
+    const fdt_strategy *strategy;
+    long seeds;
+    long budget;
+} replay_args;
+
+/* One problem made ready: its space (the recorded variants this build knows) and speeds
+ * in the space's order, and the warm start from the other problems. */
+typedef struct prepared {
+    const fdt_recorded_problem *rec;
+    fdt_search_space space;
+    double *speed;
+    double best;
+    fdt_warm warm;
+} prepared;
+
+/* Per problem and strategy: evaluations to within 1% for each seed; -1 if never. */
+typedef struct outcome {
+    long *evals;
+    double median, p90;
+} outcome;
+
+static int parse_args(int argc, char **argv, replay_args *a, int *first_file)
+{
+    enum { OPT_STRATEGY = 256, OPT_SEEDS, OPT_BUDGET, OPT_HELP };
+    static const struct option options[] = {
+        {"strategy", required_argument, NULL, OPT_STRATEGY},
+        {"seeds", required_argument, NULL, OPT_SEEDS},
+        {"budget", required_argument, NULL, OPT_BUDGET},
+        {"help", no_argument, NULL, OPT_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    *a = (replay_args){.strategy = fdt_strategy_find("guided"), .seeds = 20, .budget = 0};
+    int opt;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        switch (opt) {
+        case OPT_STRATEGY:
+            if (!(a->strategy = fdt_strategy_find(optarg))) {
+                fprintf(stderr, "fdtune replay: unknown strategy '%s' (exhaustive, random, "
+                        "guided)\n", optarg);
+                return FDT_EXIT_USAGE;
+            }
+            break;
+        case OPT_SEEDS:
+            if (fdt_parse_int(optarg, 1, 100000, "--seeds", &a->seeds))
+                return FDT_EXIT_USAGE;
+            break;
+        case OPT_BUDGET:
+            if (fdt_parse_int(optarg, 1, 100000000, "--budget", &a->budget))
+                return FDT_EXIT_USAGE;
+            break;
+        case 'h':
+        case OPT_HELP:
+            fputs(replay_help, stdout);
+            return FDT_EXIT_OK;
+        default:
+            fprintf(stderr, "fdtune replay: unknown or incomplete option '%s'\n%s",
+                    argv[optind - 1], replay_help);
+            return FDT_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "fdtune replay: name at least one recorded file\n%s", replay_help);
+        return FDT_EXIT_USAGE;
+    }
+    *first_file = optind;
+    return -1;
+}
+
+static int same_device(const fdt_recorded_problem *a, const fdt_recorded_problem *b)
+{
+    return strcmp(a->fingerprint, b->fingerprint) == 0 && strcmp(a->stencil, b->stencil) == 0 &&
+           a->problem.cache == b->problem.cache;
+}
+
+static int prepare(prepared *p, const fdt_recording *rec, size_t which)
+{
+    const fdt_recorded_problem *r = &rec->problems[which];
+    fdt_variant *vs = malloc((r->n ? r->n : 1) * sizeof *vs);
+    p->rec = r;
+    p->speed = malloc((r->n ? r->n : 1) * sizeof *p->speed);
+    if (!vs || !p->speed) {
+        free(vs);
+        return -1;
+    }
+    size_t n = 0;
+    char err[128];
+    for (size_t i = 0; i < r->n; i++)
+        if (fdt_variant_parse(r->names[i], &vs[n], err, sizeof err) == 0)
+            p->speed[n++] = r->gbps[i];
+    int rc = fdt_search_space_init(&p->space, vs, n);
+    free(vs);
+    p->best = 0;
+    for (size_t i = 0; i < n; i++)
+        p->best = fmax(p->best, p->speed[i]);
+    for (size_t q = 0; q < rec->n && rc == 0; q++) {
+        const fdt_recorded_problem *o = &rec->problems[q];
+        if (q != which && same_device(o, r))
+            rc = fdt_warm_add(&p->warm, &p->space, &o->problem, (const char (*)[FDT_VARIANT_NAME_MAX])o->names,
+                              o->gbps, o->n);
+    }
+    return rc;
+}
+
+static void release(prepared *p)
+{
+    fdt_warm_free(&p->warm);
+    fdt_search_space_free(&p->space);
+    free(p->speed);
+}
+
+/* Runs a search to its end or its budget, measuring from the recording. Returns the
+ * evaluations it took to come within 1% of the best (-1 if it never did); *fastest is the
+ * best speed it measured. */
+static long run_search(const prepared *p, const fdt_strategy *st, uint64_t seed, long budget,
+                       double *fastest)
+{
+    fdt_search s;
+    if (fdt_search_init(&s, st, &p->space, &p->warm, &p->rec->problem, seed,
+                        (fdt_search_limits){.evals = budget}) != 0)
+        return -1;
+    size_t pending[FDT_SEARCH_BATCH_MAX], n;
+    long count = 0, found = -1;
+    *fastest = 0;
+    while ((n = fdt_search_pending(&s, pending, FDT_SEARCH_BATCH_MAX)) > 0)
+        for (size_t i = 0; i < n; i++) {
+            const double g = p->speed[pending[i]];
+            fdt_search_feed(&s, pending[i], g);
+            count++;
+            *fastest = fmax(*fastest, g);
+            if (found < 0 && g >= WITHIN * p->best)
+                found = count;
+        }
+    fdt_search_free(&s);
+    return found;
+}
+
+static int by_evals(const void *a, const void *b)
+{
+    /* a miss (-1) sorts last: it took more than any budget */
+    const long x = *(const long *)a, y = *(const long *)b;
+    const long ux = x < 0 ? __LONG_MAX__ : x, uy = y < 0 ? __LONG_MAX__ : y;
+    return (ux > uy) - (ux < uy);
+}
+
+static double as_value(long evals)
+{
+    return evals < 0 ? INFINITY : (double)evals;
+}
+
+static void summarize(outcome *o, long seeds)
+{
+    qsort(o->evals, (size_t)seeds, sizeof *o->evals, by_evals);
+    const long mid = (seeds - 1) / 2;
+    o->median = seeds % 2 ? as_value(o->evals[mid])
+                          : (as_value(o->evals[mid]) + as_value(o->evals[mid + 1])) / 2;
+    o->p90 = as_value(o->evals[(long)ceil(0.9 * seeds) - 1]); /* nearest rank */
+}
+
+static int measure(const prepared *p, const fdt_strategy *st, const replay_args *a, outcome *o)
+{
+    o->evals = malloc((size_t)a->seeds * sizeof *o->evals);
+    if (!o->evals)
+        return -1;
+    double fastest;
+    for (long seed = 0; seed < a->seeds; seed++)
+        o->evals[seed] = run_search(p, st, (uint64_t)seed + 1, a->budget, &fastest);
+    summarize(o, a->seeds);
+    return 0;
+}
+
+/* The quick job's result: the worst over seeds of the best speed the guided search
+ * measured in its first FDT_SEARCH_QUICK_EVALS evaluations, over the recording's best. */
+static double quick_ratio(const prepared *p, long seeds)
+{
+    double worst = INFINITY, fastest;
+    for (long seed = 0; seed < seeds; seed++) {
+        run_search(p, fdt_strategy_find("guided"), (uint64_t)seed + 1, FDT_SEARCH_QUICK_EVALS,
+                   &fastest);
+        worst = fmin(worst, fastest / p->best);
+    }
+    return worst;
+}
+
+static double instant_ratio(const prepared *p)
+{
+    double expected;
+    size_t used;
+    const long v = fdt_search_instant(&p->space, &p->warm, &p->rec->problem, &expected, &used);
+    return v < 0 ? 0 : p->speed[v] / p->best;
+}
+
+static double pct(double evals, size_t space)
+{
+    return 100.0 * evals / (double)space;
+}
+
+static void print_evals(double evals, size_t space)
+{
+    if (isinf(evals))
+        printf(" %7s %6s", "miss", "");
+    else
+        printf(" %7.1f %5.1f%%", evals, pct(evals, space));
+}
+
+/* The median of v[0..n) (sorted here). */
+static double median_of(double *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            const double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+typedef struct totals {
+    size_t n;
+    double *med, *rand_med;
+    double worst_med, worst_p90, log_instant, instant_worst, quick_worst;
+} totals;
+
+static void print_row(const prepared *p, const outcome *st, const outcome *rnd, double instant,
+                      double quick)
+{
+    const fdt_problem *q = &p->rec->problem;
+    char shape[48];
+    snprintf(shape, sizeof shape, "%dx%dx%d", q->nx, q->ny, q->nz);
+    printf("%-16s %-6s %d %6zu %8.1f", shape, fdt_precision_name(q->precision), q->radius,
+           p->space.n, p->best);
+    print_evals(st->median, p->space.n);
+    print_evals(st->p90, p->space.n);
+    print_evals(rnd->median, p->space.n);
+    print_evals(rnd->p90, p->space.n);
+    printf(" %7.4f %7.4f\n", instant, quick);
+}
+
+static int replay_problem(const fdt_recording *rec, size_t which, const replay_args *a,
+                          totals *t)
+{
+    prepared p = {0};
+    outcome st = {0}, rnd = {0};
+    int rc = prepare(&p, rec, which);
+    if (rc == 0 && (p.space.n == 0 || p.best <= 0)) {
+        release(&p);
+        return 0; /* nothing ran: nothing to find */
+    }
+    if (rc == 0)
+        rc = measure(&p, a->strategy, a, &st);
+    if (rc == 0)
+        rc = measure(&p, fdt_strategy_find("random"), a, &rnd);
+    if (rc == 0) {
+        const double instant = instant_ratio(&p), quick = quick_ratio(&p, a->seeds);
+        print_row(&p, &st, &rnd, instant, quick);
+        t->med[t->n] = pct(st.median, p.space.n);
+        t->rand_med[t->n] = pct(rnd.median, p.space.n);
+        t->worst_med = fmax(t->worst_med, pct(st.median, p.space.n));
+        t->worst_p90 = fmax(t->worst_p90, pct(st.p90, p.space.n));
+        t->log_instant += log(fmax(instant, 1e-9));
+        t->instant_worst = fmin(t->instant_worst, instant);
+        t->quick_worst = fmin(t->quick_worst, quick);
+        t->n++;
+    }
+    free(st.evals);
+    free(rnd.evals);
+    release(&p);
+    return rc;
+}
+
+static int replay_all(const fdt_recording *rec, const replay_args *a)
+{
+    totals t = {.instant_worst = INFINITY, .quick_worst = INFINITY};
+    t.med = malloc((rec->n ? rec->n : 1) * sizeof *t.med);
+    t.rand_med = malloc((rec->n ? rec->n : 1) * sizeof *t.rand_med);
+    int rc = t.med && t.rand_med ? 0 : -1;
+    printf("%-16s %-6s %s %6s %8s %15s %15s %15s %15s %7s %7s\n", "shape", "prec", "R", "space",
+           "best", "median to 1%", "p90 to 1%", "random median", "random p90", "instant",
+           "quick");
+    for (size_t i = 0; i < rec->n && rc == 0; i++)
+        rc = replay_problem(rec, i, a, &t);
+    if (rc != 0)
+        fprintf(stderr, "fdtune replay: out of memory\n");
+    else if (t.n == 0) {
+        fprintf(stderr, "fdtune replay: the files hold no problem with a variant that ran\n");
+        rc = -1;
+    }
+    if (rc == 0) {
+        const double random_median = median_of(t.rand_med, t.n);
+        printf("replay problems=%zu seeds=%ld strategy=%s median_pct_to_1pct=%.2f "
+               "worst_median_pct_to_1pct=%.2f p90_pct_to_1pct=%.2f random_median_pct_to_1pct=%.2f "
+               "instant_geomean=%.4f instant_worst=%.4f quick_worst=%.4f\n",
+               t.n, a->seeds, a->strategy->name, median_of(t.med, t.n), t.worst_med, t.worst_p90,
+               random_median, exp(t.log_instant / t.n), t.instant_worst, t.quick_worst);
+    }
+    free(t.med);
+    free(t.rand_med);
+    return rc;
+}
+
+int fdt_cmd_replay(int argc, char **argv)
+{
+    replay_args a;
+    int first;
+    const int parsed = parse_args(argc, argv, &a, &first);
+    if (parsed >= 0)
+        return parsed;
+    fdt_recording rec = {0};
+    char err[512];
+    for (int i = first; i < argc; i++)
+        if (fdt_recording_load(&rec, argv[i], err, sizeof err) != 0) {
+            fprintf(stderr, "fdtune replay: %s\n", err);
+            fdt_recording_free(&rec);
+            return FDT_EXIT_FAILED;
+        }
+    const int rc = replay_all(&rec, &a);
+    fdt_recording_free(&rec);
+    return rc == 0 ? FDT_EXIT_OK : FDT_EXIT_FAILED;
+}

@@ -1,0 +1,246 @@
+/* job_search.c - a job's search, fed from the store; see job_search.h. */
+#include "daemon/job_search.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct fdt_job_search {
+    fdt_search_space space;
+    fdt_warm warm;
+    fdt_search search;
+    int stopped;
+    size_t pending[FDT_SEARCH_BATCH_MAX];
+};
+
+/* The variants the job may measure: the space of its problem on its device, filtered by
+ * family, and spread evenly when a subset was asked for, as `fdtune bench --subset` does. */
+static int job_space(fdt_daemon *d, const fdt_job *job, size_t device, fdt_search_space *out)
+{
+    const fdt_space_filter filter = {.family = job->family[0] ? job->family : NULL,
+                                     .test_families = d->config.test_families};
+    fdt_variant *vs = NULL;
+    const long n = fdt_space_sample(&job->key.problem, &d->devices[device].info, &filter,
+                                    (size_t)job->subset, &vs);
+    const int rc = n < 0 ? -1 : fdt_search_space_init(out, vs, (size_t)n);
+    free(vs);
+    return rc;
+}
+
+typedef struct candidate {
+    fdt_key key;
+    double distance;
+} candidate;
+
+static int by_distance(const void *a, const void *b)
+{
+    const double x = ((const candidate *)a)->distance, y = ((const candidate *)b)->distance;
+    return (x > y) - (x < y);
+}
+
+static int same_problem(const fdt_key *a, const fdt_key *b)
+{
+    return strcmp(a->stencil, b->stencil) == 0 &&
+           memcmp(&a->problem, &b->problem, sizeof a->problem) == 0;
+}
+
+/* The tuned problems of this device and cache mode nearest to the job's (never the job's
+ * own: tuning again is asked for to measure afresh), each by its fullest job. */
+static int choose_warm(fdt_daemon *d, fdt_job *job, int64_t device_id)
+{
+    fdt_best *rows = NULL;
+    size_t n = 0, nc = 0;
+    if (fdt_store_best_all(d->store, &rows, &n) != 0)
+        return -1;
+    candidate *c = malloc((n ? n : 1) * sizeof *c);
+    if (!c) {
+        free(rows);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].device_id == device_id && !same_problem(&rows[i].key, &job->key) &&
+            strcmp(rows[i].key.stencil, job->key.stencil) == 0 &&
+            rows[i].key.problem.cache == job->key.problem.cache)
+            c[nc++] = (candidate){rows[i].key,
+                                  fdt_warm_distance(&job->key.problem, &rows[i].key.problem)};
+    free(rows);
+    qsort(c, nc, sizeof *c, by_distance);
+    int rc = 0;
+    job->warm[0] = '\0';
+    for (size_t i = 0, taken = 0; i < nc && taken < FDT_WARM_MAX && rc == 0; i++) {
+        int64_t id;
+        const int found = fdt_store_fullest_job(d->store, device_id, &c[i].key, &id);
+        if (found < 0)
+            rc = -1;
+        else if (found && id != job->id) {
+            const size_t len = strlen(job->warm);
+            snprintf(job->warm + len, sizeof job->warm - len, "%s%" PRId64, taken ? "," : "", id);
+            taken++;
+        }
+    }
+    free(c);
+    job->has_warm = rc == 0;
+    return rc;
+}
+
+/* Adds warm job id's first-pass results; a job the store no longer has is left out. */
+static int add_warm_job(fdt_daemon *d, fdt_job_search *js, int64_t id)
+{
+    fdt_job other;
+    const int found = fdt_store_job_get(d->store, id, &other);
+    if (found <= 0)
+        return found;
+    fdt_result_row *rows = NULL;
+    size_t n = 0;
+    if (fdt_store_job_results(d->store, id, &rows, &n) != 0)
+        return -1;
+    char(*names)[FDT_VARIANT_NAME_MAX] = malloc((n ? n : 1) * sizeof *names);
+    double *gbps = malloc((n ? n : 1) * sizeof *gbps);
+    size_t m = 0;
+    for (size_t i = 0; names && gbps && i < n; i++)
+        if (!rows[i].leader) {
+            memcpy(names[m], rows[i].variant, sizeof names[m]);
+            gbps[m++] = strcmp(rows[i].status, "ok") == 0 && rows[i].gbps > 0 ? rows[i].gbps : 0;
+        }
+    const int rc = names && gbps ? fdt_warm_add(&js->warm, &js->space, &other.key.problem,
+                                                (const char(*)[FDT_VARIANT_NAME_MAX])names,
+                                                gbps, m)
+                                 : -1;
+    free(names);
+    free(gbps);
+    free(rows);
+    return rc;
+}
+
+static int load_warm(fdt_daemon *d, fdt_job_search *js, const char *list)
+{
+    for (const char *p = list; *p;) {
+        char *end;
+        const long long id = strtoll(p, &end, 10);
+        if (end == p)
+            return 0; /* not a list this build wrote: start cold rather than fail */
+        if (add_warm_job(d, js, id) != 0)
+            return -1;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return 0;
+}
+
+/* What the job measured before, by index of the space; NAN where nothing is stored. */
+typedef struct stored {
+    double *gbps;
+} stored;
+
+static int lookup(void *ctx, size_t index, double *gbps)
+{
+    const stored *s = ctx;
+    if (isnan(s->gbps[index]))
+        return 0;
+    *gbps = s->gbps[index];
+    return 1;
+}
+
+static int rebuild(fdt_daemon *d, fdt_job_search *js, int64_t job_id)
+{
+    fdt_result_row *rows = NULL;
+    size_t n = 0;
+    stored s = {malloc((js->space.n ? js->space.n : 1) * sizeof *s.gbps)};
+    if (!s.gbps || fdt_store_job_results(d->store, job_id, &rows, &n) != 0) {
+        free(s.gbps);
+        return -1;
+    }
+    for (size_t i = 0; i < js->space.n; i++)
+        s.gbps[i] = NAN;
+    for (size_t i = 0; i < n; i++) {
+        const long k = rows[i].leader ? -1 : fdt_search_space_find(&js->space, rows[i].variant);
+        if (k >= 0)
+            s.gbps[k] = strcmp(rows[i].status, "ok") == 0 && rows[i].gbps > 0 ? rows[i].gbps : 0;
+    }
+    fdt_search_replay(&js->search, lookup, &s);
+    free(rows);
+    free(s.gbps);
+    return 0;
+}
+
+fdt_job_search *fdt_job_search_open(fdt_daemon *d, fdt_job *job, size_t device, char *err,
+                                    size_t errlen)
+{
+    fdt_job_search *js = calloc(1, sizeof *js);
+    const fdt_strategy *strategy = fdt_strategy_find(job->strategy);
+    const fdt_search_limits limits = {.evals = job->budget, .patience = job->patience};
+    const char *why = NULL;
+    if (!js)
+        why = "out of memory";
+    else if (!strategy)
+        why = "the job names a search strategy this build does not have";
+    else if (job_space(d, job, device, &js->space) != 0)
+        why = "out of memory";
+    else if (!job->has_warm && choose_warm(d, job, d->devices[device].id) != 0)
+        why = fdt_store_error(d->store);
+    else if (load_warm(d, js, job->warm) != 0)
+        why = "cannot read the warm start's results";
+    else if (fdt_search_init(&js->search, strategy, &js->space, &js->warm, &job->key.problem,
+                             (uint64_t)job->id, limits) != 0)
+        why = "out of memory";
+    else if (rebuild(d, js, job->id) != 0)
+        why = "cannot read the job's results";
+    if (!why)
+        return js;
+    snprintf(err, errlen, "cannot plan the job: %s", why);
+    fdt_job_search_close(js);
+    return NULL;
+}
+
+void fdt_job_search_close(fdt_job_search *js)
+{
+    if (!js)
+        return;
+    if (js->search.space)
+        fdt_search_free(&js->search);
+    fdt_warm_free(&js->warm);
+    fdt_search_space_free(&js->space);
+    free(js);
+}
+
+size_t fdt_job_search_next(fdt_job_search *js, const char **names, size_t cap)
+{
+    if (js->stopped)
+        return 0;
+    if (cap > FDT_SEARCH_BATCH_MAX)
+        cap = FDT_SEARCH_BATCH_MAX;
+    const size_t n = fdt_search_pending(&js->search, js->pending, cap);
+    for (size_t i = 0; i < n; i++)
+        names[i] = js->space.names[js->pending[i]];
+    return n;
+}
+
+void fdt_job_search_feed(fdt_job_search *js, const char *variant, double gbps)
+{
+    const long k = fdt_search_space_find(&js->space, variant);
+    if (k >= 0)
+        fdt_search_feed(&js->search, (size_t)k, gbps);
+}
+
+void fdt_job_search_stop(fdt_job_search *js)
+{
+    js->stopped = 1;
+}
+
+int fdt_job_search_total(const fdt_job_search *js)
+{
+    const int64_t budget = js->search.limits.evals;
+    return (int)(budget > 0 && (size_t)budget < js->space.n ? (size_t)budget : js->space.n);
+}
+
+size_t fdt_job_search_measured(const fdt_job_search *js)
+{
+    return js->search.nmeasured;
+}
+
+const char *fdt_job_search_end(const fdt_job_search *js)
+{
+    static const char *const names[] = {NULL, "space", "budget", "patience"};
+    return js->stopped ? "time" : names[js->search.end];
+}

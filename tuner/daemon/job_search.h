@@ -1,0 +1,37 @@
+/* job_search.h - the search a running job follows (tuner/search/), fed from the store: its
+ * space for the job's problem and device, its warm start from the results of the nearest
+ * tuned problems on the same device, and its state rebuilt from the job's own stored rows,
+ * so that a job resumed after a crash, a cancel or kill -9 proposes what it would have. */
+#ifndef FDT_JOB_SEARCH_H
+#define FDT_JOB_SEARCH_H
+
+#include "daemon/daemon.h"
+#include "search/search.h"
+
+/* Warm problems a job draws on at most: the nearest, by fdt_warm_distance. */
+#define FDT_WARM_MAX 8
+
+typedef struct fdt_job_search fdt_job_search;
+
+/* Opens the search of job on device index device. The first time a job runs, its warm
+ * start is chosen and written into job->warm (the caller stores the job); later runs read
+ * the same jobs' results back. NULL with the reason in err. */
+fdt_job_search *fdt_job_search_open(fdt_daemon *d, fdt_job *job, size_t device, char *err,
+                                    size_t errlen);
+void fdt_job_search_close(fdt_job_search *js);
+
+/* The variants to measure next (names valid until the next call), at most cap; 0 when the
+ * search is over. */
+size_t fdt_job_search_next(fdt_job_search *js, const char **names, size_t cap);
+/* A first-pass result of the job landed: gbps for an ok variant, else 0. */
+void fdt_job_search_feed(fdt_job_search *js, const char *variant, double gbps);
+/* Stops proposing (the job's time budget is spent). */
+void fdt_job_search_stop(fdt_job_search *js);
+
+/* Variants the job measures at most: the space, or its evaluation budget if smaller. */
+int fdt_job_search_total(const fdt_job_search *js);
+size_t fdt_job_search_measured(const fdt_job_search *js);
+/* Why the search ended, for the log: "space", "budget", "patience", "time", or NULL. */
+const char *fdt_job_search_end(const fdt_job_search *js);
+
+#endif

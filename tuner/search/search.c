@@ -1,0 +1,284 @@
+/* search.c - the search driver every strategy shares: the space and its name index, the
+ * warm start, batches, the stopping rules and the rebuild from stored results. */
+#include "search/search.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/strategies.h"
+
+static const fdt_strategy *const strategies[] = {&fdt_strategy_exhaustive,
+                                                 &fdt_strategy_random, &fdt_strategy_guided};
+#define NSTRATEGIES (sizeof strategies / sizeof strategies[0])
+
+const fdt_strategy *fdt_strategy_find(const char *name)
+{
+    for (size_t i = 0; i < NSTRATEGIES; i++)
+        if (strcmp(strategies[i]->name, name) == 0)
+            return strategies[i];
+    return NULL;
+}
+
+const char *const *fdt_strategy_names(void)
+{
+    static const char *names[NSTRATEGIES + 1];
+    for (size_t i = 0; i < NSTRATEGIES; i++)
+        names[i] = strategies[i]->name;
+    return names;
+}
+
+uint64_t fdt_search_random(uint64_t seed, uint64_t a, uint64_t b)
+{
+    /* splitmix64's finalizer over the three inputs: cheap, and no state to carry. */
+    uint64_t z = seed ^ (a * 0x9e3779b97f4a7c15ULL) ^ (b * 0xbf58476d1ce4e5b9ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* --- the space ------------------------------------------------------------------------- */
+
+static const fdt_search_space *sort_space;
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(sort_space->names[*(const size_t *)a], sort_space->names[*(const size_t *)b]);
+}
+
+int fdt_search_space_init(fdt_search_space *s, const fdt_variant *vs, size_t n)
+{
+    memset(s, 0, sizeof *s);
+    s->variants = malloc((n ? n : 1) * sizeof *s->variants);
+    s->names = malloc((n ? n : 1) * sizeof *s->names);
+    s->by_name = malloc((n ? n : 1) * sizeof *s->by_name);
+    if (!s->variants || !s->names || !s->by_name) {
+        fdt_search_space_free(s);
+        return -1;
+    }
+    s->n = n;
+    for (size_t i = 0; i < n; i++) {
+        s->variants[i] = vs[i];
+        fdt_variant_name(&vs[i], s->names[i], sizeof s->names[i]);
+        s->by_name[i] = i;
+    }
+    sort_space = s; /* qsort has no context argument; spaces are built on one thread */
+    qsort(s->by_name, n, sizeof *s->by_name, by_name);
+    return 0;
+}
+
+void fdt_search_space_free(fdt_search_space *s)
+{
+    free(s->variants);
+    free(s->names);
+    free(s->by_name);
+    memset(s, 0, sizeof *s);
+}
+
+long fdt_search_space_find(const fdt_search_space *s, const char *name)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        const int c = strcmp(s->names[s->by_name[mid]], name);
+        if (c == 0)
+            return (long)s->by_name[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+/* --- the warm start -------------------------------------------------------------------- */
+
+int fdt_warm_add(fdt_warm *w, const fdt_search_space *space, const fdt_problem *p,
+                 const char (*names)[FDT_VARIANT_NAME_MAX], const double *gbps, size_t n)
+{
+    float *score = malloc((space->n ? space->n : 1) * sizeof *score);
+    if (!score)
+        return -1;
+    for (size_t i = 0; i < space->n; i++)
+        score[i] = -1;
+    double best = 0;
+    for (size_t i = 0; i < n; i++)
+        if (gbps[i] > best)
+            best = gbps[i];
+    size_t known = 0;
+    for (size_t i = 0; i < n && best > 0; i++) {
+        const long k = fdt_search_space_find(space, names[i]);
+        if (k >= 0) {
+            score[k] = gbps[i] > 0 ? (float)(gbps[i] / best) : 0;
+            known++;
+        }
+    }
+    if (known == 0) {
+        free(score);
+        return 0;
+    }
+    fdt_warm_problem *grown = realloc(w->problems, (w->n + 1) * sizeof *grown);
+    if (!grown) {
+        free(score);
+        return -1;
+    }
+    w->problems = grown;
+    w->problems[w->n++] = (fdt_warm_problem){.problem = *p, .score = score};
+    return 0;
+}
+
+void fdt_warm_free(fdt_warm *w)
+{
+    for (size_t i = 0; i < w->n; i++)
+        free(w->problems[i].score);
+    free(w->problems);
+    memset(w, 0, sizeof *w);
+}
+
+/* A shape's effect on speed goes by ratios (twice the rows, half the planes), so shapes
+ * are compared on a log scale; another precision or radius counts as a doubling and a half
+ * of every side: a weaker hint, never none. */
+#define OTHER_PRECISION 1.0
+#define OTHER_RADIUS 1.0
+
+double fdt_warm_distance(const fdt_problem *target, const fdt_problem *other)
+{
+    const double dx = log((double)target->nx / other->nx);
+    const double dy = log((double)target->ny / other->ny);
+    const double dz = log((double)target->nz / other->nz);
+    return sqrt(dx * dx + dy * dy + dz * dz) +
+           (target->precision != other->precision ? OTHER_PRECISION : 0) +
+           (target->radius != other->radius ? OTHER_RADIUS : 0);
+}
+
+/* --- the driver ------------------------------------------------------------------------ */
+
+int fdt_search_init(fdt_search *s, const fdt_strategy *strategy, const fdt_search_space *space,
+                    const fdt_warm *warm, const fdt_problem *problem, uint64_t seed,
+                    fdt_search_limits limits)
+{
+    static const fdt_warm none;
+    memset(s, 0, sizeof *s);
+    const size_t n = space->n ? space->n : 1;
+    s->gbps = malloc(n * sizeof *s->gbps);
+    s->queued = calloc(n, 1);
+    s->sequence = malloc(n * sizeof *s->sequence);
+    s->batch = malloc(FDT_SEARCH_BATCH_MAX * sizeof *s->batch);
+    if (!s->gbps || !s->queued || !s->sequence || !s->batch) {
+        fdt_search_free(s);
+        return -1;
+    }
+    for (size_t i = 0; i < space->n; i++)
+        s->gbps[i] = NAN;
+    s->strategy = strategy;
+    s->space = space;
+    s->warm = warm ? warm : &none;
+    s->problem = *problem;
+    s->seed = seed;
+    s->limits = limits;
+    return 0;
+}
+
+void fdt_search_free(fdt_search *s)
+{
+    if (s->model && s->strategy->free_model)
+        s->strategy->free_model(s->model);
+    free(s->gbps);
+    free(s->queued);
+    free(s->sequence);
+    free(s->batch);
+    memset(s, 0, sizeof *s);
+}
+
+/* The completed batch joins the sequence in proposal order; the patience rule counts along
+ * that order, so it does not depend on the order results came back in. */
+static void close_batch(fdt_search *s)
+{
+    for (size_t i = 0; i < s->nbatch; i++) {
+        const size_t k = s->batch[i];
+        s->queued[k] = 0;
+        s->sequence[s->nmeasured++] = k;
+        if (s->gbps[k] > s->best * FDT_SEARCH_GAIN) {
+            s->since_gain = 0;
+        } else {
+            s->since_gain++;
+        }
+        if (s->gbps[k] > s->best)
+            s->best = s->gbps[k];
+    }
+    s->nbatch = 0;
+}
+
+static fdt_search_end stop_reason(const fdt_search *s)
+{
+    if (s->nmeasured >= s->space->n)
+        return FDT_SEARCH_SPACE;
+    if (s->limits.evals > 0 && (long)s->nmeasured >= s->limits.evals)
+        return FDT_SEARCH_BUDGET;
+    if (s->limits.patience > 0 && s->since_gain >= s->limits.patience)
+        return FDT_SEARCH_PATIENCE;
+    return FDT_SEARCH_GOING;
+}
+
+static void next_batch(fdt_search *s)
+{
+    size_t cap = FDT_SEARCH_BATCH_MAX;
+    if (s->limits.evals > 0 && (size_t)s->limits.evals - s->nmeasured < cap)
+        cap = (size_t)s->limits.evals - s->nmeasured;
+    s->nbatch = s->strategy->propose(s, s->batch, cap);
+    for (size_t i = 0; i < s->nbatch; i++)
+        s->queued[s->batch[i]] = 1;
+    if (s->nbatch == 0)
+        s->end = FDT_SEARCH_SPACE; /* a strategy with nothing left to propose */
+}
+
+static size_t unmeasured_of_batch(const fdt_search *s, size_t *out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->nbatch && n < cap; i++)
+        if (isnan(s->gbps[s->batch[i]]))
+            out[n++] = s->batch[i];
+    return n;
+}
+
+size_t fdt_search_pending(fdt_search *s, size_t *out, size_t cap)
+{
+    while (!s->end) {
+        const size_t n = unmeasured_of_batch(s, out, cap);
+        if (n > 0)
+            return n;
+        if (s->nbatch > 0)
+            close_batch(s);
+        s->end = stop_reason(s);
+        if (!s->end)
+            next_batch(s);
+    }
+    return 0;
+}
+
+int fdt_search_feed(fdt_search *s, size_t index, double gbps)
+{
+    if (index >= s->space->n || !s->queued[index] || !isnan(s->gbps[index]))
+        return -1;
+    s->gbps[index] = gbps > 0 && isfinite(gbps) ? gbps : 0;
+    return 0;
+}
+
+void fdt_search_replay(fdt_search *s, int (*lookup)(void *ctx, size_t index, double *gbps),
+                       void *ctx)
+{
+    size_t pending[FDT_SEARCH_BATCH_MAX];
+    for (;;) {
+        const size_t n = fdt_search_pending(s, pending, FDT_SEARCH_BATCH_MAX);
+        size_t fed = 0;
+        for (size_t i = 0; i < n; i++) {
+            double gbps;
+            if (lookup(ctx, pending[i], &gbps)) {
+                fdt_search_feed(s, pending[i], gbps);
+                fed++;
+            }
+        }
+        if (n == 0 || fed < n)
+            return;
+    }
+}
