@@ -109,7 +109,51 @@ db.execute("DELETE FROM code_cache"); db.commit()
 db.execute("VACUUM INTO ?", (sys.argv[2],))' "$STORE" "$OUT/store.db"
 }
 
+# now: seconds since the epoch, with decimals.
+now() {
+    date +%s.%N
+}
+
+# The default (guided) strategy on the shapes of $SHAPES, each warm-started from the others'
+# exhaustive results: the store the spaces phase left ($STORE, carried), where a shape tuned
+# again leaves its own earlier results out of its warm start. Wall time of each `tune
+# --wait`, the job as it ended, and the best rows before and after (exhaustive, guided).
+# Then a shape nothing has tuned: the instant answer, tune_if_missing, the answer once the
+# quick job's winner is stored, and the job.
+guided() {
+    start_daemon guided
+    run guided "$FDTUNE" export --what best --format csv
+    for shape in $SHAPES; do
+        local t0
+        t0=$(now)
+        run guided "$FDTUNE" tune ${shape//x/ } --wait
+        echo "wall_s $shape $(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')" |
+            tee -a "$OUT/guided.txt"
+    done
+    run guided "$FDTUNE" jobs --limit 20 --json
+    run guided "$FDTUNE" export --what best --format csv
+    local fresh="640 480 200" t0 job
+    run guided "$FDTUNE" query $fresh --json
+    t0=$(now)
+    job=$("$FDTUNE" query $fresh --tune-if-missing --json | sed -n 's/.*"job":\([0-9]*\).*/\1/p')
+    echo "tune_if_missing: job $job" | tee -a "$OUT/guided.txt"
+    until "$FDTUNE" query $fresh --json | grep -q '"match":"exact"'; do sleep 0.2; done
+    echo "exact after $(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }') s" |
+        tee -a "$OUT/guided.txt"
+    run guided "$FDTUNE" query $fresh --json
+    until "$FDTUNE" status "$job" --json | grep -q '"state":"done"'; do sleep 0.5; done
+    echo "job done after $(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }') s" |
+        tee -a "$OUT/guided.txt"
+    run guided "$FDTUNE" status "$job" --json
+    run guided "$FDTUNE" query $fresh --json
+    "$FDTUNE" export --what results --format csv -o "$OUT/guided_results.csv"
+    stop_daemon guided
+}
+
 case "${1:-}" in
+guided)
+    guided
+    ;;
 spaces)
     spaces
     ;;
@@ -197,7 +241,7 @@ profile)
     done
     ;;
 *)
-    echo "usage: bench/h100.sh spaces|smoke|shapes|final|memcheck|ceiling|persist|cache|cache_shapes|profile|daemon|daemon_persist" >&2
+    echo "usage: bench/h100.sh spaces|guided|smoke|shapes|final|memcheck|ceiling|persist|cache|cache_shapes|profile|daemon|daemon_persist" >&2
     exit 2
     ;;
 esac

@@ -260,10 +260,11 @@ static void describe(const key *k, char *out, size_t len)
         snprintf(out, len, "a group name of at most %zu characters without ':', or empty",
                  k->size - 1);
         return;
-    case KIND_CHOICE:
-        snprintf(out, len, "one of");
+    case KIND_CHOICE: /* "a, b or c" */
+        out[0] = '\0';
         for (size_t i = 0; k->choices[i]; i++)
-            snprintf(out + strlen(out), len - strlen(out), " %s", k->choices[i]);
+            snprintf(out + strlen(out), len - strlen(out), "%s%s", i == 0 ? ""
+                     : k->choices[i + 1] ? ", " : " or ", k->choices[i]);
         return;
     case KIND_BOOL: snprintf(out, len, "true or false (yes/no, on/off, 1/0)"); return;
     case KIND_MODE: snprintf(out, len, "an octal mode from 0000 to %04o", (unsigned)k->max); return;

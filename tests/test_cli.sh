@@ -169,5 +169,32 @@ peers = [s.accept() for _ in range(8)]' "$dir/hung.sock" &
     peer=
 fi
 
+# fdtune replay: strategies compared on the recorded H100 spaces, on the CPU. Each problem
+# is replayed with itself left out of the warm start; guided must come within 1% of the
+# recording's best in at most 3% of the space (median over seeds) on every problem, and in
+# at most 6% for 18 of 20 seeds (the worst problem's 90th percentile).
+recorded=bench/results/h100/spaces/h100_double_r1.csv.gz
+expect 0 '^replay problems=8 seeds=20 strategy=guided ' -- replay "$recorded"
+worst=$(sed -n 's/.* worst_median_pct_to_1pct=\([0-9.]*\).*/\1/p' "$out")
+p90=$(sed -n 's/.* p90_pct_to_1pct=\([0-9.]*\).*/\1/p' "$out")
+if awk -v w="${worst:-100}" -v p="${p90:-100}" 'BEGIN { exit !(w <= 3 && p <= 6) }'; then
+    passed=$((passed + 1))
+    echo "ok - replay: guided's worst median ${worst}% and worst p90 ${p90}% of the space"
+else
+    failed=$((failed + 1))
+    echo "FAIL - replay: guided's worst median ${worst:-?}%, worst p90 ${p90:-?}% of the space"
+fi
+expect 0 'strategy=random median_pct_to_1pct' -- replay "$recorded" --strategy random --seeds 3
+expect 0 '1024x1024x64 .* miss' -- replay "$recorded" --strategy exhaustive --seeds 1 --budget 10
+expect 2 "unknown strategy 'annealing'" -- replay "$recorded" --strategy annealing
+expect 2 'name at least one recorded file' -- replay
+expect 2 '--seeds must be a whole number' -- replay "$recorded" --seeds 0
+expect 1 "$dir/none.csv: No such file" -- replay "$dir/none.csv"
+printf 'nx,ny,nz\n1,2,3\n' >"$dir/notexport.csv"
+expect 1 'not an export of results .* no column fingerprint' -- replay "$dir/notexport.csv"
+expect 2 "--strategy must be guided, random or exhaustive, got 'best'" -- tune 64 64 64 --strategy best
+expect 2 '--budget-s must be a number of seconds' -- tune 64 64 64 --budget-s -3
+expect 2 '--patience must be a whole number' -- batch --sweep 64 64 64 --patience x
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -55,6 +55,8 @@ samples = 3
 min_sample_ms = 0.1
 leaders = 2
 leader_samples = 4
+[search]
+budget = 32
 EOF
 
 start_daemon() {
@@ -98,6 +100,10 @@ wait_until() { # wait_until SECONDS COMMAND...
         [ $i -gt $((limit * 10)) ] && return 1
         sleep 0.1
     done
+}
+
+job_warm() { # the job ids of a job's warm start
+    "$FDTUNE" status "$1" --json | sed -n 's/.*"warm":"\([0-9,]*\)".*/\1/p'
 }
 
 job_has_progress() { # job_has_progress JOB N: at least N variants measured
@@ -204,6 +210,60 @@ for j in $jobs; do
         not_ok "batch job $j: $(job_state "$j"), $rows results for $total variants"
     fi
 done
+
+# --- the guided search: a budget, a warm start, kill -9 mid-job, the quick job ---------------
+job=$("$FDTUNE" tune 21 19 17 --strategy guided --budget 20 --json | field job)
+if wait_until 300 job_finished "$job" && [ "$(job_state "$job")" = done ]; then
+    rows=$(first_pass_rows | grep -c "^$job,")
+    warm=$(job_warm "$job")
+    if [ "$rows" -le 20 ] && [ "$rows" -gt 0 ] && [ -n "$warm" ] &&
+        "$FDTUNE" query 21 19 17 --json | grep -q '"match":"exact"'; then
+        ok "a guided tune with --budget 20 measures $rows variants, warm-started from jobs $warm, and answers exact"
+    else
+        not_ok "a guided tune with --budget 20: $rows variants, warm '$warm'" "$LOG"
+    fi
+else
+    not_ok "a guided tune with --budget 20 ends $(job_state "$job")" "$LOG"
+fi
+"$FDTUNE" query 23 21 19 --json >"$dir/q"
+if grep -q '"match":"nearest"' "$dir/q" && grep -q '"chosen_by":"model"' "$dir/q" &&
+    grep -q '"neighbours":[1-9]' "$dir/q"; then
+    ok "an untuned shape is answered by the guided model over its tuned neighbours"
+else
+    not_ok "an untuned shape is answered by the guided model" "$dir/q"
+fi
+job=$("$FDTUNE" tune 25 23 19 --budget 40 --json | field job)
+wait_until 120 job_has_progress "$job" 10
+warm_before=$(job_warm "$job")
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+pid=""
+start_daemon
+first_pass_rows | grep "^$job," | sort >"$dir/before"
+if wait_until 300 job_finished "$job" && [ "$(job_state "$job")" = done ]; then
+    first_pass_rows | grep "^$job," | sort >"$dir/after"
+    lost=$(comm -23 "$dir/before" "$dir/after" | wc -l)
+    twice=$(cut -d, -f1,2 "$dir/after" | sort | uniq -d | wc -l)
+    warm_after=$(job_warm "$job")
+    if [ -s "$dir/before" ] && [ "$lost" -eq 0 ] && [ "$twice" -eq 0 ] &&
+        [ "$(wc -l <"$dir/after")" -le 40 ] && [ "$warm_before" = "$warm_after" ] &&
+        ! grep -q "job $job: cannot store" "$LOG"; then
+        ok "a guided job killed with -9 resumes with its warm start ($warm_after) and measures nothing twice"
+    else
+        not_ok "guided after kill -9: $lost lost, $twice twice, warm '$warm_before' then '$warm_after'" "$dir/after"
+    fi
+else
+    not_ok "a guided job killed with -9 ends $(job_state "$job")" "$LOG"
+fi
+"$FDTUNE" query 27 21 19 --tune-if-missing --json >"$dir/q"
+job=$(field job <"$dir/q")
+if [ -n "$job" ] && wait_until 300 job_finished "$job" && [ "$(job_state "$job")" = done ] &&
+    grep -q "job $job: the quick job's winner .* is stored; the search goes on" "$LOG" &&
+    "$FDTUNE" query 27 21 19 --json | grep -q '"match":"exact"'; then
+    ok "tune_if_missing runs the quick job first, stores its winner, then searches on"
+else
+    not_ok "tune_if_missing's quick job (job ${job:-none})" "$LOG"
+fi
 
 # --- a worker killed mid-job --------------------------------------------------------------
 # 100 variants are two chunks: after the first chunk's results the worker is still busy.

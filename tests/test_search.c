@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "search/replay.h"
 #include "search/search.h"
 
@@ -306,6 +307,21 @@ static void test_loader_refuses_what_is_not_an_export(void **state)
     unlink(path);
 }
 
+/* config/ cannot include the search, so it keeps the names [search] strategy takes. */
+static void test_config_names_every_strategy(void **state)
+{
+    (void)state;
+    const char *const *names = fdt_strategy_names();
+    size_t n = 0;
+    for (; names[n]; n++) {
+        assert_non_null(fdt_config_strategies[n]);
+        assert_string_equal(fdt_config_strategies[n], names[n]);
+        assert_non_null(fdt_strategy_find(names[n]));
+    }
+    assert_null(fdt_config_strategies[n]);
+    assert_null(fdt_strategy_find("annealing"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -315,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_instant_answer_draws_on_the_warm_start),
         cmocka_unit_test(test_cold_start_still_searches),
         cmocka_unit_test(test_loader_refuses_what_is_not_an_export),
+        cmocka_unit_test(test_config_names_every_strategy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,15 +15,15 @@ struct fdt_job_search {
     size_t pending[FDT_SEARCH_BATCH_MAX];
 };
 
-/* The variants the job may measure: the space of its problem on its device, filtered by
+/* The variants a job may measure: the space of its problem on its device, filtered by
  * family, and spread evenly when a subset was asked for, as `fdtune bench --subset` does. */
-static int job_space(fdt_daemon *d, const fdt_job *job, size_t device, fdt_search_space *out)
+static int space_of(fdt_daemon *d, const fdt_problem *p, const char *family, int subset,
+                    size_t device, fdt_search_space *out)
 {
-    const fdt_space_filter filter = {.family = job->family[0] ? job->family : NULL,
+    const fdt_space_filter filter = {.family = family[0] ? family : NULL,
                                      .test_families = d->config.test_families};
     fdt_variant *vs = NULL;
-    const long n = fdt_space_sample(&job->key.problem, &d->devices[device].info, &filter,
-                                    (size_t)job->subset, &vs);
+    const long n = fdt_space_sample(p, &d->devices[device].info, &filter, (size_t)subset, &vs);
     const int rc = n < 0 ? -1 : fdt_search_space_init(out, vs, (size_t)n);
     free(vs);
     return rc;
@@ -46,9 +46,11 @@ static int same_problem(const fdt_key *a, const fdt_key *b)
            memcmp(&a->problem, &b->problem, sizeof a->problem) == 0;
 }
 
-/* The tuned problems of this device and cache mode nearest to the job's (never the job's
- * own: tuning again is asked for to measure afresh), each by its fullest job. */
-static int choose_warm(fdt_daemon *d, fdt_job *job, int64_t device_id)
+/* The tuned problems of this device and cache mode nearest to key (never key itself: a
+ * problem tuned again is measured afresh), each by its fullest job other than exclude, as
+ * "id,id,..." in list. 0 or -1. */
+static int choose_warm(fdt_daemon *d, const fdt_key *key, int64_t device_id, int64_t exclude,
+                       char *list, size_t len)
 {
     fdt_best *rows = NULL;
     size_t n = 0, nc = 0;
@@ -60,33 +62,33 @@ static int choose_warm(fdt_daemon *d, fdt_job *job, int64_t device_id)
         return -1;
     }
     for (size_t i = 0; i < n; i++)
-        if (rows[i].device_id == device_id && !same_problem(&rows[i].key, &job->key) &&
-            strcmp(rows[i].key.stencil, job->key.stencil) == 0 &&
-            rows[i].key.problem.cache == job->key.problem.cache)
+        if (rows[i].device_id == device_id && !same_problem(&rows[i].key, key) &&
+            strcmp(rows[i].key.stencil, key->stencil) == 0 &&
+            rows[i].key.problem.cache == key->problem.cache)
             c[nc++] = (candidate){rows[i].key,
-                                  fdt_warm_distance(&job->key.problem, &rows[i].key.problem)};
+                                  fdt_warm_distance(&key->problem, &rows[i].key.problem)};
     free(rows);
     qsort(c, nc, sizeof *c, by_distance);
     int rc = 0;
-    job->warm[0] = '\0';
+    list[0] = '\0';
     for (size_t i = 0, taken = 0; i < nc && taken < FDT_WARM_MAX && rc == 0; i++) {
         int64_t id;
         const int found = fdt_store_fullest_job(d->store, device_id, &c[i].key, &id);
         if (found < 0)
             rc = -1;
-        else if (found && id != job->id) {
-            const size_t len = strlen(job->warm);
-            snprintf(job->warm + len, sizeof job->warm - len, "%s%" PRId64, taken ? "," : "", id);
+        else if (found && id != exclude) {
+            const size_t used = strlen(list);
+            snprintf(list + used, len - used, "%s%" PRId64, taken ? "," : "", id);
             taken++;
         }
     }
     free(c);
-    job->has_warm = rc == 0;
     return rc;
 }
 
 /* Adds warm job id's first-pass results; a job the store no longer has is left out. */
-static int add_warm_job(fdt_daemon *d, fdt_job_search *js, int64_t id)
+static int add_warm_job(fdt_daemon *d, const fdt_search_space *space, fdt_warm *warm,
+                        int64_t id)
 {
     fdt_job other;
     const int found = fdt_store_job_get(d->store, id, &other);
@@ -104,7 +106,7 @@ static int add_warm_job(fdt_daemon *d, fdt_job_search *js, int64_t id)
             memcpy(names[m], rows[i].variant, sizeof names[m]);
             gbps[m++] = strcmp(rows[i].status, "ok") == 0 && rows[i].gbps > 0 ? rows[i].gbps : 0;
         }
-    const int rc = names && gbps ? fdt_warm_add(&js->warm, &js->space, &other.key.problem,
+    const int rc = names && gbps ? fdt_warm_add(warm, space, &other.key.problem,
                                                 (const char(*)[FDT_VARIANT_NAME_MAX])names,
                                                 gbps, m)
                                  : -1;
@@ -114,18 +116,31 @@ static int add_warm_job(fdt_daemon *d, fdt_job_search *js, int64_t id)
     return rc;
 }
 
-static int load_warm(fdt_daemon *d, fdt_job_search *js, const char *list)
+static int load_warm(fdt_daemon *d, const fdt_search_space *space, fdt_warm *warm,
+                     const char *list)
 {
     for (const char *p = list; *p;) {
         char *end;
         const long long id = strtoll(p, &end, 10);
         if (end == p)
             return 0; /* not a list this build wrote: start cold rather than fail */
-        if (add_warm_job(d, js, id) != 0)
+        if (add_warm_job(d, space, warm, id) != 0)
             return -1;
         p = *end == ',' ? end + 1 : end;
     }
     return 0;
+}
+
+/* The job's warm start: chosen and kept in the job the first time it runs. */
+static int warm_of(fdt_daemon *d, fdt_job *job, size_t device, fdt_job_search *js)
+{
+    if (!job->has_warm) {
+        if (choose_warm(d, &job->key, d->devices[device].id, job->id, job->warm,
+                        sizeof job->warm) != 0)
+            return -1;
+        job->has_warm = 1;
+    }
+    return load_warm(d, &js->space, &js->warm, job->warm);
 }
 
 /* What the job measured before, by index of the space; NAN where nothing is stored. */
@@ -175,11 +190,9 @@ fdt_job_search *fdt_job_search_open(fdt_daemon *d, fdt_job *job, size_t device, 
         why = "out of memory";
     else if (!strategy)
         why = "the job names a search strategy this build does not have";
-    else if (job_space(d, job, device, &js->space) != 0)
+    else if (space_of(d, &job->key.problem, job->family, job->subset, device, &js->space) != 0)
         why = "out of memory";
-    else if (!job->has_warm && choose_warm(d, job, d->devices[device].id) != 0)
-        why = fdt_store_error(d->store);
-    else if (load_warm(d, js, job->warm) != 0)
+    else if (warm_of(d, job, device, js) != 0)
         why = "cannot read the warm start's results";
     else if (fdt_search_init(&js->search, strategy, &js->space, &js->warm, &job->key.problem,
                              (uint64_t)job->id, limits) != 0)
@@ -243,4 +256,23 @@ const char *fdt_job_search_end(const fdt_job_search *js)
 {
     static const char *const names[] = {NULL, "space", "budget", "patience"};
     return js->stopped ? "time" : names[js->search.end];
+}
+
+int fdt_instant_answer(fdt_daemon *d, size_t device, int64_t device_id, const fdt_key *key,
+                       char *variant, size_t len, double *expected, size_t *used)
+{
+    fdt_search_space space;
+    fdt_warm warm = {0};
+    char list[256];
+    if (space_of(d, &key->problem, "", 0, device, &space) != 0)
+        return -1;
+    long v = -1;
+    if (choose_warm(d, key, device_id, 0, list, sizeof list) == 0 &&
+        load_warm(d, &space, &warm, list) == 0)
+        v = fdt_search_instant(&space, &warm, &key->problem, expected, used);
+    if (v >= 0)
+        fdt_copy_text(variant, len, space.names[v]);
+    fdt_warm_free(&warm);
+    fdt_search_space_free(&space);
+    return v >= 0 ? 0 : -1;
 }

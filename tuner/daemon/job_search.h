@@ -34,4 +34,12 @@ size_t fdt_job_search_measured(const fdt_job_search *js);
 /* Why the search ended, for the log: "space", "budget", "patience", "time", or NULL. */
 const char *fdt_job_search_end(const fdt_job_search *js);
 
+/* The instant answer for a problem not tuned: the variant of the problem's space on device
+ * index device that the guided model expects fastest, fed with the results of the tuned
+ * problems nearest to it on stored device device_id. 0 with the name in variant, the
+ * speed over the best it expects in *expected and the problems it drew on in *used; -1
+ * when the store holds nothing to draw on. Reads the store: answers are memoized above. */
+int fdt_instant_answer(fdt_daemon *d, size_t device, int64_t device_id, const fdt_key *key,
+                       char *variant, size_t len, double *expected, size_t *used);
+
 #endif

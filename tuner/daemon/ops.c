@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "daemon/export.h"
+#include "daemon/job_search.h"
 #include "daemon/query.h"
 #include "daemon/scheduler.h"
 #include "engine/hashes.h"
@@ -183,9 +184,10 @@ static json_t *job_json(const fdt_job *j)
                              "error", j->error);
     json_object_update(o, more);
     json_decref(more);
-    json_t *search = json_pack("{s:s, s:I, s:f, s:I, s:b, s:f}", "strategy", j->strategy, "budget",
-                               (json_int_t)j->budget, "budget_s", j->budget_s, "patience",
-                               (json_int_t)j->patience, "quick", j->quick, "spent_s", j->spent_s);
+    json_t *search = json_pack("{s:s, s:I, s:f, s:I, s:b, s:f, s:s?}", "strategy", j->strategy,
+                               "budget", (json_int_t)j->budget, "budget_s", j->budget_s,
+                               "patience", (json_int_t)j->patience, "quick", j->quick,
+                               "spent_s", j->spent_s, "warm", j->has_warm ? j->warm : NULL);
     json_object_update(o, search);
     json_decref(search);
     return o;
@@ -347,6 +349,12 @@ static int add_answer_fields(op_ctx *c, const fdt_answer *a, const fdt_problem *
                                   "nz", t->nz, "device", a->from.name, "driver",
                                   a->from.driver_version, "compiler", a->from.compiler_version));
     json_object_set_new(to, "distance", json_real(a->distance));
+    if (a->match == FDT_MATCH_NEAREST)
+        json_object_set_new(to, "chosen_by", json_string(a->chosen_by));
+    if (a->match == FDT_MATCH_NEAREST && strcmp(a->chosen_by, "model") == 0) {
+        json_object_set_new(to, "neighbours", json_integer((json_int_t)a->neighbours));
+        json_object_set_new(to, "expected", json_real(a->expected));
+    }
     json_object_set_new(to, "gbps", json_real(a->best.gbps));
     json_object_set_new(to, "copy_gbps", json_real(a->best.copy_gbps));
     json_object_set_new(to, "kernel1_gbps", json_real(a->best.kernel1_gbps));
@@ -355,11 +363,28 @@ static int add_answer_fields(op_ctx *c, const fdt_answer *a, const fdt_problem *
     return 0;
 }
 
+/* The answer to a problem: from memory, and for a shape not tuned on a device that has
+ * results, the guided model's choice among the nearest tuned problems' measured variants
+ * rather than the nearest one's winner alone. */
+static void find_answer(op_ctx *c, const fdt_key *key, int device, fdt_answer *a)
+{
+    fdt_query_find(c->d, &c->d->devices[device], key, a);
+    if (a->match != FDT_MATCH_NEAREST)
+        return;
+    a->chosen_by = "nearest";
+    char variant[FDT_VARIANT_NAME_MAX];
+    if (fdt_instant_answer(c->d, (size_t)device, a->best.device_id, key, variant,
+                           sizeof variant, &a->expected, &a->neighbours) == 0) {
+        fdt_copy_text(a->best.variant, sizeof a->best.variant, variant);
+        a->chosen_by = "model";
+    }
+}
+
 /* A miss that may queue a job: answered in full, never memoized. */
 static int query_and_tune(op_ctx *c, const fdt_key *key, int device)
 {
     fdt_answer a;
-    fdt_query_find(c->d, &c->d->devices[device], key, &a);
+    find_answer(c, key, device, &a);
     if (add_answer_fields(c, &a, &key->problem, c->ans))
         return -1;
     if (a.match == FDT_MATCH_EXACT)
@@ -396,7 +421,7 @@ static int op_query(op_ctx *c)
     if (c->body)
         return 0;
     fdt_answer a;
-    fdt_query_find(c->d, &c->d->devices[device], &key, &a);
+    find_answer(c, &key, device, &a);
     json_t *fields = json_object();
     const int rc = add_answer_fields(c, &a, &key.problem, fields);
     if (rc == 0)

@@ -36,6 +36,12 @@ typedef struct fdt_answer {
     fdt_best best;            /* unless match is default */
     fdt_device_info from;     /* the device it was measured on */
     double distance;
+    /* A nearest answer's variant: "model" (best.variant was replaced by the guided model's
+     * choice among the nearest tuned problems' results, expecting that share of the best
+     * from that many problems) or "nearest" (the nearest tuned shape's own winner). */
+    const char *chosen_by;
+    double expected;
+    size_t neighbours;
 } fdt_answer;
 
 /* Loads the best rows and the devices from the store into memory (after the probe has
