@@ -85,7 +85,8 @@ build_ceiling() {
 }
 
 # The recorded spaces that fdtune replay reads: exhaustive tunes through fdtuned of the
-# shapes in SHAPES ("NXxNYxNZ ..."), on the store $STORE, which the caller carries from one
+# problems in SHAPES ("NXxNYxNZ[/PRECISION[/RADIUS]] ...", double R=1 unless said; TUNE_FLAGS
+# "--strategy exhaustive" since guided is the default), on the store $STORE, which the caller carries from one
 # call to the next; tunes stop being started after $SPACE_BUDGET_S seconds so the call ends
 # within the device tool's limit. Then every result row as CSV, and the store without its
 # code cache (compiled code, megabytes) back to $OUT for the next call.
@@ -98,7 +99,9 @@ spaces() {
             echo "not started (time): $shape" | tee -a "$OUT/spaces.txt"
             continue
         fi
-        run spaces "$FDTUNE" tune ${shape//x/ } ${TUNE_FLAGS:-} --wait
+        IFS=/ read -r dims precision radius <<<"$shape"
+        run spaces "$FDTUNE" tune ${dims//x/ } --precision "${precision:-double}" \
+            --radius "${radius:-1}" ${TUNE_FLAGS:-} --wait
     done
     run spaces "$FDTUNE" export --what best --format csv
     "$FDTUNE" export --what results --format csv -o "$OUT/space_results.csv"

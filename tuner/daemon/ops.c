@@ -261,6 +261,10 @@ static int parse_search(op_ctx *c, fdt_job *job)
             return -1;
         fdt_copy_text(job->strategy, sizeof job->strategy, fdt_strategy_names()[strategy]);
     }
+    /* Exhaustive means every variant: the configured patience is for the searches that
+     * choose, and applies to exhaustive only when the request names it. */
+    if (strcmp(job->strategy, "exhaustive") == 0 && !json_object_get(c->req, "patience"))
+        patience = 0;
     job->budget = budget;
     job->budget_s = budget_s;
     job->patience = patience;

@@ -3,16 +3,18 @@
  * The model predicts a variant's speed on this problem as a weighted mean of its speed on
  * the warm problems (each over its own best). A warm problem's weight starts from its
  * distance to this one and falls as the results measured here disagree with its profile,
- * so the problems that behave like this one take over. A per-family offset, learned from
- * the residuals, moves whole families up or down where this problem differs from all of
- * them (a shape whose best family wins nowhere else). Each batch holds the model's best
- * predictions, one-parameter moves from the fastest variants measured so far (where the
- * model is wrong, the neighbourhood of a good variant is still good), and one seeded
- * random pick; the first batch holds each family's best prediction, so that no family is
- * judged by its neighbours' results alone.
+ * so the problems that behave like this one take over. Offsets learned from the residuals,
+ * one per family and one per value of each parameter within a family, move whole families
+ * and corners of them where this problem differs from all of its neighbours (a shape whose
+ * best family wins nowhere else). Each batch holds one-parameter moves from the fastest
+ * variant and from the fastest of the next RIVALS families (where the model is wrong, the neighbourhood of a good variant is still good, and which family wins is
+ * left to measurement), one seeded random pick, and the model's best predictions; the
+ * first batch holds each family's best prediction, so that no family is judged by its
+ * neighbours' results alone.
  *
  * The constants were chosen on recorded H100 spaces with fdtune replay, leaving each
- * problem out of its own warm start (bench/results/README.md). */
+ * problem out of its own warm start, and checked on spaces of another precision and
+ * radius (bench/results/README.md). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,17 +23,29 @@
 
 #define TAU 0.7      /* distance at which a warm problem's weight falls by e */
 #define GAMMA 60.0   /* how fast disagreement with measured results lowers a weight */
-#define LAMBDA 2.0   /* results a family offset needs before it counts half */
+#define LAMBDA 2.0   /* results an offset needs before it counts half */
+#define SWEEPS 3     /* backfitting passes over the offsets' groups */
 #define BATCH 8
-#define LOCAL 3      /* one-parameter moves per batch, from the fastest measured */
+#define FAMILY_SLACK 0.7 /* a rival family within 30% of the best keeps a local search */
+#define RIVALS 2
 #define FLOOR 1e-3   /* the relative speed a failed variant counts as */
 #define MAX_FAMILIES 16
+
+/* The offsets learned from this problem's results: one per family, and one per value of
+ * each parameter within a family (mz = 32 of zmarch, nt of zvec...), so that the model
+ * learns which corner of a family this problem likes even where no neighbour does. */
+enum { G_FAMILY, G_BX, G_BY, G_BZ, G_M, G_MZ, G_ORDER, G_LB, G_NT, G_MAP, GROUPS };
+#define SLOTS 16 /* values a parameter takes, by log2 (sizes) or as is (flags) */
+#define FEATURES (MAX_FAMILIES * GROUPS * SLOTS)
 
 typedef struct model {
     double *base_weight; /* per warm problem: from its distance alone */
     double *weight;      /* per warm problem: after this problem's results */
+    double *prior;       /* per variant: log of the warm problems' weighted mean */
     double *pred;        /* per variant: predicted log speed, up to a constant */
     int *family;         /* per variant: the index of its family in fdt_families() */
+    int (*feature)[GROUPS]; /* per variant: its offset in each group */
+    double offset[FEATURES];
 } model;
 
 static void free_model(void *m)
@@ -41,8 +55,10 @@ static void free_model(void *m)
         return;
     free(md->base_weight);
     free(md->weight);
+    free(md->prior);
     free(md->pred);
     free(md->family);
+    free(md->feature);
     free(md);
 }
 
@@ -55,6 +71,24 @@ static int family_index(const fdt_family *f)
     return MAX_FAMILIES - 1;
 }
 
+static int slot(int value)
+{
+    int log2v = 0;
+    while (value > 1 && log2v < SLOTS - 1) {
+        value >>= 1;
+        log2v++;
+    }
+    return log2v;
+}
+
+static void features_of(const fdt_variant *v, int family, int *out)
+{
+    const int values[GROUPS] = {0, slot(v->bx), slot(v->by), slot(v->bz), slot(v->m),
+                                slot(v->mz), v->order, v->lb, v->nt, v->map};
+    for (int g = 0; g < GROUPS; g++)
+        out[g] = (family * GROUPS + g) * SLOTS + (values[g] & (SLOTS - 1));
+}
+
 static model *model_new(const fdt_search_space *space, const fdt_warm *warm,
                         const fdt_problem *problem)
 {
@@ -62,14 +96,17 @@ static model *model_new(const fdt_search_space *space, const fdt_warm *warm,
     const size_t nw = warm->n ? warm->n : 1, nv = space->n ? space->n : 1;
     if (!md || !(md->base_weight = malloc(nw * sizeof(double))) ||
         !(md->weight = malloc(nw * sizeof(double))) || !(md->pred = malloc(nv * sizeof(double))) ||
-        !(md->family = malloc(nv * sizeof(int)))) {
+        !(md->prior = malloc(nv * sizeof(double))) || !(md->family = malloc(nv * sizeof(int))) ||
+        !(md->feature = malloc(nv * sizeof *md->feature))) {
         free_model(md);
         return NULL;
     }
     for (size_t p = 0; p < warm->n; p++)
         md->base_weight[p] = exp(-fdt_warm_distance(problem, &warm->problems[p].problem) / TAU);
-    for (size_t v = 0; v < space->n; v++)
+    for (size_t v = 0; v < space->n; v++) {
         md->family[v] = family_index(space->variants[v].family);
+        features_of(&space->variants[v], md->family[v], md->feature[v]);
+    }
     return md;
 }
 
@@ -123,38 +160,70 @@ static void weighted_means(const fdt_warm *warm, const double *weight, size_t nv
             out[v] = nknown ? total / nknown : 1;
 }
 
-/* pred[v]: the log of the weighted mean, shifted by the family offsets that the measured
- * results ask for. */
+/* The offsets, fitted to the residuals of the measured variants by backfitting: each group
+ * in turn takes the mean residual the other groups leave, shrunk toward 0 by LAMBDA. */
+static void fit_offsets(const fdt_search *s, model *md, const double *resid)
+{
+    double sum[FEATURES];
+    int count[FEATURES];
+    memset(md->offset, 0, sizeof md->offset);
+    for (int sweep = 0; sweep < SWEEPS; sweep++)
+        for (int g = 0; g < GROUPS; g++) {
+            memset(sum, 0, sizeof sum);
+            memset(count, 0, sizeof count);
+            for (size_t k = 0; k < s->nmeasured; k++) {
+                const size_t v = s->sequence[k];
+                if (s->gbps[v] <= 0)
+                    continue;
+                double r = resid[k];
+                for (int h = 0; h < GROUPS; h++)
+                    if (h != g)
+                        r -= md->offset[md->feature[v][h]];
+                sum[md->feature[v][g]] += r;
+                count[md->feature[v][g]]++;
+            }
+            for (size_t v = 0; v < s->space->n; v++) {
+                const int f = md->feature[v][g];
+                md->offset[f] = sum[f] / (count[f] + LAMBDA);
+            }
+        }
+}
+
+/* pred[v]: the log of the weighted mean, shifted by the offsets the measured results ask
+ * for. */
 static void predict(fdt_search *s, model *md)
 {
     const fdt_warm *warm = s->warm;
+    const size_t nv = s->space->n;
     for (size_t p = 0; p < warm->n; p++)
         md->weight[p] = fitted_weight(s, &warm->problems[p], md->base_weight[p]);
-    weighted_means(warm, md->weight, s->space->n, md->pred);
-    for (size_t v = 0; v < s->space->n; v++)
-        md->pred[v] = log(md->pred[v]);
-    double resid[MAX_FAMILIES] = {0}, mean = 0;
-    int count[MAX_FAMILIES] = {0};
+    weighted_means(warm, md->weight, nv, md->prior);
+    for (size_t v = 0; v < nv; v++)
+        md->pred[v] = md->prior[v] = log(md->prior[v]);
+    double mean = 0;
     size_t m = 0;
     for (size_t k = 0; k < s->nmeasured; k++) {
         const size_t v = s->sequence[k];
         if (s->gbps[v] > 0) {
-            mean += log(s->gbps[v]) - md->pred[v];
+            mean += log(s->gbps[v]) - md->prior[v];
             m++;
         }
     }
     if (m == 0)
         return;
     mean /= m;
+    double *resid = malloc(s->nmeasured * sizeof *resid);
+    if (!resid)
+        return; /* the prior alone still ranks */
     for (size_t k = 0; k < s->nmeasured; k++) {
         const size_t v = s->sequence[k];
-        if (s->gbps[v] > 0) {
-            resid[md->family[v]] += log(s->gbps[v]) - md->pred[v] - mean;
-            count[md->family[v]]++;
-        }
+        resid[k] = s->gbps[v] > 0 ? log(s->gbps[v]) - md->prior[v] - mean : 0;
     }
-    for (size_t v = 0; v < s->space->n; v++)
-        md->pred[v] += resid[md->family[v]] / (count[md->family[v]] + LAMBDA);
+    fit_offsets(s, md, resid);
+    free(resid);
+    for (size_t v = 0; v < nv; v++)
+        for (int g = 0; g < GROUPS; g++)
+            md->pred[v] += md->offset[md->feature[v][g]];
 }
 
 /* --- choosing a batch ------------------------------------------------------------------ */
@@ -232,33 +301,41 @@ static void each_family_best(picker *k)
     }
 }
 
-/* The i-th fastest measured variant, or -1. */
-static long fastest_measured(const fdt_search *s, size_t i)
+/* The fastest measured variant of family f (any family: f < 0), or -1. */
+static long fastest_of(const picker *k, int f)
 {
-    long chosen[LOCAL];
-    for (size_t j = 0; j <= i; j++) {
-        chosen[j] = -1;
-        for (size_t q = 0; q < s->nmeasured; q++) {
-            const size_t v = s->sequence[q];
-            int taken = 0;
-            for (size_t t = 0; t < j; t++)
-                taken |= chosen[t] == (long)v;
-            if (!taken && s->gbps[v] > 0 &&
-                (chosen[j] < 0 || s->gbps[v] > s->gbps[chosen[j]]))
-                chosen[j] = (long)v;
-        }
+    long best = -1;
+    for (size_t q = 0; q < k->s->nmeasured; q++) {
+        const size_t v = k->s->sequence[q];
+        if (k->s->gbps[v] > 0 && (f < 0 || k->md->family[v] == f) &&
+            (best < 0 || k->s->gbps[v] > k->s->gbps[best]))
+            best = (long)v;
     }
-    return chosen[i];
+    return best;
 }
 
+/* One-parameter moves from the fastest variant, and from the fastest of each of the
+ * RIVALS families that come next (within FAMILY_SLACK of it): the model ranks each
+ * neighbourhood, but which family wins is left to measurement, not to the neighbours. */
 static void local_moves(picker *k)
 {
-    for (size_t i = 0; i < LOCAL; i++) {
-        const long from = fastest_measured(k->s, i);
-        if (from < 0)
+    const long top = fastest_of(k, -1);
+    if (top < 0)
+        return;
+    take(k, best_open(k, one_move, &(size_t){(size_t)top}));
+    int used[MAX_FAMILIES] = {0};
+    used[k->md->family[top]] = 1;
+    for (int r = 0; r < RIVALS; r++) {
+        long rival = -1;
+        for (int f = 0; f < MAX_FAMILIES; f++) {
+            const long from = used[f] ? -1 : fastest_of(k, f);
+            if (from >= 0 && (rival < 0 || k->s->gbps[from] > k->s->gbps[rival]))
+                rival = from;
+        }
+        if (rival < 0 || k->s->gbps[rival] < FAMILY_SLACK * k->s->gbps[top])
             return;
-        const size_t f = (size_t)from;
-        take(k, best_open(k, one_move, &f));
+        used[k->md->family[rival]] = 1;
+        take(k, best_open(k, one_move, &(size_t){(size_t)rival}));
     }
 }
 

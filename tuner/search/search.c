@@ -138,8 +138,8 @@ void fdt_warm_free(fdt_warm *w)
 /* A shape's effect on speed goes by ratios (twice the rows, half the planes), so shapes
  * are compared on a log scale; another precision or radius counts as a doubling and a half
  * of every side: a weaker hint, never none. */
-#define OTHER_PRECISION 1.0
-#define OTHER_RADIUS 1.0
+#define OTHER_PRECISION 2.0
+#define OTHER_RADIUS 2.0
 
 double fdt_warm_distance(const fdt_problem *target, const fdt_problem *other)
 {
