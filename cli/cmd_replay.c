@@ -25,7 +25,10 @@ static const char replay_help[] =
     "\n"
     "  --strategy S              exhaustive, random or guided (default guided)\n"
     "  --seeds N                 seeds per problem (default 20)\n"
-    "  --budget N                evaluations at most per run (default: the whole space)\n";
+    "  --budget N                evaluations at most per run (default: the whole space)\n"
+    "  --patience N              stop a run after N evaluations without a 0.5% gain, as a\n"
+    "                            job would; a line before the last then says where the\n"
+    "                            runs stopped and how close to the best they got\n";
 
 /* The share of the best that counts as found. */
 #define WITHIN 0.99
@@ -34,6 +37,7 @@ typedef struct replay_args {
     const fdt_strategy *strategy;
     long seeds;
     long budget;
+    long patience;
 } replay_args;
 
 /* One problem made ready: its space (the recorded variants this build knows) and speeds
@@ -46,19 +50,23 @@ typedef struct prepared {
     fdt_warm warm;
 } prepared;
 
-/* Per problem and strategy: evaluations to within 1% for each seed; -1 if never. */
+/* Per problem and strategy: evaluations to within 1% for each seed (-1 if never), and
+ * where the runs stopped: evaluations spent, the best found over the recording's best. */
 typedef struct outcome {
     long *evals;
     double median, p90;
+    long spent, spent_max;
+    double log_found, found_worst;
 } outcome;
 
 static int parse_args(int argc, char **argv, replay_args *a, int *first_file)
 {
-    enum { OPT_STRATEGY = 256, OPT_SEEDS, OPT_BUDGET, OPT_HELP };
+    enum { OPT_STRATEGY = 256, OPT_SEEDS, OPT_BUDGET, OPT_PATIENCE, OPT_HELP };
     static const struct option options[] = {
         {"strategy", required_argument, NULL, OPT_STRATEGY},
         {"seeds", required_argument, NULL, OPT_SEEDS},
         {"budget", required_argument, NULL, OPT_BUDGET},
+        {"patience", required_argument, NULL, OPT_PATIENCE},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -81,6 +89,10 @@ static int parse_args(int argc, char **argv, replay_args *a, int *first_file)
             break;
         case OPT_BUDGET:
             if (fdt_parse_int(optarg, 1, 100000000, "--budget", &a->budget))
+                return FDT_EXIT_USAGE;
+            break;
+        case OPT_PATIENCE:
+            if (fdt_parse_int(optarg, 1, 100000000, "--patience", &a->patience))
                 return FDT_EXIT_USAGE;
             break;
         case 'h':
@@ -143,19 +155,19 @@ static void release(prepared *p)
     free(p->speed);
 }
 
-/* Runs a search to its end or its budget, measuring from the recording. Returns the
- * evaluations it took to come within 1% of the best (-1 if it never did); *fastest is the
- * best speed it measured. */
-static long run_search(const prepared *p, const fdt_strategy *st, uint64_t seed, long budget,
-                       double *fastest)
+/* Runs a search until it stops, measuring from the recording. Returns the evaluations it
+ * took to come within 1% of the best (-1 if it never did); *fastest is the best speed it
+ * measured, *spent how many it measured. */
+static long run_search(const prepared *p, const fdt_strategy *st, uint64_t seed,
+                       fdt_search_limits limits, double *fastest, long *spent)
 {
     fdt_search s;
-    if (fdt_search_init(&s, st, &p->space, &p->warm, &p->rec->problem, seed,
-                        (fdt_search_limits){.evals = budget}) != 0)
+    *fastest = 0;
+    *spent = 0;
+    if (fdt_search_init(&s, st, &p->space, &p->warm, &p->rec->problem, seed, limits) != 0)
         return -1;
     size_t pending[FDT_SEARCH_BATCH_MAX], n;
     long count = 0, found = -1;
-    *fastest = 0;
     while ((n = fdt_search_pending(&s, pending, FDT_SEARCH_BATCH_MAX)) > 0)
         for (size_t i = 0; i < n; i++) {
             const double g = p->speed[pending[i]];
@@ -166,6 +178,7 @@ static long run_search(const prepared *p, const fdt_strategy *st, uint64_t seed,
                 found = count;
         }
     fdt_search_free(&s);
+    *spent = count;
     return found;
 }
 
@@ -196,9 +209,17 @@ static int measure(const prepared *p, const fdt_strategy *st, const replay_args 
     o->evals = malloc((size_t)a->seeds * sizeof *o->evals);
     if (!o->evals)
         return -1;
-    double fastest;
-    for (long seed = 0; seed < a->seeds; seed++)
-        o->evals[seed] = run_search(p, st, (uint64_t)seed + 1, a->budget, &fastest);
+    const fdt_search_limits limits = {.evals = a->budget, .patience = a->patience};
+    o->found_worst = INFINITY;
+    for (long seed = 0; seed < a->seeds; seed++) {
+        double fastest;
+        long spent;
+        o->evals[seed] = run_search(p, st, (uint64_t)seed + 1, limits, &fastest, &spent);
+        o->spent += spent;
+        o->spent_max = spent > o->spent_max ? spent : o->spent_max;
+        o->log_found += log(fmax(fastest / p->best, 1e-9));
+        o->found_worst = fmin(o->found_worst, fastest / p->best);
+    }
     summarize(o, a->seeds);
     return 0;
 }
@@ -208,9 +229,10 @@ static int measure(const prepared *p, const fdt_strategy *st, const replay_args 
 static double quick_ratio(const prepared *p, long seeds)
 {
     double worst = INFINITY, fastest;
+    long spent;
     for (long seed = 0; seed < seeds; seed++) {
-        run_search(p, fdt_strategy_find("guided"), (uint64_t)seed + 1, FDT_SEARCH_QUICK_EVALS,
-                   &fastest);
+        run_search(p, fdt_strategy_find("guided"), (uint64_t)seed + 1,
+                   (fdt_search_limits){.evals = FDT_SEARCH_QUICK_EVALS}, &fastest, &spent);
         worst = fmin(worst, fastest / p->best);
     }
     return worst;
@@ -253,6 +275,8 @@ typedef struct totals {
     size_t n;
     double *med, *rand_med;
     double worst_med, worst_p90, log_instant, instant_worst, quick_worst;
+    long spent, spent_max;
+    double log_found, found_worst;
 } totals;
 
 static void print_row(const prepared *p, const outcome *st, const outcome *rnd, double instant,
@@ -294,6 +318,10 @@ static int replay_problem(const fdt_recording *rec, size_t which, const replay_a
         t->log_instant += log(fmax(instant, 1e-9));
         t->instant_worst = fmin(t->instant_worst, instant);
         t->quick_worst = fmin(t->quick_worst, quick);
+        t->spent += st.spent;
+        t->spent_max = st.spent_max > t->spent_max ? st.spent_max : t->spent_max;
+        t->log_found += st.log_found;
+        t->found_worst = fmin(t->found_worst, st.found_worst);
         t->n++;
     }
     free(st.evals);
@@ -304,7 +332,7 @@ static int replay_problem(const fdt_recording *rec, size_t which, const replay_a
 
 static int replay_all(const fdt_recording *rec, const replay_args *a)
 {
-    totals t = {.instant_worst = INFINITY, .quick_worst = INFINITY};
+    totals t = {.instant_worst = INFINITY, .quick_worst = INFINITY, .found_worst = INFINITY};
     t.med = malloc((rec->n ? rec->n : 1) * sizeof *t.med);
     t.rand_med = malloc((rec->n ? rec->n : 1) * sizeof *t.rand_med);
     int rc = t.med && t.rand_med ? 0 : -1;
@@ -319,6 +347,10 @@ static int replay_all(const fdt_recording *rec, const replay_args *a)
         fprintf(stderr, "fdtune replay: the files hold no problem with a variant that ran\n");
         rc = -1;
     }
+    if (rc == 0 && (a->patience || a->budget))
+        printf("stopped: evaluations mean %.1f max %ld; best found over the recording's best: "
+               "geomean %.4f worst %.4f\n", (double)t.spent / (double)(t.n * a->seeds),
+               t.spent_max, exp(t.log_found / (double)(t.n * a->seeds)), t.found_worst);
     if (rc == 0) {
         const double random_median = median_of(t.rand_med, t.n);
         printf("replay problems=%zu seeds=%ld strategy=%s median_pct_to_1pct=%.2f "

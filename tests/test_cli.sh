@@ -186,6 +186,7 @@ else
 fi
 expect 0 'strategy=random median_pct_to_1pct' -- replay "$recorded" --strategy random --seeds 3
 expect 0 '1024x1024x64 .* miss' -- replay "$recorded" --strategy exhaustive --seeds 1 --budget 10
+expect 0 '^stopped: evaluations mean [0-9.]+ max [0-9]+; .* worst 0\.99' -- replay "$recorded" --seeds 2 --patience 48
 expect 2 "unknown strategy 'annealing'" -- replay "$recorded" --strategy annealing
 expect 2 'name at least one recorded file' -- replay
 expect 2 '--seeds must be a whole number' -- replay "$recorded" --seeds 0
