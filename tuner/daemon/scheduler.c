@@ -10,10 +10,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "daemon/job_search.h"
 #include "daemon/log.h"
 #include "daemon/query.h"
 #include "daemon/supervisor.h"
-#include "daemon/job_search.h"
 #include "engine/base64.h"
 #include "engine/hashes.h"
 #include "engine/wire.h"
@@ -235,11 +235,13 @@ static int plan(lane *l)
     return 0;
 }
 
+/* Whether the job's budget of seconds is spent; its search then proposes no more. */
 static int out_of_time(lane *l)
 {
-    if (l->job.budget_s > 0 && l->job.spent_s >= l->job.budget_s)
+    const int spent = l->job.budget_s > 0 && l->job.spent_s >= l->job.budget_s;
+    if (spent)
         fdt_job_search_stop(l->search);
-    return l->job.budget_s > 0 && l->job.spent_s >= l->job.budget_s;
+    return spent;
 }
 
 /* The job's next step: the next batch its search proposes, the quick job's leaders once

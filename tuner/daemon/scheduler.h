@@ -1,7 +1,8 @@
 /* scheduler.h - runs the durable job queue on the devices: one lane per device, each with
- * at most one worker and one job. A job is a list of variants measured in chunks, every
- * result stored as it lands, then its leaders timed again; a job cut short by a crash, a
- * cancel or a restart of the daemon resumes from the store, never measuring twice. */
+ * at most one worker and one job. A job is a search (daemon/job_search.c) whose batches the
+ * worker measures, every result stored as it lands, then its leaders timed again; a job cut
+ * short by a crash, a cancel or a restart of the daemon resumes from the store, never
+ * measuring twice. */
 #ifndef FDT_SCHEDULER_H
 #define FDT_SCHEDULER_H
 

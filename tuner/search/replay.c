@@ -230,7 +230,7 @@ int fdt_recording_load(fdt_recording *rec, const char *path, char *err, size_t e
     struct csv_parser parser;
     csv_init(&parser, CSV_APPEND_NULL);
     char buf[1 << 16];
-    int n;
+    int n = 0;
     while (!r.failed && (n = gzread(f, buf, sizeof buf)) > 0)
         if (csv_parse(&parser, buf, (size_t)n, on_field, on_row, &r) != (size_t)n)
             fail(&r, "not CSV:", csv_strerror(csv_error(&parser)));
