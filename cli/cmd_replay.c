@@ -142,8 +142,8 @@ static int prepare(prepared *p, const fdt_recording *rec, size_t which)
     for (size_t q = 0; q < rec->n && rc == 0; q++) {
         const fdt_recorded_problem *o = &rec->problems[q];
         if (q != which && same_device(o, r))
-            rc = fdt_warm_add(&p->warm, &p->space, &o->problem, (const char (*)[FDT_VARIANT_NAME_MAX])o->names,
-                              o->gbps, o->n);
+            rc = fdt_warm_add(&p->warm, &p->space, &o->problem,
+                              (const char(*)[FDT_VARIANT_NAME_MAX])o->names, o->gbps, o->n);
     }
     return rc;
 }

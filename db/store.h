@@ -104,8 +104,8 @@ int fdt_store_devices(fdt_store *s, fdt_device_row **out, size_t *count);
 int fdt_store_job_create(fdt_store *s, fdt_job *job);
 /* 1 found, 0 not found, -1 error. */
 int fdt_store_job_get(fdt_store *s, int64_t id, fdt_job *out);
-/* A queued or running job with the same device, key, family and subset, if there is one:
- * asking twice for the same tuning gets the same job. 1, 0 or -1. */
+/* A queued or running job with the same device, key, family, subset and strategy, if there
+ * is one: asking twice for the same tuning gets the same job. 1, 0 or -1. */
 int fdt_store_job_find_active(fdt_store *s, const fdt_job *like, fdt_job *out);
 /* Writes state, counts, phase, best, error and times of job->id. */
 int fdt_store_job_update(fdt_store *s, const fdt_job *job);

@@ -59,8 +59,8 @@ leader_samples = 4
 budget = 32
 EOF
 
-start_daemon() {
-    "$FDTUNED" --config "$CONF" --socket "$FDTUNE_SOCKET" --db "$DB" --backend cpu 2>>"$LOG" &
+start_daemon() { # start_daemon [CONFIG]
+    "$FDTUNED" --config "${1:-$CONF}" --socket "$FDTUNE_SOCKET" --db "$DB" --backend cpu 2>>"$LOG" &
     pid=$!
     i=0
     while ! "$FDTUNE" status >/dev/null 2>&1; do
@@ -255,6 +255,22 @@ if wait_until 300 job_finished "$job" && [ "$(job_state "$job")" = done ]; then
 else
     not_ok "a guided job killed with -9 ends $(job_state "$job")" "$LOG"
 fi
+# A daemon whose space differs (test families now off) resumes a job: its rebuilt search goes
+# another way than the one that stored the rows, and must still measure nothing twice.
+job=$("$FDTUNE" tune 29 19 17 --budget 40 --patience 0 --json | field job)
+wait_until 120 job_has_progress "$job" 12
+stop_daemon
+sed 's/^test_families = true/test_families = false/' "$CONF" >"$dir/no-test-families.conf"
+start_daemon "$dir/no-test-families.conf"
+if wait_until 300 job_finished "$job" && [ "$(job_state "$job")" = done ] &&
+    ! grep -q "job $job: cannot store" "$LOG" &&
+    [ "$(first_pass_rows | grep -c "^$job,")" -le 40 ]; then
+    ok "a job resumed in a changed space measures nothing twice and finishes"
+else
+    not_ok "a job resumed in a changed space ends $(job_state "$job")" "$LOG"
+fi
+stop_daemon
+start_daemon
 "$FDTUNE" query 27 21 19 --tune-if-missing --json >"$dir/q"
 job=$(field job <"$dir/q")
 if [ -n "$job" ] && wait_until 300 job_finished "$job" && [ "$(job_state "$job")" = done ] &&
@@ -266,7 +282,7 @@ else
 fi
 
 # --- a worker killed mid-job --------------------------------------------------------------
-# 100 variants are two chunks: after the first chunk's results the worker is still busy.
+# 100 variants are many batches: after the first batch's results the worker is still busy.
 job=$("$FDTUNE" tune 19 13 11 --family tiled --subset 100 --json | field job)
 wait_until 120 job_has_progress "$job" 1
 worker=$(worker_pid)

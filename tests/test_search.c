@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "config.h"
 #include "search/replay.h"
@@ -269,6 +270,34 @@ static void expect_refused(const char *text, const char *message)
     unlink(path);
 }
 
+/* A gzip stream cut short reads as a shorter file unless the loader asks zlib why it
+ * ended: the truncated export must be refused, not replayed in part. */
+static void expect_truncated_gzip_refused(const char *header)
+{
+    char path[] = "/tmp/test_search.XXXXXX";
+    const int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    gzFile gz = gzopen(path, "wb");
+    assert_non_null(gz);
+    gzputs(gz, header);
+    for (int i = 0; i < 5000; i++)
+        gzprintf(gz, "d,D,laplacian,1,double,8,8,8,hot,1,naive:%dx1x1,ok,0,%d.25\n", i, i + 1);
+    gzclose(gz);
+    FILE *f = fopen(path, "rb");
+    fseek(f, 0, SEEK_END);
+    const long size = ftell(f);
+    fclose(f);
+    assert_int_equal(truncate(path, size / 2), 0);
+    fdt_recording rec = {0};
+    char err[512] = "";
+    assert_int_equal(fdt_recording_load(&rec, path, err, sizeof err), -1);
+    assert_non_null(strstr(err, "truncated or corrupt"));
+    assert_int_equal(rec.n, 0);
+    fdt_recording_free(&rec);
+    unlink(path);
+}
+
 static void test_loader_refuses_what_is_not_an_export(void **state)
 {
     (void)state;
@@ -287,6 +316,10 @@ static void test_loader_refuses_what_is_not_an_export(void **state)
     snprintf(text, sizeof text, "%sd,D,laplacian,1,quad,8,8,8,hot,1,naive:64x1x1,ok,0,10\n",
              header);
     expect_refused(text, "bad precision");
+    snprintf(text, sizeof text, "%sd,D,laplacian,1,double,8,8,8,hot,1,naive:64x1x1,ok,0,inf\n",
+             header);
+    expect_refused(text, ":2: bad value in column gbps");
+    expect_truncated_gzip_refused(header);
     /* a good file: leader rows are left out, the fullest job of a problem is kept */
     snprintf(text, sizeof text,
              "%sd,D,laplacian,1,double,8,8,8,hot,1,naive:64x1x1,ok,0,10\n"

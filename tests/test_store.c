@@ -290,6 +290,9 @@ static void test_job_lifecycle(void **state)
     fdt_job like = job_of(0, 512);
     assert_int_equal(fdt_store_job_find_active(s, &like, &got), 1);
     assert_int_equal(got.id, a.id);
+    strcpy(like.strategy, "exhaustive"); /* another strategy is another tuning */
+    assert_int_equal(fdt_store_job_find_active(s, &like, &got), 0);
+    strcpy(like.strategy, "guided");
     like.subset = 10;
     assert_int_equal(fdt_store_job_find_active(s, &like, &got), 0);
     like = job_of(0, 512);

@@ -11,6 +11,7 @@ struct fdt_job_search {
     fdt_search_space space;
     fdt_warm warm;
     fdt_search search;
+    double *stored; /* per index of the space: the job's stored first-pass speed, or NAN */
     int stopped;
     size_t pending[FDT_SEARCH_BATCH_MAX];
 };
@@ -143,39 +144,35 @@ static int warm_of(fdt_daemon *d, fdt_job *job, size_t device, fdt_job_search *j
     return load_warm(d, &js->space, &js->warm, job->warm);
 }
 
-/* What the job measured before, by index of the space; NAN where nothing is stored. */
-typedef struct stored {
-    double *gbps;
-} stored;
-
 static int lookup(void *ctx, size_t index, double *gbps)
 {
-    const stored *s = ctx;
-    if (isnan(s->gbps[index]))
+    const double *stored = ctx;
+    if (isnan(stored[index]))
         return 0;
-    *gbps = s->gbps[index];
+    *gbps = stored[index];
     return 1;
 }
 
-static int rebuild(fdt_daemon *d, fdt_job_search *js, int64_t job_id)
+/* What the job measured before, by index of the space. The search is rebuilt from it, and
+ * asks it again before each batch: a search that goes another way than the one that
+ * stored the rows (a daemon of another version, another space) may come to a stored
+ * variant later, and must never measure it twice. */
+static int load_stored(fdt_daemon *d, fdt_job_search *js, int64_t job_id)
 {
     fdt_result_row *rows = NULL;
     size_t n = 0;
-    stored s = {malloc((js->space.n ? js->space.n : 1) * sizeof *s.gbps)};
-    if (!s.gbps || fdt_store_job_results(d->store, job_id, &rows, &n) != 0) {
-        free(s.gbps);
+    js->stored = malloc((js->space.n ? js->space.n : 1) * sizeof *js->stored);
+    if (!js->stored || fdt_store_job_results(d->store, job_id, &rows, &n) != 0)
         return -1;
-    }
     for (size_t i = 0; i < js->space.n; i++)
-        s.gbps[i] = NAN;
+        js->stored[i] = NAN;
     for (size_t i = 0; i < n; i++) {
         const long k = rows[i].leader ? -1 : fdt_search_space_find(&js->space, rows[i].variant);
         if (k >= 0)
-            s.gbps[k] = strcmp(rows[i].status, "ok") == 0 && rows[i].gbps > 0 ? rows[i].gbps : 0;
+            js->stored[k] = strcmp(rows[i].status, "ok") == 0 && rows[i].gbps > 0 ? rows[i].gbps
+                                                                                 : 0;
     }
-    fdt_search_replay(&js->search, lookup, &s);
     free(rows);
-    free(s.gbps);
     return 0;
 }
 
@@ -197,7 +194,7 @@ fdt_job_search *fdt_job_search_open(fdt_daemon *d, fdt_job *job, size_t device, 
     else if (fdt_search_init(&js->search, strategy, &js->space, &js->warm, &job->key.problem,
                              (uint64_t)job->id, limits) != 0)
         why = "out of memory";
-    else if (rebuild(d, js, job->id) != 0)
+    else if (load_stored(d, js, job->id) != 0)
         why = "cannot read the job's results";
     if (!why)
         return js;
@@ -214,6 +211,7 @@ void fdt_job_search_close(fdt_job_search *js)
         fdt_search_free(&js->search);
     fdt_warm_free(&js->warm);
     fdt_search_space_free(&js->space);
+    free(js->stored);
     free(js);
 }
 
@@ -223,6 +221,7 @@ size_t fdt_job_search_next(fdt_job_search *js, const char **names, size_t cap)
         return 0;
     if (cap > FDT_SEARCH_BATCH_MAX)
         cap = FDT_SEARCH_BATCH_MAX;
+    fdt_search_replay(&js->search, lookup, js->stored);
     const size_t n = fdt_search_pending(&js->search, js->pending, cap);
     for (size_t i = 0; i < n; i++)
         names[i] = js->space.names[js->pending[i]];
@@ -232,8 +231,10 @@ size_t fdt_job_search_next(fdt_job_search *js, const char **names, size_t cap)
 void fdt_job_search_feed(fdt_job_search *js, const char *variant, double gbps)
 {
     const long k = fdt_search_space_find(&js->space, variant);
-    if (k >= 0)
-        fdt_search_feed(&js->search, (size_t)k, gbps);
+    if (k < 0)
+        return;
+    js->stored[k] = gbps > 0 ? gbps : 0;
+    fdt_search_feed(&js->search, (size_t)k, gbps);
 }
 
 void fdt_job_search_stop(fdt_job_search *js)

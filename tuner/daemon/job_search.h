@@ -38,7 +38,8 @@ const char *fdt_job_search_end(const fdt_job_search *js);
  * index device that the guided model expects fastest, fed with the results of the tuned
  * problems nearest to it on stored device device_id. 0 with the name in variant, the
  * speed over the best it expects in *expected and the problems it drew on in *used; -1
- * when the store holds nothing to draw on. Reads the store: answers are memoized above. */
+ * when the store holds nothing to draw on. It reads the store (milliseconds): ops.c keeps a
+ * query's answer in memory until something new is tuned. */
 int fdt_instant_answer(fdt_daemon *d, size_t device, int64_t device_id, const fdt_key *key,
                        char *variant, size_t len, double *expected, size_t *used);
 

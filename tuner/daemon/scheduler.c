@@ -235,22 +235,22 @@ static int plan(lane *l)
     return 0;
 }
 
-/* Whether the job's budget of seconds is spent; its search then proposes no more. */
-static int out_of_time(lane *l)
+static int out_of_time(const lane *l)
 {
-    const int spent = l->job.budget_s > 0 && l->job.spent_s >= l->job.budget_s;
-    if (spent)
-        fdt_job_search_stop(l->search);
-    return spent;
+    return l->job.budget_s > 0 && l->job.spent_s >= l->job.budget_s;
 }
 
 /* The job's next step: the next batch its search proposes, the quick job's leaders once
- * their evaluations are in, or, when the search is over, the leaders. */
+ * their evaluations are in (and one of them ran), or, when the search is over, the
+ * leaders. */
 static void next_step(lane *l)
 {
     const char *names[CHUNK];
-    const size_t n = out_of_time(l) ? 0 : fdt_job_search_next(l->search, names, CHUNK);
-    if (n > 0 && l->job.quick && !l->quick_done && l->job.done >= FDT_SEARCH_QUICK_EVALS)
+    if (out_of_time(l))
+        fdt_job_search_stop(l->search);
+    const size_t n = fdt_job_search_next(l->search, names, CHUNK);
+    if (n > 0 && l->job.quick && !l->quick_done && l->job.done >= FDT_SEARCH_QUICK_EVALS &&
+        l->job.ok > 0)
         send_leaders(l, "quick");
     else if (n > 0)
         send_chunk(l, names, n);
@@ -325,19 +325,23 @@ static void store_result(lane *l, json_t *ev)
         return;
     }
     r.job_id = l->job.id;
-    if (fdt_store_result_add(d->store, l->s->d->devices[l->device].id, &l->job.key,
-                             fdt_kernels_version(), &r) != 0) {
+    const int stored = fdt_store_result_add(d->store, l->s->d->devices[l->device].id,
+                                            &l->job.key, fdt_kernels_version(), &r) == 0;
+    if (!stored)
         fdt_log("job %lld: cannot store %s: %s", (long long)l->job.id, r.variant,
                 fdt_store_error(d->store));
-        return;
-    }
-    l->crashes = 0;
+    else
+        l->crashes = 0;
     if (r.leader)
         return;
-    count_result(&l->job, &r);
+    /* The search moves on even when the row could not be stored: measuring the variant
+     * again would not store it either, and the job would never end. */
     if (l->search)
         fdt_job_search_feed(l->search, r.variant, strcmp(r.status, "ok") == 0 ? r.gbps : 0);
-    save_job(l);
+    if (stored) {
+        count_result(&l->job, &r);
+        save_job(l);
+    }
 }
 
 static void store_code(lane *l, json_t *ev)
@@ -356,16 +360,14 @@ static void store_code(lane *l, json_t *ev)
 }
 
 /* The leaders are timed: the fastest of every leader timing of the job so far is the
- * problem's best configuration, stored and answered at once. 0, or -1 with the job failed. */
-static int store_winner(lane *l, json_t *ev)
+ * problem's best configuration, stored and answered at once. NULL, or why it could not be. */
+static const char *store_winner(lane *l, json_t *ev)
 {
     fdt_daemon *d = l->s->d;
     fdt_result_row *rows = NULL;
     size_t n = 0;
-    if (fdt_store_job_results(d->store, l->job.id, &rows, &n) != 0) {
-        finish_job(l, FDT_JOB_FAILED, fdt_store_error(d->store));
-        return -1;
-    }
+    if (fdt_store_job_results(d->store, l->job.id, &rows, &n) != 0)
+        return fdt_store_error(d->store);
     const fdt_result_row *win = NULL;
     for (size_t i = 0; i < n; i++)
         if (rows[i].leader && strcmp(rows[i].status, "ok") == 0 &&
@@ -373,8 +375,7 @@ static int store_winner(lane *l, json_t *ev)
             win = &rows[i];
     if (!win) {
         free(rows);
-        finish_job(l, FDT_JOB_FAILED, "no leader could be timed again");
-        return -1;
+        return "no leader could be timed again";
     }
     fdt_best b = {.device_id = d->devices[l->device].id, .key = l->job.key,
                   .gbps = win->gbps, .median_ms = win->median_ms,
@@ -386,15 +387,40 @@ static int store_winner(lane *l, json_t *ev)
     fdt_copy_text(l->job.best_variant, sizeof l->job.best_variant, win->variant);
     l->job.best_gbps = win->gbps;
     free(rows);
-    if (fdt_store_best_put(d->store, &b) != 0) {
-        finish_job(l, FDT_JOB_FAILED, fdt_store_error(d->store));
-        return -1;
+    if (fdt_store_best_put(d->store, &b) != 0)
+        return fdt_store_error(d->store);
+    if (fdt_query_remember(d, &b) != 0)
+        return "out of memory";
+    return NULL;
+}
+
+/* The search is over and its leaders timed: the job's winner, or why there is none. */
+static void conclude(lane *l, json_t *ev)
+{
+    const char *why = store_winner(l, ev);
+    if (why) {
+        finish_job(l, FDT_JOB_FAILED, why);
+        return;
     }
-    if (fdt_query_remember(d, &b) != 0) {
-        finish_job(l, FDT_JOB_FAILED, "out of memory");
-        return -1;
-    }
-    return 0;
+    fdt_log("job %lld: %d variants measured, the search ended (%s); best %s %.1f GB/s",
+            (long long)l->job.id, l->job.done, fdt_job_search_end(l->search),
+            l->job.best_variant, l->job.best_gbps);
+    finish_job(l, FDT_JOB_DONE, NULL);
+}
+
+/* The quick job's leaders are timed: its winner answers at once, and the search goes on
+ * whether or not it could be stored (the final leaders try again). */
+static void conclude_quick(lane *l, json_t *ev)
+{
+    const char *why = store_winner(l, ev);
+    l->quick_done = 1;
+    if (why)
+        fdt_log("job %lld: the quick job has no winner (%s); the search goes on",
+                (long long)l->job.id, why);
+    else
+        fdt_log("job %lld: the quick job's winner %s is stored; the search goes on",
+                (long long)l->job.id, l->job.best_variant);
+    next_step(l);
 }
 
 /* Measuring time counts toward the job's budget_s, over every run of the job. */
@@ -409,23 +435,12 @@ static void count_time(lane *l)
 static void on_task_done(lane *l, json_t *ev)
 {
     count_time(l);
-    if (strcmp(l->job.phase, "leaders") == 0) {
-        if (store_winner(l, ev) == 0) {
-            fdt_log("job %lld: %d variants measured, the search ended (%s); best %s %.1f GB/s",
-                    (long long)l->job.id, l->job.done, fdt_job_search_end(l->search),
-                    l->job.best_variant, l->job.best_gbps);
-            finish_job(l, FDT_JOB_DONE, NULL);
-        }
-    } else if (strcmp(l->job.phase, "quick") == 0) {
-        if (store_winner(l, ev) == 0) {
-            l->quick_done = 1;
-            fdt_log("job %lld: the quick job's winner %s is stored; the search goes on",
-                    (long long)l->job.id, l->job.best_variant);
-            next_step(l);
-        }
-    } else {
+    if (strcmp(l->job.phase, "leaders") == 0)
+        conclude(l, ev);
+    else if (strcmp(l->job.phase, "quick") == 0)
+        conclude_quick(l, ev);
+    else
         next_step(l);
-    }
     if (!l->has_job)
         take_next_job(l);
 }
@@ -593,6 +608,7 @@ void fdt_scheduler_stop(fdt_daemon *d)
         lane *l = &d->scheduler->lanes[i];
         if (l->has_job) {
             /* Back to the queue: the next start resumes it from its stored results. */
+            count_time(l);
             l->job.state = FDT_JOB_QUEUED;
             l->job.phase[0] = '\0';
             save_job(l);

@@ -7,8 +7,9 @@
  * one per family and one per value of each parameter within a family, move whole families
  * and corners of them where this problem differs from all of its neighbours (a shape whose
  * best family wins nowhere else). Each batch holds one-parameter moves from the fastest
- * variant and from the fastest of the next RIVALS families (where the model is wrong, the neighbourhood of a good variant is still good, and which family wins is
- * left to measurement), one seeded random pick, and the model's best predictions; the
+ * variant and from the fastest of the next RIVALS families (where the model is wrong, the
+ * neighbourhood of a good variant is still good, and which family wins is left to
+ * measurement), one seeded random pick, and the model's best predictions; the
  * first batch holds each family's best prediction, so that no family is judged by its
  * neighbours' results alone.
  *

@@ -5,6 +5,7 @@
 
 #include <csv.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,8 @@ static void fail(reader *r, const char *why, const char *what)
 static void on_field(void *text, size_t len, void *ctx)
 {
     reader *r = ctx;
+    if (memchr(text, '\0', len))
+        fail(r, "a field holds a NUL byte", NULL);
     if (r->nfields < MAX_FIELDS) {
         const size_t n = len < FIELD_MAX - 1 ? len : FIELD_MAX - 1;
         memcpy(r->field[r->nfields], text, n);
@@ -166,7 +169,15 @@ static void read_row(reader *r)
         fail(r, "variant name too long:", name);
         return;
     }
-    const double gbps = strcmp(get(r, COL_STATUS), "ok") == 0 ? strtod(get(r, COL_GBPS), NULL) : 0;
+    double gbps = 0;
+    if (strcmp(get(r, COL_STATUS), "ok") == 0) {
+        char *end;
+        gbps = strtod(get(r, COL_GBPS), &end);
+        if (end == get(r, COL_GBPS) || *end || !isfinite(gbps) || gbps < 0) {
+            fail(r, "bad value in column", column_names[COL_GBPS]);
+            return;
+        }
+    }
     fdt_recorded_problem *rp = problem_of(r, &p, job);
     if (!rp || append(rp, name, gbps > 0 ? gbps : 0) != 0)
         fail(r, "out of memory", NULL);
@@ -194,6 +205,12 @@ static void free_problem(fdt_recorded_problem *p)
     free(p->gbps);
 }
 
+static int same_key(const fdt_recorded_problem *a, const fdt_recorded_problem *b)
+{
+    return memcmp(&a->problem, &b->problem, sizeof a->problem) == 0 &&
+           strcmp(a->fingerprint, b->fingerprint) == 0 && strcmp(a->stencil, b->stencil) == 0;
+}
+
 /* Where jobs measured one problem more than once, only the job with the most rows stays. */
 static void keep_fullest_jobs(fdt_recording *rec, size_t from)
 {
@@ -201,9 +218,7 @@ static void keep_fullest_jobs(fdt_recording *rec, size_t from)
     for (size_t i = from; i < rec->n; i++) {
         fdt_recorded_problem *p = &rec->problems[i];
         size_t j = from;
-        while (j < keep && !(memcmp(&rec->problems[j].problem, &p->problem, sizeof p->problem) == 0 &&
-                             strcmp(rec->problems[j].fingerprint, p->fingerprint) == 0 &&
-                             strcmp(rec->problems[j].stencil, p->stencil) == 0))
+        while (j < keep && !same_key(&rec->problems[j], p))
             j++;
         if (j == keep) {
             rec->problems[keep++] = *p;
@@ -234,9 +249,11 @@ int fdt_recording_load(fdt_recording *rec, const char *path, char *err, size_t e
     while (!r.failed && (n = gzread(f, buf, sizeof buf)) > 0)
         if (csv_parse(&parser, buf, (size_t)n, on_field, on_row, &r) != (size_t)n)
             fail(&r, "not CSV:", csv_strerror(csv_error(&parser)));
+    /* gzread ends a truncated stream as if it were the end: gzerror tells them apart. */
     int zerr = Z_OK;
-    if (!r.failed && n < 0)
-        fail(&r, "cannot read:", gzerror(f, &zerr));
+    const char *why = gzerror(f, &zerr);
+    if (!r.failed && (n < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)))
+        fail(&r, "cannot read (truncated or corrupt?):", why);
     if (!r.failed)
         csv_fini(&parser, on_field, on_row, &r);
     csv_free(&parser);

@@ -3,11 +3,11 @@
  *
  * It answers at the level of a worker's results (a variant ran at so many GB/s, or did not
  * run), not of launches: there is nothing to compile, verify or time. That is why it lives
- * beside the strategies rather than in backends/, which knows nothing of problems. Its input is what
- * `fdtune export --what results --format csv` writes, one or several files, each plain or
- * gzip-compressed. The first-pass rows are kept (leader rows are timed again under other
- * conditions); where a problem was measured by several jobs, the job with the most rows is
- * its recording. */
+ * beside the strategies rather than in backends/, which knows nothing of problems. Its
+ * input is what `fdtune export --what results --format csv` writes, one or several files,
+ * each plain or gzip-compressed. The first-pass rows are kept (leader rows are timed again
+ * under other conditions); where a problem was measured by several jobs, the job with the
+ * most rows is its recording. */
 #ifndef FDT_REPLAY_H
 #define FDT_REPLAY_H
 

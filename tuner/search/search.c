@@ -198,11 +198,11 @@ static void close_batch(fdt_search *s)
         const size_t k = s->batch[i];
         s->queued[k] = 0;
         s->sequence[s->nmeasured++] = k;
-        if (s->gbps[k] > s->best * FDT_SEARCH_GAIN) {
+        /* Failures before anything ran do not count: patience waits for a first result. */
+        if (s->gbps[k] > s->best * FDT_SEARCH_GAIN)
             s->since_gain = 0;
-        } else {
+        else if (s->best > 0)
             s->since_gain++;
-        }
         if (s->gbps[k] > s->best)
             s->best = s->gbps[k];
     }
