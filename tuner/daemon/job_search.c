@@ -12,7 +12,7 @@ struct fdt_job_search {
     fdt_warm warm;
     fdt_search search;
     double *stored; /* per index of the space: the job's stored first-pass speed, or NAN */
-    int stopped;
+    const char *stopped; /* why the job stopped its search, or NULL */
     size_t pending[FDT_SEARCH_BATCH_MAX];
 };
 
@@ -237,9 +237,9 @@ void fdt_job_search_feed(fdt_job_search *js, const char *variant, double gbps)
     fdt_search_feed(&js->search, (size_t)k, gbps);
 }
 
-void fdt_job_search_stop(fdt_job_search *js)
+void fdt_job_search_stop(fdt_job_search *js, const char *why)
 {
-    js->stopped = 1;
+    js->stopped = why;
 }
 
 int fdt_job_search_total(const fdt_job_search *js)
@@ -256,7 +256,7 @@ size_t fdt_job_search_measured(const fdt_job_search *js)
 const char *fdt_job_search_end(const fdt_job_search *js)
 {
     static const char *const names[] = {NULL, "space", "budget", "patience"};
-    return js->stopped ? "time" : names[js->search.end];
+    return js->stopped ? js->stopped : names[js->search.end];
 }
 
 int fdt_instant_answer(fdt_daemon *d, size_t device, int64_t device_id, const fdt_key *key,

@@ -25,8 +25,9 @@ void fdt_job_search_close(fdt_job_search *js);
 size_t fdt_job_search_next(fdt_job_search *js, const char **names, size_t cap);
 /* A first-pass result of the job landed: gbps for an ok variant, else 0. */
 void fdt_job_search_feed(fdt_job_search *js, const char *variant, double gbps);
-/* Stops proposing (the job's time budget is spent). */
-void fdt_job_search_stop(fdt_job_search *js);
+/* Stops proposing: a budget of the job is spent; why (a static string) is what
+ * fdt_job_search_end says. */
+void fdt_job_search_stop(fdt_job_search *js, const char *why);
 
 /* Variants the job measures at most: the space, or its evaluation budget if smaller. */
 int fdt_job_search_total(const fdt_job_search *js);

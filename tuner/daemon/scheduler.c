@@ -235,9 +235,21 @@ static int plan(lane *l)
     return 0;
 }
 
-static int out_of_time(const lane *l)
+/* How many variants the job may still measure (at most a chunk): its budgets hold for
+ * the job as a whole, also where a resumed search went another way than the one that
+ * stored its first rows. 0 stops the search. */
+static size_t allowance(lane *l)
 {
-    return l->job.budget_s > 0 && l->job.spent_s >= l->job.budget_s;
+    if (l->job.budget_s > 0 && l->job.spent_s >= l->job.budget_s) {
+        fdt_job_search_stop(l->search, "time");
+        return 0;
+    }
+    if (l->job.budget > 0 && l->job.done >= l->job.budget) {
+        fdt_job_search_stop(l->search, "budget");
+        return 0;
+    }
+    const int64_t left = l->job.budget > 0 ? l->job.budget - l->job.done : CHUNK;
+    return left < CHUNK ? (size_t)left : CHUNK;
 }
 
 /* The job's next step: the next batch its search proposes, the quick job's leaders once
@@ -246,9 +258,8 @@ static int out_of_time(const lane *l)
 static void next_step(lane *l)
 {
     const char *names[CHUNK];
-    if (out_of_time(l))
-        fdt_job_search_stop(l->search);
-    const size_t n = fdt_job_search_next(l->search, names, CHUNK);
+    const size_t cap = allowance(l);
+    const size_t n = cap ? fdt_job_search_next(l->search, names, cap) : 0;
     if (n > 0 && l->job.quick && !l->quick_done && l->job.done >= FDT_SEARCH_QUICK_EVALS &&
         l->job.ok > 0)
         send_leaders(l, "quick");
