@@ -243,6 +243,8 @@ static size_t unmeasured_of_batch(const fdt_search *s, size_t *out, size_t cap)
 
 size_t fdt_search_pending(fdt_search *s, size_t *out, size_t cap)
 {
+    if (cap == 0)
+        return 0; /* an empty answer would read as a complete batch */
     while (!s->end) {
         const size_t n = unmeasured_of_batch(s, out, cap);
         if (n > 0)

@@ -121,7 +121,8 @@ void fdt_search_free(fdt_search *s);
 
 /* The variants of the current batch not measured yet, at most cap of them (a batch holds
  * at most FDT_SEARCH_BATCH_MAX). When the batch is complete it joins the sequence and the
- * next is proposed. 0: the search is over (fdt_search_end says why). */
+ * next is proposed. 0: the search is over (s->end says why), or cap was 0, which changes
+ * nothing. */
 #define FDT_SEARCH_BATCH_MAX 64
 size_t fdt_search_pending(fdt_search *s, size_t *out, size_t cap);
 /* The measured speed of a pending variant (0 if it failed). -1 if index is not pending. */
