@@ -338,8 +338,9 @@ void fdt_print_job_outcome(const json_t *job)
     printf("job %lld (%s %s): %s", fdt_jint(job, "id"), shape, fdt_jstr(job, "precision"),
            state);
     if (strcmp(state, "done") == 0)
-        printf(", %lld variants (%lld ok, %lld failed), best %s %.1f GB/s",
-               fdt_jint(job, "total"), fdt_jint(job, "ok"), fdt_jint(job, "failed"),
+        printf(", %lld of %lld variants measured (%lld ok, %lld failed), best %s %.1f GB/s",
+               fdt_jint(job, "done"), fdt_jint(job, "total"), fdt_jint(job, "ok"),
+               fdt_jint(job, "failed"),
                *fdt_jstr(job, "best") ? fdt_jstr(job, "best") : "none",
                fdt_jnum(job, "best_gbps"));
     if (*fdt_jstr(job, "error"))
