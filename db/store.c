@@ -56,7 +56,6 @@ static const char *const statements[ST_COUNT] = {
         SELECT_JOB "WHERE state = 'queued' AND device_index = ? ORDER BY id LIMIT 1",
     [ST_JOBS] = SELECT_JOB "WHERE ?1 IS NULL OR state = ?1 ORDER BY id DESC LIMIT ?2",
     [ST_JOB_COUNTS] = "SELECT state, count(*) FROM jobs GROUP BY state",
-    [ST_JOB_MEASURED] = "SELECT variant FROM results WHERE job_id = ? AND leader = 0 ORDER BY id",
     [ST_JOB_LEADERS] =
         "SELECT variant FROM results WHERE job_id = ? AND leader = 0 AND status = 'ok' "
         "AND median_ms IS NOT NULL ORDER BY median_ms, id LIMIT ?",

@@ -125,13 +125,11 @@ int fdt_store_jobs_requeue_running(fdt_store *s);
  * an earlier leader result of the same variant (a leaders phase cut short is redone). */
 int fdt_store_result_add(fdt_store *s, int64_t device_id, const fdt_key *key,
                          const char *kernels, const fdt_result_row *r);
-/* The variants of job already measured in the first pass (any status); *names is a malloc'd
- * array of malloc'd strings; free with fdt_store_names_free. */
-int fdt_store_job_measured(fdt_store *s, int64_t job_id, char ***names, size_t *count);
-void fdt_store_names_free(char **names, size_t count);
-/* The job's n fastest ok first-pass variants, fastest first. */
+/* The job's n fastest ok first-pass variants, fastest first; *names is a malloc'd array of
+ * malloc'd strings; free with fdt_store_names_free. */
 int fdt_store_job_leaders(fdt_store *s, int64_t job_id, size_t n, char ***names,
                           size_t *count);
+void fdt_store_names_free(char **names, size_t count);
 /* Every result row of a job, in measurement order; *out malloc'd. */
 int fdt_store_job_results(fdt_store *s, int64_t job_id, fdt_result_row **out, size_t *count);
 /* The job with the most first-pass results of a problem on a device: the richest record

@@ -22,7 +22,6 @@ enum {
     ST_JOB_NEXT,
     ST_JOBS,
     ST_JOB_COUNTS,
-    ST_JOB_MEASURED,
     ST_JOB_LEADERS,
     ST_JOB_RESULTS,
     ST_FULLEST_JOB,

@@ -108,15 +108,6 @@ static int fetch_names(fdt_store *s, binder *b, char ***names, size_t *count)
     return 0;
 }
 
-int fdt_store_job_measured(fdt_store *s, int64_t job_id, char ***names, size_t *count)
-{
-    binder b;
-    if (stmt_start(s, ST_JOB_MEASURED, &b) != 0)
-        return -1;
-    bind_int(&b, job_id);
-    return fetch_names(s, &b, names, count);
-}
-
 int fdt_store_job_leaders(fdt_store *s, int64_t job_id, size_t n, char ***names,
                           size_t *count)
 {

@@ -248,11 +248,6 @@ int fdt_job_search_total(const fdt_job_search *js)
     return (int)(budget > 0 && (size_t)budget < js->space.n ? (size_t)budget : js->space.n);
 }
 
-size_t fdt_job_search_measured(const fdt_job_search *js)
-{
-    return js->search.nmeasured;
-}
-
 const char *fdt_job_search_end(const fdt_job_search *js)
 {
     static const char *const names[] = {NULL, "space", "budget", "patience"};

@@ -31,7 +31,6 @@ void fdt_job_search_stop(fdt_job_search *js, const char *why);
 
 /* Variants the job measures at most: the space, or its evaluation budget if smaller. */
 int fdt_job_search_total(const fdt_job_search *js);
-size_t fdt_job_search_measured(const fdt_job_search *js);
 /* Why the search ended, for the log: "space", "budget", "patience", "time", or NULL. */
 const char *fdt_job_search_end(const fdt_job_search *js);
 

@@ -39,11 +39,10 @@ uint64_t fdt_search_random(uint64_t seed, uint64_t a, uint64_t b)
 
 /* --- the space ------------------------------------------------------------------------- */
 
-static const fdt_search_space *sort_space;
-
-static int by_name(const void *a, const void *b)
+static int by_name(const void *a, const void *b, void *space)
 {
-    return strcmp(sort_space->names[*(const size_t *)a], sort_space->names[*(const size_t *)b]);
+    const fdt_search_space *s = space;
+    return strcmp(s->names[*(const size_t *)a], s->names[*(const size_t *)b]);
 }
 
 int fdt_search_space_init(fdt_search_space *s, const fdt_variant *vs, size_t n)
@@ -62,8 +61,7 @@ int fdt_search_space_init(fdt_search_space *s, const fdt_variant *vs, size_t n)
         fdt_variant_name(&vs[i], s->names[i], sizeof s->names[i]);
         s->by_name[i] = i;
     }
-    sort_space = s; /* qsort has no context argument; spaces are built on one thread */
-    qsort(s->by_name, n, sizeof *s->by_name, by_name);
+    qsort_r(s->by_name, n, sizeof *s->by_name, by_name, s);
     return 0;
 }
 
