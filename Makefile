@@ -49,17 +49,27 @@ CORE_OBJS := $(BACKENDS:%=$(BUILD)/tuner/backends/%.o) $(ENGINE:%=$(BUILD)/tuner
 # The daemon's parts; its main is tuner/daemon/fdtuned.c.
 DAEMON := log server ops export query job_search scheduler supervisor
 DAEMON_OBJS := $(DAEMON:%=$(BUILD)/tuner/daemon/%.o)
-# libfdtune: the client library solvers link.
-LIB_OBJS := $(BUILD)/cli/client.o $(BUILD)/config/paths.o
+# libfdtune: the client library solvers link: the client, the kernel API and its module
+# cache, and the parts of the tuner they run on (the backends, the variants, the hashes,
+# the figure of merit, the kernel sources), from position-independent objects of its own.
+LIB_PARTS := cli/client cli/kernel cli/module_cache config/paths $(BACKENDS:%=tuner/backends/%) \
+             tuner/engine/variant tuner/engine/hashes tuner/engine/measure
+LIB_PIC := $(LIB_PARTS:%=$(BUILD)/pic/%.o) $(BUILD)/pic/kernel_sources.o
+LIB_LIBS := -ljansson -lelf -lmsgpackc -ldl -lpthread -lm
+LIB_HEADERS := cli/include/fdtune.h cli/include/fdtune_kernel.h
+ifeq ($(origin FC),default)
+FC := gfortran
+endif
+FFLAGS ?= -O2 -g
 CLI_OBJS := $(BUILD)/cli/fdtune.o $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/cmd_*.c))
 TESTS := test_variant test_hip_compile test_hip_variants test_cpu_backend test_store \
-         test_config test_wire test_query test_protocol test_search
+         test_config test_wire test_query test_protocol test_search test_kernel fortran_layout
 PROGRAMS := $(BUILD)/fdtuned $(BUILD)/fdtune-worker $(BUILD)/fdtune
 HEADERS := $(wildcard tuner/*/*.h cli/*.h cli/include/*.h db/*.h config/*.h)
 
-.PHONY: all check test run clean
+.PHONY: all check test run clean install uninstall
 all: $(PROGRAMS) $(BUILD)/libfdtune.a $(BUILD)/libfdtune.so $(BUILD)/fdtune.pc \
-     $(BUILD)/example_query
+     $(BUILD)/examples/heat $(BUILD)/examples/heat_f
 
 $(BUILD)/fdtuned: $(BUILD)/tuner/daemon/fdtuned.o $(DAEMON_OBJS) $(CORE_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -70,27 +80,61 @@ $(BUILD)/fdtune-worker: $(BUILD)/tuner/engine/worker.o $(CORE_OBJS)
 $(BUILD)/fdtune: $(CLI_OBJS) $(CORE_OBJS) $(BUILD)/cli/client.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/libfdtune.a: $(LIB_OBJS)
-	rm -f $@ && ar rcs $@ $^
+# One relocatable object whose only global symbols are fdtune_*, so that the library's
+# internals (fdt_*, the backends) can never clash with a solver's own symbols.
+$(BUILD)/libfdtune.a: $(LIB_PIC)
+	ld -r -o $(BUILD)/pic/libfdtune.o $^
+	objcopy -w --keep-global-symbol='fdtune_*' $(BUILD)/pic/libfdtune.o
+	rm -f $@ && ar rcs $@ $(BUILD)/pic/libfdtune.o
 
-# The shared library is built from position-independent objects of its own; programs
-# linked with -lfdtune record its soname, libfdtune.so.1, so that file must exist.
+# Programs linked with -lfdtune record its soname, libfdtune.so.1, so that file must exist;
+# cli/libfdtune.map exports fdtune_* alone.
 $(BUILD)/libfdtune.so: $(BUILD)/libfdtune.so.1
 	ln -sf libfdtune.so.1 $@
 
-$(BUILD)/libfdtune.so.1: $(LIB_OBJS:$(BUILD)/%.o=$(BUILD)/pic/%.o)
-	$(CC) -shared $(SANFLAGS) -Wl,-soname,libfdtune.so.1 -o $@ $^ -luv -ljansson
+$(BUILD)/libfdtune.so.1: $(LIB_PIC) cli/libfdtune.map
+	$(CC) -shared $(SANFLAGS) -Wl,-soname,libfdtune.so.1 -Wl,--version-script=cli/libfdtune.map \
+	  -Wl,--no-undefined -o $@ $(LIB_PIC) $(LIB_LIBS)
 
 $(BUILD)/pic/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
 
-$(BUILD)/fdtune.pc: cli/fdtune.pc.in
-	sed -e 's|@PREFIX@|$(CURDIR)/$(BUILD)|' -e 's|@INCLUDEDIR@|$(CURDIR)/cli/include|' $< > $@
+$(BUILD)/pic/kernel_sources.o: $(BUILD)/kernel_sources.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -Wno-overlength-strings -c -o $@ $<
 
-# The example is built the way a solver would build it: through pkg-config.
-$(BUILD)/example_query: cli/example/query_launch.c $(BUILD)/libfdtune.a $(BUILD)/fdtune.pc
-	$(CC) $(CFLAGS) -o $@ $< $$(PKG_CONFIG_PATH=$(BUILD) pkg-config --cflags --libs --static fdtune)
+# The build tree is laid out as an installed one, so that the examples build the way a
+# solver does: through pkg-config alone.
+$(BUILD)/include/%.h: cli/include/%.h
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+$(BUILD)/include/fdtune.mod: cli/fortran/fdtune.f90
+	@mkdir -p $(BUILD)/include $(BUILD)/fortran
+	$(FC) $(FFLAGS) -std=f2008 -Wall -Werror -J $(BUILD)/include -c -o $(BUILD)/fortran/fdtune.o $<
+
+$(BUILD)/fdtune.pc: cli/fdtune.pc.in
+	sed -e 's|@PREFIX@|$(CURDIR)/$(BUILD)|' -e 's|@LIBDIR@|$${prefix}|' \
+	    -e 's|@INCLUDEDIR@|$${prefix}/include|' $< > $@
+
+BUILT_LIB := $(BUILD)/libfdtune.a $(BUILD)/libfdtune.so $(BUILD)/fdtune.pc \
+             $(LIB_HEADERS:cli/include/%=$(BUILD)/include/%)
+PKG := PKG_CONFIG_PATH=$(CURDIR)/$(BUILD) pkg-config
+# A GPU host without jansson and libelf (STATIC=1) gets the solver linked statically.
+ifeq ($(STATIC),1)
+EXAMPLE_FLAGS := -I$(BUILD)/include $(BUILD)/libfdtune.a $(LDLIBS)
+else
+EXAMPLE_FLAGS = $$($(PKG) --cflags --libs fdtune)
+endif
+
+$(BUILD)/examples/heat: examples/heat.c $(BUILT_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(EXAMPLE_FLAGS) -lm
+
+$(BUILD)/examples/heat_f: examples/heat.f90 $(BUILT_LIB) $(BUILD)/include/fdtune.mod
+	@mkdir -p $(dir $@)
+	$(FC) $(FFLAGS) $(SANFLAGS) -std=f2008 -Wall -Werror -o $@ $< $$($(PKG) --cflags --libs fdtune)
 
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -133,6 +177,15 @@ $(BUILD)/tests/%: tests/%.c $(CORE_OBJS) $(BUILD)/cli/client.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
 
+# libfdtune's kernel API, tested on the objects the library is made of.
+$(BUILD)/tests/test_kernel: $(BUILD)/cli/kernel.o $(BUILD)/cli/module_cache.o
+
+# The Fortran module's types against the C structs they bind.
+$(BUILD)/tests/fortran_layout: tests/fortran_layout.f90 tests/fortran_layout.c $(BUILD)/include/fdtune.mod
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Icli/include -c -o $@_c.o tests/fortran_layout.c
+	$(FC) $(FFLAGS) $(SANFLAGS) -std=f2008 -Wall -Werror -I$(BUILD)/include -o $@ $< $@_c.o
+
 # Sanitizer settings for third-party code, leak checking left on: LeakSanitizer's tracer
 # crashes at exit on the thread-local storage of an OpenMP runtime loaded with dlopen (the
 # cpu backend's kernels); hiprtc's LLVM replaces a thread's alternate signal stack, which
@@ -145,10 +198,58 @@ test: $(TESTS:%=$(BUILD)/tests/%) all
 	@set -e; for t in $(TESTS); do echo "== $$t"; FDT_BUILD=$(BUILD) FDTUNE_REPORT_DIR=$(BUILD) $(BUILD)/tests/$$t; done
 	@FDTUNE=$(BUILD)/fdtune sh tests/test_cli.sh
 	@BUILD=$(BUILD) sh tests/test_daemon.sh
+	@BUILD=$(BUILD) SANFLAGS="$(SANFLAGS)" MAKE="$(MAKE)" sh tests/test_install.sh
 
 check:
 	$(MAKE) test
 	$(MAKE) SAN=1 test
+
+# make install / uninstall: PREFIX (default /usr/local), DESTDIR (a staging root). The
+# daemon finds its worker in libexec; the settings go where fdtuned reads them (/etc),
+# and an existing fdtuned.conf is left as the administrator made it.
+PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+BINDIR := $(PREFIX)/bin
+LIBDIR := $(PREFIX)/lib
+INCLUDEDIR := $(PREFIX)/include
+LIBEXECDIR := $(PREFIX)/libexec/fdtuned
+DATADIR := $(PREFIX)/share/fdtuned
+UNITDIR := $(PREFIX)/lib/systemd/system
+INSTALLED := $(BINDIR)/fdtuned $(BINDIR)/fdtune $(LIBEXECDIR)/fdtune-worker \
+             $(LIBDIR)/libfdtune.a $(LIBDIR)/libfdtune.so.1 $(LIBDIR)/libfdtune.so \
+             $(LIBDIR)/pkgconfig/fdtune.pc $(LIB_HEADERS:cli/include/%=$(INCLUDEDIR)/%) \
+             $(INCLUDEDIR)/fdtune.mod $(DATADIR)/fortran/fdtune.f90 \
+             $(DATADIR)/kernels/common.h $(KERNELS:%=$(DATADIR)/kernels/%.hip) \
+             $(DATADIR)/examples/heat.c $(DATADIR)/examples/heat.f90 \
+             $(DATADIR)/fdtuned.conf $(UNITDIR)/fdtuned.service
+
+install: all $(BUILD)/include/fdtune.mod
+	install -d $(addprefix $(DESTDIR),$(BINDIR) $(LIBEXECDIR) $(LIBDIR)/pkgconfig \
+	  $(INCLUDEDIR) $(DATADIR)/kernels $(DATADIR)/fortran $(DATADIR)/examples $(UNITDIR) \
+	  $(SYSCONFDIR)/fdtuned)
+	install -m 755 $(BUILD)/fdtuned $(BUILD)/fdtune $(DESTDIR)$(BINDIR)
+	install -m 755 $(BUILD)/fdtune-worker $(DESTDIR)$(LIBEXECDIR)
+	install -m 644 $(BUILD)/libfdtune.a $(DESTDIR)$(LIBDIR)
+	install -m 755 $(BUILD)/libfdtune.so.1 $(DESTDIR)$(LIBDIR)
+	ln -sf libfdtune.so.1 $(DESTDIR)$(LIBDIR)/libfdtune.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	  cli/fdtune.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/fdtune.pc
+	install -m 644 $(LIB_HEADERS) $(BUILD)/include/fdtune.mod $(DESTDIR)$(INCLUDEDIR)
+	install -m 644 cli/fortran/fdtune.f90 $(DESTDIR)$(DATADIR)/fortran
+	install -m 644 kernels_src/common.h $(KERNELS:%=kernels_src/%.hip) $(DESTDIR)$(DATADIR)/kernels
+	install -m 644 examples/heat.c examples/heat.f90 $(DESTDIR)$(DATADIR)/examples
+	install -m 644 config/fdtuned.conf $(DESTDIR)$(DATADIR)
+	[ -e $(DESTDIR)$(SYSCONFDIR)/fdtuned/fdtuned.conf ] || \
+	  install -m 644 config/fdtuned.conf $(DESTDIR)$(SYSCONFDIR)/fdtuned
+	sed -e 's|@BINDIR@|$(BINDIR)|' config/fdtuned.service > $(DESTDIR)$(UNITDIR)/fdtuned.service
+
+# The settings file stays if the administrator changed it from the one installed.
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	cmp -s config/fdtuned.conf $(DESTDIR)$(SYSCONFDIR)/fdtuned/fdtuned.conf && \
+	  rm -f $(DESTDIR)$(SYSCONFDIR)/fdtuned/fdtuned.conf || true
+	-rmdir $(addprefix $(DESTDIR),$(DATADIR)/kernels $(DATADIR)/fortran $(DATADIR)/examples \
+	  $(DATADIR) $(LIBEXECDIR) $(SYSCONFDIR)/fdtuned) 2>/dev/null
 
 # The main job: the daemon with its embedded defaults, in the foreground.
 run: all

@@ -153,7 +153,39 @@ guided() {
     stop_daemon guided
 }
 
+# libfdtune inside a solver (examples/heat.c) for each shape of $SOLVER_SHAPES
+# ("NXxNYxNZ[/PRECISION]"): tuned first through fdtuned (on a copy of $STORE when given, so
+# the guided search starts warm), then what fdtuned stored, the solver's first start (an
+# empty module cache: it compiles), its second start (the module from the disk cache) and
+# the same solver with kernel 1. Then compute-sanitizer memcheck of one tuned solver run.
+solver() {
+    if [ -n "${STORE:-}" ]; then
+        cp "$STORE" /tmp/fdt-solver-store.db
+        STORE=/tmp/fdt-solver-store.db
+    fi
+    start_daemon solver
+    run solver "$FDTUNE" devices
+    export FDTUNE_CACHE_DIR=/tmp/fdt-solver-cache
+    rm -rf "$FDTUNE_CACHE_DIR"
+    local heat=build-static/examples/heat
+    for shape in ${SOLVER_SHAPES:-512x512x512 256x256x256 100x200x300}; do
+        IFS=/ read -r dims precision <<<"$shape"
+        local args="${dims//x/ } --precision ${precision:-double}"
+        run solver "$FDTUNE" tune $args --wait
+        run solver "$FDTUNE" query $args
+        run solver "$heat" $args --steps "${STEPS:-200}"
+        run solver "$heat" $args --steps "${STEPS:-200}"
+        run solver "$heat" $args --steps "${STEPS:-200}" --kernel1
+    done
+    run solver_memcheck "$SANITIZER" --tool memcheck --leak-check full --error-exitcode 99 \
+        "$heat" 100 200 300 --steps 3
+    stop_daemon solver
+}
+
 case "${1:-}" in
+solver)
+    solver
+    ;;
 guided)
     guided
     ;;

@@ -1,20 +1,28 @@
 /* client.c - libfdtune: one connection to fdtuned's socket, a request line out and an
  * answer line in, and the typed query built on them.
  *
- * Each connection runs a private libuv loop that only ever runs inside a call, so the
- * caller sees plain blocking functions and two connections never share state. One timer
- * bounds every operation: when it fires the connection is closed, which also cancels a
- * write the daemon stopped reading. */
-#include <pthread.h>
-#include <signal.h>
+ * libfdtune is linked into solvers, which have no use for an event loop of ours, so the
+ * transport is plain POSIX: a non-blocking Unix stream socket, touched only inside a call,
+ * that poll waits on. The caller sees plain blocking functions and two connections never
+ * share state. Each operation runs against one deadline on CLOCK_MONOTONIC: the connect,
+ * or a request's write and read of its answer together, must end within the timeout, and
+ * every wait (a poll interrupted by a signal included) gets only the time left. A request
+ * that fails leaves the stream somewhere unknown, so the connection is then closed for
+ * good. Writes pass MSG_NOSIGNAL: a daemon that closes mid-request is an error to report,
+ * not a SIGPIPE that kills the solver, and the caller's signal handling is left alone. */
+#include <ctype.h>
+#include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
-#include <uv.h>
 
 #include "client_json.h"
 #include "config.h"
@@ -26,104 +34,170 @@
 #define MAX_ANSWER_BYTES (1024u * 1024u * 1024u)
 /* Room for a socket path and its NUL; a longer one cannot be connected to. */
 #define PATH_CAP sizeof(((struct sockaddr_un *)0)->sun_path)
-
-enum { IN_PROGRESS = 1 };
+/* A connect refused for a full backlog (EAGAIN) is tried again after this long. */
+#define CONNECT_RETRY_MS 10
+/* What a wait returns when the deadline passed; any other failure is an errno (> 0). */
+#define DEADLINE_PASSED (-1)
 
 struct fdtune_conn {
-    uv_loop_t loop;
-    uv_pipe_t pipe;
-    uv_timer_t timer;
-    uv_connect_t connect_req;
-    uv_write_t write_req;
+    int fd;          /* the connected socket, or -1 once an error has closed it */
     char path[PATH_CAP];
     int timeout_ms;
-    int open;        /* the pipe is connected and nothing has broken it */
-    int op;          /* the operation under way: IN_PROGRESS, or how it ended */
-    int writing;     /* a write request has not called back yet */
-    char *err;       /* the caller's buffer for the operation's error */
-    size_t errlen;
     char *buf;       /* answer bytes read; a line ends at the first newline */
     size_t len, cap;
     size_t scanned;  /* bytes already searched for the newline */
-    size_t line_len; /* when op is FDTUNE_OK after a read: where the newline is */
+    size_t line_len; /* after find_line found one: where the newline is */
 };
+
+static void vset_err(char *err, size_t errlen, const char *fmt, va_list ap)
+{
+    if (err && errlen > 0)
+        vsnprintf(err, errlen, fmt, ap);
+}
 
 __attribute__((format(printf, 3, 4)))
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
 {
-    if (!err || errlen == 0)
-        return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
+    vset_err(err, errlen, fmt, ap);
     va_end(ap);
 }
 
-static void close_pipe(fdtune_conn *c)
+/* errno e as the library's messages word it: "connection refused". */
+static void errno_text(int e, char *out, size_t len)
 {
-    if (!uv_is_closing((uv_handle_t *)&c->pipe))
-        uv_close((uv_handle_t *)&c->pipe, NULL);
-    c->open = 0;
+    char tmp[128];
+    snprintf(out, len, "%s", strerror_r(e, tmp, sizeof tmp));
+    if (len > 1 && isupper((unsigned char)out[0]) && islower((unsigned char)out[1]))
+        out[0] = (char)tolower((unsigned char)out[0]);
 }
 
-/* Ends the operation under way, once: the first outcome wins over what its cancellation
- * reports later. A broken connection is closed for good. */
-__attribute__((format(printf, 3, 4)))
-static void finish(fdtune_conn *c, int status, const char *fmt, ...)
+/* Closes the socket and drops what was read from it (up to an oversize answer). */
+static void drop_socket(fdtune_conn *c)
 {
-    if (c->op != IN_PROGRESS)
-        return;
-    c->op = status;
-    if (fmt && c->err && c->errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(c->err, c->errlen, fmt, ap);
-        va_end(ap);
+    if (c->fd >= 0)
+        close(c->fd); /* on Linux the descriptor is released even when close fails */
+    c->fd = -1;
+    free(c->buf);
+    c->buf = NULL;
+    c->len = c->cap = c->scanned = 0;
+}
+
+/* Ends a request that failed, closing the connection for good; returns status. */
+__attribute__((format(printf, 5, 6)))
+static int fail(fdtune_conn *c, int status, char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vset_err(err, errlen, fmt, ap);
+    va_end(ap);
+    drop_socket(c);
+    return status;
+}
+
+/* A request's call or wait that failed with e (an errno, or DEADLINE_PASSED) while
+ * doing "sending to" or "reading from". */
+static int io_failed(fdtune_conn *c, int e, const char *doing, char *err, size_t errlen)
+{
+    if (e == DEADLINE_PASSED)
+        return fail(c, FDTUNE_ERR_IO, err, errlen, "fdtuned at %s did not answer within %.3g s",
+                    c->path, c->timeout_ms / 1e3);
+    char why[128];
+    errno_text(e, why, sizeof why);
+    return fail(c, FDTUNE_ERR_IO, err, errlen, "%s fdtuned at %s: %s", doing, c->path, why);
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t deadline_after(int ms)
+{
+    return now_ns() + (int64_t)ms * 1000000;
+}
+
+/* Milliseconds left before the deadline, rounded up so that poll does not wake just
+ * before it and spin; 0 once it has passed. */
+static int ms_left(int64_t deadline)
+{
+    const int64_t left = deadline - now_ns();
+    return left > 0 ? (int)((left + 999999) / 1000000) : 0;
+}
+
+/* Waits until fd is ready for events: 0 (an error or hang-up counts too, and the call that
+ * follows reports it), DEADLINE_PASSED, or poll's errno. A signal only shortens a wait. */
+static int wait_ready(int fd, short events, int64_t deadline)
+{
+    struct pollfd p = {.fd = fd, .events = events};
+    for (;;) {
+        const int ms = ms_left(deadline);
+        if (ms == 0)
+            return DEADLINE_PASSED;
+        const int n = poll(&p, 1, ms);
+        if (n > 0)
+            return 0;
+        if (n < 0 && errno != EINTR)
+            return errno;
     }
-    if (status != FDTUNE_OK)
-        close_pipe(c);
 }
 
-static void on_timeout(uv_timer_t *t)
+/* The outcome of a connect in progress: 0, DEADLINE_PASSED or the errno it failed with. */
+static int connect_result(int fd, int64_t deadline)
 {
-    fdtune_conn *c = t->data;
-    if (c->open)
-        finish(c, FDTUNE_ERR_IO, "fdtuned at %s did not answer within %.3g s", c->path,
-               c->timeout_ms / 1e3);
-    else
-        finish(c, FDTUNE_ERR_CONNECT, "fdtuned at %s did not accept the connection within "
-               "%.3g s", c->path, c->timeout_ms / 1e3);
-    close_pipe(c);
+    const int st = wait_ready(fd, POLLOUT, deadline);
+    if (st)
+        return st;
+    int e = 0;
+    socklen_t len = sizeof e;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0)
+        return errno;
+    return e;
 }
 
-static void begin_op(fdtune_conn *c, char *err, size_t errlen)
+/* Connects fd to sa: 0, DEADLINE_PASSED or an errno. A Unix socket whose listener's backlog
+ * is full answers EAGAIN rather than EINPROGRESS; that is tried again, a moment later,
+ * until the deadline. */
+static int connect_within(int fd, const struct sockaddr_un *sa, int64_t deadline)
 {
-    c->op = IN_PROGRESS;
-    c->err = err;
-    c->errlen = errlen;
-}
-
-/* Runs the loop until the operation has ended and no write is left in flight. */
-static int wait_op(fdtune_conn *c)
-{
-    uv_timer_start(&c->timer, on_timeout, (uint64_t)c->timeout_ms, 0);
-    while (c->op == IN_PROGRESS || c->writing)
-        uv_run(&c->loop, UV_RUN_ONCE);
-    uv_timer_stop(&c->timer);
-    c->err = NULL;
-    return c->op;
-}
-
-static void on_connect(uv_connect_t *req, int status)
-{
-    fdtune_conn *c = req->data;
-    if (status < 0) {
-        finish(c, FDTUNE_ERR_CONNECT, "cannot connect to fdtuned at %s: %s", c->path,
-               uv_strerror(status));
-        return;
+    for (;;) {
+        if (connect(fd, (const struct sockaddr *)sa, sizeof *sa) == 0 || errno == EISCONN)
+            return 0;
+        const int e = errno;
+        if (e == EINPROGRESS || e == EALREADY)
+            return connect_result(fd, deadline);
+        if (e != EAGAIN && e != EINTR) /* EINTR: the next try says how the first went */
+            return e;
+        const int ms = ms_left(deadline);
+        if (ms == 0)
+            return DEADLINE_PASSED;
+        if (e == EAGAIN)
+            poll(NULL, 0, ms < CONNECT_RETRY_MS ? ms : CONNECT_RETRY_MS);
     }
-    c->open = 1;
-    finish(c, FDTUNE_OK, NULL);
+}
+
+/* Opens the connection's socket and connects it within the timeout. */
+static int open_socket(fdtune_conn *c, char *err, size_t errlen)
+{
+    const int64_t deadline = deadline_after(c->timeout_ms);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    memcpy(sa.sun_path, c->path, strlen(c->path) + 1);
+    c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    const int st = c->fd < 0 ? errno : connect_within(c->fd, &sa, deadline);
+    if (st == 0)
+        return FDTUNE_OK;
+    if (st == DEADLINE_PASSED) {
+        set_err(err, errlen, "fdtuned at %s did not accept the connection within %.3g s",
+                c->path, c->timeout_ms / 1e3);
+    } else {
+        char why[128];
+        errno_text(st, why, sizeof why);
+        set_err(err, errlen, "cannot connect to fdtuned at %s: %s", c->path, why);
+    }
+    return FDTUNE_ERR_CONNECT;
 }
 
 void fdtune_default_socket(char *out, size_t len)
@@ -154,17 +228,9 @@ static fdtune_conn *conn_new(const char *path, int timeout_ms, char *err, size_t
         set_err(err, errlen, "out of memory");
         return NULL;
     }
-    const int st = uv_loop_init(&c->loop);
-    if (st < 0) {
-        set_err(err, errlen, "cannot start an event loop: %s", uv_strerror(st));
-        free(c);
-        return NULL;
-    }
+    c->fd = -1;
     snprintf(c->path, sizeof c->path, "%s", path);
     c->timeout_ms = timeout_or_default(timeout_ms);
-    uv_pipe_init(&c->loop, &c->pipe, 0);
-    uv_timer_init(&c->loop, &c->timer);
-    c->pipe.data = c->timer.data = c->connect_req.data = c->write_req.data = c;
     return c;
 }
 
@@ -178,9 +244,7 @@ fdtune_conn *fdtune_connect(const char *socket_path, int timeout_ms, char *err, 
     fdtune_conn *c = conn_new(socket_path, timeout_ms, err, errlen);
     if (!c)
         return NULL;
-    begin_op(c, err, errlen);
-    uv_pipe_connect(&c->connect_req, &c->pipe, c->path, on_connect);
-    if (wait_op(c) != FDTUNE_OK) {
+    if (open_socket(c, err, errlen) != FDTUNE_OK) {
         fdtune_close(c);
         return NULL;
     }
@@ -201,29 +265,56 @@ void fdtune_close(fdtune_conn *c)
 {
     if (!c)
         return;
-    close_pipe(c);
-    uv_close((uv_handle_t *)&c->timer, NULL);
-    uv_run(&c->loop, UV_RUN_DEFAULT);
-    uv_loop_close(&c->loop);
-    free(c->buf);
+    drop_socket(c);
     free(c);
 }
 
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *out)
+/* Drops the n bytes sendmsg took from the front of msg's pieces. */
+static void skip_sent(struct msghdr *msg, size_t n)
 {
-    (void)suggested;
-    fdtune_conn *c = h->data;
-    if (c->cap - c->len < READ_CHUNK) {
-        const size_t cap = c->cap ? 2 * c->cap : 2 * READ_CHUNK;
-        char *grown = realloc(c->buf, cap);
-        if (!grown) {
-            *out = uv_buf_init(NULL, 0); /* the read callback then gets UV_ENOBUFS */
-            return;
-        }
-        c->buf = grown;
-        c->cap = cap;
+    while (msg->msg_iovlen > 0 && n >= msg->msg_iov[0].iov_len) {
+        n -= msg->msg_iov[0].iov_len;
+        msg->msg_iov++;
+        msg->msg_iovlen--;
     }
-    *out = uv_buf_init(c->buf + c->len, (unsigned)(c->cap - c->len));
+    if (msg->msg_iovlen > 0) {
+        msg->msg_iov[0].iov_base = (char *)msg->msg_iov[0].iov_base + n;
+        msg->msg_iov[0].iov_len -= n;
+    }
+}
+
+/* Sends the request's n bytes and its newline, waiting for room until the deadline. */
+static int send_line(fdtune_conn *c, const char *line, size_t n, int64_t deadline, char *err,
+                     size_t errlen)
+{
+    struct iovec iov[2] = {{.iov_base = (char *)line, .iov_len = n},
+                           {.iov_base = "\n", .iov_len = 1}};
+    struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2};
+    while (msg.msg_iovlen > 0) {
+        const ssize_t k = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
+        int e = k < 0 ? errno : 0;
+        if (k >= 0)
+            skip_sent(&msg, (size_t)k);
+        else if (e == EAGAIN || e == EWOULDBLOCK)
+            e = wait_ready(c->fd, POLLOUT, deadline);
+        if (e != 0 && e != EINTR)
+            return io_failed(c, e, "sending to", err, errlen);
+    }
+    return FDTUNE_OK;
+}
+
+/* Keeps at least READ_CHUNK bytes free after what was read; -1 when out of memory. */
+static int make_room(fdtune_conn *c)
+{
+    if (c->cap - c->len >= READ_CHUNK)
+        return 0;
+    const size_t cap = c->cap ? 2 * c->cap : 2 * READ_CHUNK;
+    char *grown = realloc(c->buf, cap);
+    if (!grown)
+        return -1;
+    c->buf = grown;
+    c->cap = cap;
+    return 0;
 }
 
 /* Whether the bytes read hold a whole line; sets line_len to where it ends. */
@@ -238,36 +329,29 @@ static int find_line(fdtune_conn *c)
     return 1;
 }
 
-static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
+/* Reads until the buffer holds a whole answer line (it may already), within the deadline. */
+static int read_line(fdtune_conn *c, int64_t deadline, char *err, size_t errlen)
 {
-    (void)b;
-    fdtune_conn *c = s->data;
-    if (nread == UV_EOF) {
-        finish(c, FDTUNE_ERR_IO, "fdtuned at %s closed the connection before answering",
-               c->path);
-        return;
+    while (!find_line(c)) {
+        if (c->len > MAX_ANSWER_BYTES)
+            return fail(c, FDTUNE_ERR_ANSWER, err, errlen, "the answer of fdtuned at %s is "
+                        "longer than %u bytes", c->path, MAX_ANSWER_BYTES);
+        if (make_room(c))
+            return fail(c, FDTUNE_ERR_IO, err, errlen, "reading from fdtuned at %s: out of "
+                        "memory", c->path);
+        const int st = wait_ready(c->fd, POLLIN, deadline);
+        if (st)
+            return io_failed(c, st, "reading from", err, errlen);
+        const ssize_t k = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+        if (k == 0)
+            return fail(c, FDTUNE_ERR_IO, err, errlen, "fdtuned at %s closed the connection "
+                        "before answering", c->path);
+        if (k > 0)
+            c->len += (size_t)k;
+        else if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)
+            return io_failed(c, errno, "reading from", err, errlen);
     }
-    if (nread < 0) {
-        finish(c, FDTUNE_ERR_IO, "reading from fdtuned at %s: %s", c->path,
-               uv_strerror((int)nread));
-        return;
-    }
-    c->len += (size_t)nread;
-    if (find_line(c)) {
-        uv_read_stop(s);
-        finish(c, FDTUNE_OK, NULL);
-    } else if (c->len > MAX_ANSWER_BYTES) {
-        finish(c, FDTUNE_ERR_ANSWER, "the answer of fdtuned at %s is longer than %u bytes",
-               c->path, MAX_ANSWER_BYTES);
-    }
-}
-
-static void on_write(uv_write_t *req, int status)
-{
-    fdtune_conn *c = req->data;
-    c->writing = 0;
-    if (status < 0)
-        finish(c, FDTUNE_ERR_IO, "sending to fdtuned at %s: %s", c->path, uv_strerror(status));
+    return FDTUNE_OK;
 }
 
 /* Hands the line out of the read buffer; what followed it (the daemon answers in order)
@@ -291,33 +375,6 @@ static char *take_line(fdtune_conn *c)
     c->len = rest;
     c->scanned = 0;
     return line;
-}
-
-/* A daemon that closes the connection while a request is written would raise SIGPIPE, and
- * its default action kills the solver. The signal is held back in this thread while the
- * loop runs and discarded if the write raised it; the caller's own disposition is left
- * alone. */
-static void sigpipe_hold(sigset_t *saved, int *was_pending)
-{
-    sigset_t set, pending;
-    sigemptyset(&set);
-    sigaddset(&set, SIGPIPE);
-    sigpending(&pending);
-    *was_pending = sigismember(&pending, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &set, saved);
-}
-
-static void sigpipe_release(const sigset_t *saved, int was_pending)
-{
-    sigset_t set, pending;
-    sigemptyset(&set);
-    sigaddset(&set, SIGPIPE);
-    sigpending(&pending);
-    if (!was_pending && sigismember(&pending, SIGPIPE)) {
-        const struct timespec now = {0, 0};
-        sigtimedwait(&set, NULL, &now);
-    }
-    pthread_sigmask(SIG_SETMASK, saved, NULL);
 }
 
 static int check_line(const char *json_line, size_t *len, char *err, size_t errlen)
@@ -348,35 +405,20 @@ int fdtune_request(fdtune_conn *c, const char *json_line, char **answer_line, ch
     *answer_line = NULL;
     if (check_line(json_line, &n, err, errlen))
         return FDTUNE_ERR_ARG;
-    if (!c->open) {
+    if (c->fd < 0) {
         set_err(err, errlen, "the connection to fdtuned at %s was closed after an earlier "
                 "error; connect again", c->path);
         return FDTUNE_ERR_IO;
     }
-    uv_buf_t bufs[2] = {uv_buf_init((char *)json_line, (unsigned)n), uv_buf_init("\n", 1)};
-    sigset_t saved;
-    int was_pending;
-    sigpipe_hold(&saved, &was_pending);
-    begin_op(c, err, errlen);
-    int st = uv_write(&c->write_req, (uv_stream_t *)&c->pipe, bufs, 2, on_write);
-    if (st == 0) {
-        c->writing = 1;
-        if (find_line(c))
-            finish(c, FDTUNE_OK, NULL);
-        else
-            st = uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read);
-    }
-    if (st < 0)
-        finish(c, FDTUNE_ERR_IO, "sending to fdtuned at %s: %s", c->path, uv_strerror(st));
-    st = wait_op(c);
-    sigpipe_release(&saved, was_pending);
+    const int64_t deadline = deadline_after(c->timeout_ms);
+    int st = send_line(c, json_line, n, deadline, err, errlen);
+    if (st == FDTUNE_OK)
+        st = read_line(c, deadline, err, errlen);
     if (st != FDTUNE_OK)
         return st;
     *answer_line = take_line(c);
-    if (!*answer_line) {
-        set_err(err, errlen, "out of memory");
-        return FDTUNE_ERR_IO;
-    }
+    if (!*answer_line)
+        return fail(c, FDTUNE_ERR_IO, err, errlen, "out of memory");
     return FDTUNE_OK;
 }
 
@@ -560,6 +602,8 @@ static int get_persist(const json_t *config, fdtune_answer *a, char *err, size_t
     a->persist.present = 1;
     return get_source_list(json_object_get(p, "sources"), a->persist.sources,
                            &a->persist.nsources, err, errlen) ||
+           get_string(p, "source_hash", 0, a->persist.source_hash,
+                      sizeof a->persist.source_hash, err, errlen) ||
            get_string(p, "entry", 1, a->persist.entry, sizeof a->persist.entry, err, errlen) ||
            get_dim3(p, "block", a->persist.block, err, errlen) ||
            get_dim3(p, "grid", a->persist.grid, err, errlen) ? -1 : 0;
@@ -574,6 +618,8 @@ static int parse_config(const json_t *config, fdtune_answer *a, char *err, size_
     return get_string(config, "variant", 1, a->variant, sizeof a->variant, err, errlen) ||
            get_string(config, "family", 0, a->family, sizeof a->family, err, errlen) ||
            get_sources(config, a, err, errlen) ||
+           get_string(config, "source_hash", 0, a->source_hash, sizeof a->source_hash, err,
+                      errlen) ||
            get_string(config, "entry", 1, a->entry, sizeof a->entry, err, errlen) ||
            get_dim3(config, "block", a->block, err, errlen) ||
            get_dim3(config, "grid", a->grid, err, errlen) ||

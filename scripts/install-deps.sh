@@ -4,7 +4,7 @@
 # time where the driver and toolkit already are (/usr/local/cuda on NVIDIA nodes).
 set -eu
 packages="build-essential pkg-config libuv1-dev libsqlite3-dev libjansson-dev libinih-dev
-libcmocka-dev libelf-dev libmsgpack-dev libcsv-dev zlib1g-dev libamdhip64-dev"
+libcmocka-dev libelf-dev libmsgpack-dev libcsv-dev zlib1g-dev libamdhip64-dev gfortran"
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive

@@ -139,18 +139,6 @@ expect 3 "cannot connect to fdtuned at $dir/env.sock" -- jobs
 unset FDTUNE_SOCKET
 long=$(printf '%0200d' 0)
 expect 3 'socket path is longer than 107 bytes' -- devices --socket "$dir/$long.sock"
-example="$(dirname "$FDTUNE")/example_query"
-if [ -x "$example" ]; then
-    FDTUNE_SOCKET="$none" "$example" 64 64 64 >"$out" 2>&1
-    if [ $? -eq 1 ] && grep -q "cannot connect to fdtuned at $none" "$out"; then
-        passed=$((passed + 1))
-        echo "ok - example_query without a daemon"
-    else
-        failed=$((failed + 1))
-        echo "FAIL - example_query without a daemon:"
-        sed 's/^/    /' "$out"
-    fi
-fi
 
 # A socket nobody listens on (a daemon that died), and one whose daemon accepts but never
 # answers: exit 3 too, the latter after --timeout, not never.

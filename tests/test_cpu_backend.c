@@ -1,7 +1,8 @@
 /* test_cpu_backend.c - the kernel families run for real on the cpu backend (compiled by the
  * host C++ compiler) on odd shapes, with the same verification the GPUs get: every variant
  * tried must match the host reference at every interior point and leave the boundary alone,
- * and each deliberately broken test variant must be caught as wrong. */
+ * and each deliberately broken test variant must be caught as wrong. A handle attached as
+ * libfdtune attaches runs a solver's own kernel. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -167,6 +168,67 @@ static void test_compile_error_is_reported(void **state)
     assert_null(code.data);
 }
 
+/* libfdtune's way in: a handle attached to the device the calling thread uses, which on cpu
+ * is the host, runs a kernel of its own (a solver's, not a family) with the stream ignored. */
+static void test_attach_runs_a_kernel(void **state)
+{
+    fixture *f = *state;
+    const char *src = "extern \"C\" __global__ void fdt_axpy(float *x, float a, unsigned n)\n"
+                      "{\n"
+                      "    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                      "    if (i < n)\n"
+                      "        x[i] = a * x[i] + (float)i;\n"
+                      "}\n";
+    fdt_backend *b = NULL;
+    fdt_error err = {0};
+    if (f->ops->attach(-1, NULL, &b, &err) != FDT_OK)
+        fail_msg("attach: %s", err.msg);
+    const fdt_device_info *in = f->ops->info(b), *host = f->ops->info(f->backend);
+    assert_string_equal(in->backend, "cpu");
+    assert_string_equal(in->arch, host->arch);
+    assert_string_equal(in->name, host->name);
+    assert_string_equal(in->compiler_version, host->compiler_version);
+
+    fdt_code code = {0};
+    fdt_kernel *k = NULL;
+    if (f->ops->compile(in->arch, src, "fdt_axpy", NULL, 0, &code, &err) != FDT_OK)
+        fail_msg("compile: %s", err.msg);
+    assert_int_equal(f->ops->load(b, &code, "fdt_axpy", &k, &err), FDT_OK);
+    fdt_code_free(&code);
+
+    enum { N = 1000 }; /* not a multiple of the block: the guard must hold */
+    float x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = (float)i;
+    fdt_devptr d = 0;
+    float a = 2.0f;
+    unsigned n = N;
+    void *args[] = {&d, &a, &n};
+    assert_int_equal(f->ops->alloc(b, sizeof x, &d, &err), FDT_OK);
+    assert_int_equal(f->ops->upload(b, d, x, sizeof x, &err), FDT_OK);
+    assert_int_equal(f->ops->launch(b, k, (fdt_dim3){(N + 127) / 128, 1, 1},
+                                    (fdt_dim3){128, 1, 1}, args, &err), FDT_OK);
+    assert_int_equal(f->ops->sync(b, &err), FDT_OK);
+    assert_int_equal(f->ops->download(b, x, d, sizeof x, &err), FDT_OK);
+    for (int i = 0; i < N; i++)
+        if (x[i] != 3.0f * (float)i)
+            fail_msg("x[%d] = %g, expected %d", i, (double)x[i], 3 * i);
+    f->ops->free(b, d);
+    f->ops->unload(b, k);
+    f->ops->close(b);
+}
+
+/* The host is the cpu backend's only device: naming another must fail, and say why. */
+static void test_attach_refuses_other_devices(void **state)
+{
+    fixture *f = *state;
+    fdt_backend *b = NULL;
+    fdt_error err = {0};
+    assert_int_not_equal(f->ops->attach(3, NULL, &b, &err), FDT_OK);
+    assert_null(b);
+    assert_non_null(strstr(err.msg, "only device 0, not 3"));
+}
+
 /* The whole engine, as `fdtune bench` drives it, on a sample of the space. */
 static void test_bench_end_to_end(void **state)
 {
@@ -204,6 +266,8 @@ int main(void)
         cmocka_unit_test(test_families_verify_on_odd_shapes),
         cmocka_unit_test(test_broken_variants_are_caught),
         cmocka_unit_test(test_compile_error_is_reported),
+        cmocka_unit_test(test_attach_runs_a_kernel),
+        cmocka_unit_test(test_attach_refuses_other_devices),
         cmocka_unit_test(test_bench_end_to_end),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

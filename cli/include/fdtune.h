@@ -29,7 +29,9 @@ typedef enum fdtune_status {
     FDTUNE_ERR_IO = -2,      /* the connection broke or the answer did not come in time */
     FDTUNE_ERR_ANSWER = -3,  /* the answer is not what the protocol promises */
     FDTUNE_ERR_REFUSED = -4, /* the daemon answered with an error: "code: message" in err */
-    FDTUNE_ERR_ARG = -5      /* a bad argument to the library itself */
+    FDTUNE_ERR_ARG = -5,     /* a bad argument to the library itself */
+    FDTUNE_ERR_DEVICE = -6,  /* fdtune_kernel.h: the device, its runtime or compiler failed */
+    FDTUNE_ERR_COMPILE = -7  /* fdtune_kernel.h: a source did not compile (err: the log) */
 } fdtune_status;
 
 #define FDTUNE_DEFAULT_TIMEOUT_MS 30000
@@ -83,6 +85,7 @@ typedef struct fdtune_problem {
 #define FDTUNE_DEFINES_MAX 32
 #define FDTUNE_DEFINE_MAX 64
 #define FDTUNE_SOURCES_MAX 4
+#define FDTUNE_HASH_LEN 33 /* 32 hex digits and a NUL */
 
 /* The best known configuration for a problem; docs/protocol.md, "query", says what each
  * field means. Strings the daemon left out are empty, numbers it left out are 0. */
@@ -103,6 +106,8 @@ typedef struct fdtune_answer {
                            then the family's template */
     int nsources;
     char source[FDTUNE_NAME_MAX];  /* the family's template, e.g. tiled.hip (last of sources) */
+    char source_hash[FDTUNE_HASH_LEN]; /* the concatenated text's hash: the "source"
+                           operation answers the text (fdtune_kernel.h does all this) */
     char entry[FDTUNE_NAME_MAX];   /* the kernel's name, e.g. fdt_laplacian */
     int block[3];          /* launch geometry for the asked shape */
     int grid[3];
@@ -119,6 +124,7 @@ typedef struct fdtune_answer {
         int present;       /* 0: nothing to do (other cache modes, default answers) */
         char sources[FDTUNE_SOURCES_MAX][FDTUNE_NAME_MAX];
         int nsources;
+        char source_hash[FDTUNE_HASH_LEN];
         char entry[FDTUNE_NAME_MAX];   /* fdt_persist_edges */
         int block[3];
         int grid[3];

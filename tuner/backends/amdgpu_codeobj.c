@@ -6,10 +6,10 @@
 #include <libelf.h>
 #include <limits.h>
 #include <msgpack.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <uv.h>
 
 #define NT_AMDGPU_METADATA 32
 #define NOTE_OWNER "AMDGPU"
@@ -204,7 +204,7 @@ static fdt_status read_elf(Elf *elf, const char *entry, fdt_resources *out, fdt_
     return read_metadata(desc, len, entry, out, err);
 }
 
-static uv_once_t elf_once = UV_ONCE_INIT;
+static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
 
 static void init_libelf(void)
 {
@@ -216,7 +216,7 @@ fdt_status fdt_amdgpu_resources(const void *elf, size_t size, const char *entry,
 {
     if (!elf || size == 0)
         return fdt_fail(err, FDT_ERROR, "amdgpu code object: empty");
-    uv_once(&elf_once, init_libelf);
+    pthread_once(&elf_once, init_libelf);
     /* elf_memory() takes a writable image: give it a copy rather than cast const away. */
     char *image = malloc(size);
     if (!image)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const fdt_backend_ops *const backends[] = {
     &fdt_backend_hip,
@@ -43,6 +44,13 @@ void fdt_copy_text(char *dst, size_t size, const char *src)
     const size_t n = strnlen(src, size - 1);
     memcpy(dst, src, n);
     dst[n] = '\0';
+}
+
+uint64_t fdt_monotonic_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t); /* cannot fail: the clock exists and t is valid */
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 void fdt_code_free(fdt_code *code)

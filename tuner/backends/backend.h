@@ -5,10 +5,15 @@
  * at run time by name; vendor libraries are loaded with dlopen inside each
  * backend, so one build of fdtuned runs on AMD, NVIDIA and GPU-less hosts.
  *
- * Lifetimes: a backend handle owns its device context and everything made
- * through it; kernels must be unloaded and buffers freed before close().
+ * Lifetimes: a backend handle owns everything made through it, and the device
+ * context open() made for it; kernels must be unloaded and buffers freed before
+ * close(). A handle from attach() may borrow its caller's context instead, and
+ * never owns its stream: close() leaves both alone.
  * compile() needs no open handle (CI compiles for gfx90a on a host with no GPU)
- * and must be safe to call from several threads at once. */
+ * and must be safe to call from several threads at once.
+ *
+ * The backends are linked into libfdtune, which runs inside solvers' processes,
+ * as well as into the tuner: they use no libuv, only POSIX. */
 #ifndef FDT_BACKEND_H
 #define FDT_BACKEND_H
 
@@ -40,6 +45,9 @@ fdt_status fdt_fail(fdt_error *err, fdt_status status, const char *fmt, ...)
 
 /* Copies src into dst of size bytes, cutting it short if it does not fit. */
 void fdt_copy_text(char *dst, size_t size, const char *src);
+
+/* CLOCK_MONOTONIC in nanoseconds: the clock the backends' bounded waits run on. */
+uint64_t fdt_monotonic_ns(void);
 
 typedef struct fdt_dim3 {
     unsigned x, y, z;
@@ -97,7 +105,21 @@ typedef struct fdt_backend_ops {
                           const char *const *defines, size_t ndefines,
                           fdt_code *out, fdt_error *err);
 
+    /* The tuner's way in: device (an ordinal) is made the calling thread's current device
+     * (on NVIDIA, its primary context, retained until close()), and all queued work goes to
+     * the default stream. */
     fdt_status (*open)(int device, fdt_backend **out, fdt_error *err);
+    /* libfdtune's way in: a solver's kernels must run in the solver's own context, on the
+     * buffers it allocated there, and in order with the rest of its work. So this binds a
+     * handle to the device and context the calling thread already uses, and queues all of
+     * the handle's work (launch, fill32, copy, the timer's events) on stream, a CUstream or
+     * cudaStream_t, or a hipStream_t (NULL: the default stream; the cpu backend has no
+     * streams and ignores it). device < 0 means the device the thread uses; device >= 0
+     * names one, made the thread's current device as open() does where the thread is on
+     * another. upload() and download() stay synchronous copies on the default stream, which
+     * waits for other streams' work unless they were created non-blocking: with one of
+     * those, call sync() before them. */
+    fdt_status (*attach)(int device, void *stream, fdt_backend **out, fdt_error *err);
     void (*close)(fdt_backend *b);
     const fdt_device_info *(*info)(fdt_backend *b);
 
@@ -121,6 +143,10 @@ typedef struct fdt_backend_ops {
     /* Enqueues a launch; args as in cuLaunchKernel (an array of pointers to each argument). */
     fdt_status (*launch)(fdt_backend *b, fdt_kernel *k, fdt_dim3 grid, fdt_dim3 block,
                          void **args, fdt_error *err);
+    /* Waits until all work queued on the handle's stream has finished, so that a solver may
+     * read what the kernels wrote; unlike timer_stop() it has no time limit. Faults raised by
+     * the work surface here as FDT_LAUNCH_ERROR. */
+    fdt_status (*sync)(fdt_backend *b, fdt_error *err);
 
     /* Timing with device events: timer_start() records the start; timer_stop() records the
      * end and waits for it at most timeout_ms, so that a hung kernel reports FDT_TIMEOUT

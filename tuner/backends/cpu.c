@@ -2,21 +2,26 @@
  *
  * Owns the C++ unit that gives HIP kernel syntax a host meaning (prelude + source + an
  * OpenMP launcher), building it into a shared object with the system C++ compiler
- * (spawned through libuv), loading that object, and the host-memory "device" the kernels
+ * (spawned with posix_spawnp), loading that object, and the host-memory "device" the kernels
  * run on. It lets CI and GPU-less machines run the whole tuning pipeline end to end. */
 #include "backends/backend.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <uv.h>
 
 /* The unit compile() builds, printf-style: %s is the kernel source, then the entry point's
  * name twice. Blocks run in parallel on OpenMP threads and a block's threads run one after
@@ -102,16 +107,15 @@ struct fdt_kernel {
 
 /* One output stream of a child: the first bytes are kept, the rest drained and dropped. */
 typedef struct capture {
-    uv_pipe_t pipe;
+    int fd;          /* the pipe's read end; -1 once nothing more comes */
     char text[4096];
     size_t len;
-    char spill[1024];
 } capture;
 
 typedef struct child {
-    uv_process_t proc;
+    pid_t pid;
     capture out, errs;
-    int64_t exit_status;
+    int exit_status; /* meaningful where term_signal is 0 */
     int term_signal;
 } child;
 
@@ -142,80 +146,189 @@ static fdt_status cxx_command_get(cxx_command *c, fdt_error *err)
     return FDT_OK;
 }
 
-static void capture_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+/* A pipe for one of the child's output streams. Close-on-exec, because compile() runs on
+ * several threads: a compiler spawned meanwhile by another thread would otherwise inherit this
+ * pipe's write end and keep it from ending until that compiler exits. The write end is moved
+ * above 0, 1 and 2, where a process started with one of those closed may have found it, so
+ * that the child's dup2() onto those cannot overwrite it. Returns 0 or an error number. */
+static int child_pipe(int fds[2])
 {
-    (void)suggested;
-    capture *c = h->data;
-    size_t room = sizeof c->text - 1 - c->len;
-    *buf = room ? uv_buf_init(c->text + c->len, (unsigned)room)
-                : uv_buf_init(c->spill, sizeof c->spill);
-}
-
-static void capture_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
-{
-    capture *c = s->data;
-    if (n > 0 && buf->base != c->spill) {
-        c->len += (size_t)n;
-        c->text[c->len] = '\0';
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return errno;
+    if (fds[1] > STDERR_FILENO)
+        return 0;
+    const int moved = fcntl(fds[1], F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+    const int e = errno;
+    close(fds[1]);
+    if (moved < 0) {
+        close(fds[0]);
+        return e;
     }
-    if (n < 0) /* EOF, or the pipe failed: either way nothing more comes */
-        uv_close((uv_handle_t *)s, NULL);
+    fds[1] = moved;
+    return 0;
 }
 
-static void child_exited(uv_process_t *p, int64_t exit_status, int term_signal)
+/* stdin from /dev/null, stdout and stderr into the pipes, then dir where given. */
+static int child_files(posix_spawn_file_actions_t *fa, int out, int errs, const char *dir)
 {
-    child *ch = p->data;
-    ch->exit_status = exit_status;
-    ch->term_signal = term_signal;
-    uv_close((uv_handle_t *)p, NULL);
+    int rc = posix_spawn_file_actions_addopen(fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    if (rc == 0)
+        rc = posix_spawn_file_actions_adddup2(fa, out, STDOUT_FILENO);
+    if (rc == 0)
+        rc = posix_spawn_file_actions_adddup2(fa, errs, STDERR_FILENO);
+    if (rc == 0 && dir)
+        rc = posix_spawn_file_actions_addchdir_np(fa, dir);
+    return rc;
 }
 
-static void capture_init(uv_loop_t *loop, capture *c)
+/* Signals as a new process has them, none blocked or ignored, whatever the calling thread's
+ * mask and this process's dispositions (a solver's own, in libfdtune): the compiler must stop
+ * on the signals it would stop on from a shell. libuv's spawn, used before, did the same. */
+static int child_signals(posix_spawnattr_t *attr)
 {
-    uv_pipe_init(loop, &c->pipe, 0);
-    c->pipe.data = c;
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    int rc = posix_spawnattr_setsigmask(attr, &none);
+    if (rc == 0)
+        rc = posix_spawnattr_setsigdefault(attr, &all);
+    if (rc == 0)
+        rc = posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    return rc;
+}
+
+/* Spawns argv (argv[0] searched in PATH) with its output into the write ends out and errs;
+ * returns 0 or an error number. */
+static int child_spawn(char **argv, const char *dir, int out, int errs, pid_t *pid)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    int rc = posix_spawn_file_actions_init(&fa);
+    if (rc)
+        return rc;
+    rc = posix_spawnattr_init(&attr);
+    if (rc == 0) {
+        rc = child_files(&fa, out, errs, dir);
+        if (rc == 0)
+            rc = child_signals(&attr);
+        if (rc == 0)
+            rc = posix_spawnp(pid, argv[0], &fa, &attr, argv, environ);
+        posix_spawnattr_destroy(&attr);
+    }
+    posix_spawn_file_actions_destroy(&fa);
+    return rc;
+}
+
+static void capture_start(capture *c, int fd)
+{
+    c->fd = fd;
     c->len = 0;
     c->text[0] = '\0';
 }
 
-/* Runs argv (argv[0] searched in PATH) in dir and waits for it, capturing its output.
- * A private loop per call, because compile() runs on several threads at once. */
+static void capture_end(capture *c)
+{
+    close(c->fd);
+    c->fd = -1;
+}
+
+/* Starts the child with both pipes; returns 0 or an error number. */
+static int child_start(char **argv, const char *dir, child *ch)
+{
+    int out[2], errs[2];
+    int rc = child_pipe(out);
+    if (rc)
+        return rc;
+    rc = child_pipe(errs);
+    if (rc) {
+        close(out[0]);
+        close(out[1]);
+        return rc;
+    }
+    rc = child_spawn(argv, dir, out[1], errs[1], &ch->pid);
+    /* The child has its own copies of the write ends; ours would keep the pipes from ending. */
+    close(out[1]);
+    close(errs[1]);
+    if (rc) {
+        close(out[0]);
+        close(errs[0]);
+        return rc;
+    }
+    capture_start(&ch->out, out[0]);
+    capture_start(&ch->errs, errs[0]);
+    return 0;
+}
+
+/* Reads what the pipe has, which poll() said will not block: into text while it has room,
+ * then into a scratch buffer that is dropped. */
+static void capture_read(capture *c)
+{
+    char spill[4096];
+    const size_t room = sizeof c->text - 1 - c->len;
+    const ssize_t n = read(c->fd, room ? c->text + c->len : spill, room ? room : sizeof spill);
+    if (n > 0 && room) {
+        c->len += (size_t)n;
+        c->text[c->len] = '\0';
+    } else if (n == 0 || (n < 0 && errno != EINTR)) {
+        capture_end(c); /* EOF, or the pipe failed: either way nothing more comes */
+    }
+}
+
+/* Reads both pipes until both end: reading one only could leave the child blocked on a full
+ * other. Returns 0, or poll()'s error number after closing both: the child then fails at its
+ * next write, and is still waited for. */
+static int child_drain(child *ch)
+{
+    capture *const c[2] = {&ch->out, &ch->errs};
+    while (c[0]->fd >= 0 || c[1]->fd >= 0) {
+        /* poll() skips an entry whose fd is negative: a stream that has ended. */
+        struct pollfd p[2] = {{.fd = c[0]->fd, .events = POLLIN},
+                              {.fd = c[1]->fd, .events = POLLIN}};
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            const int e = errno;
+            for (int i = 0; i < 2; i++)
+                if (c[i]->fd >= 0)
+                    capture_end(c[i]);
+            return e;
+        }
+        for (int i = 0; i < 2; i++)
+            if (p[i].revents)
+                capture_read(c[i]);
+    }
+    return 0;
+}
+
+/* Reaps the child; returns 0 or waitpid()'s error number. */
+static int child_wait(child *ch)
+{
+    int status;
+    while (waitpid(ch->pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return errno;
+    ch->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    ch->term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    return 0;
+}
+
+/* Runs argv (argv[0] searched in PATH) in dir, which must exist (a failed chdir would read as
+ * a missing compiler), and waits for it, capturing its output. Everything is on the caller's
+ * stack and file descriptors, so that compile() can run it on several threads at once. */
 static fdt_status child_run(char **argv, const char *dir, child *ch, fdt_error *err)
 {
-    uv_loop_t loop;
-    int rc = uv_loop_init(&loop);
-    if (rc)
-        return fdt_fail(err, FDT_ERROR, "uv_loop_init: %s", uv_strerror(rc));
-    capture_init(&loop, &ch->out);
-    capture_init(&loop, &ch->errs);
-    ch->proc.data = ch;
-    ch->exit_status = -1;
-    ch->term_signal = 0;
-    uv_stdio_container_t stdio[3] = {
-        {.flags = UV_IGNORE},
-        {.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&ch->out.pipe},
-        {.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&ch->errs.pipe},
-    };
-    uv_process_options_t opt = {
-        .exit_cb = child_exited, .file = argv[0], .args = argv, .cwd = dir,
-        .stdio_count = 3, .stdio = stdio,
-    };
-    rc = uv_spawn(&loop, &ch->proc, &opt);
-    if (rc == 0) {
-        uv_read_start((uv_stream_t *)&ch->out.pipe, capture_alloc, capture_read);
-        uv_read_start((uv_stream_t *)&ch->errs.pipe, capture_alloc, capture_read);
-    } else { /* the handles are initialised even when the spawn fails */
-        uv_close((uv_handle_t *)&ch->proc, NULL);
-        uv_close((uv_handle_t *)&ch->out.pipe, NULL);
-        uv_close((uv_handle_t *)&ch->errs.pipe, NULL);
-    }
-    uv_run(&loop, UV_RUN_DEFAULT);
-    uv_loop_close(&loop);
-    if (rc == UV_ENOENT)
+    int rc = child_start(argv, dir, ch);
+    if (rc == ENOENT)
         return fdt_fail(err, FDT_ERROR, "C++ compiler '%s' not found (install g++ or set CXX)",
                         argv[0]);
     if (rc)
-        return fdt_fail(err, FDT_ERROR, "cannot run %s: %s", argv[0], uv_strerror(rc));
+        return fdt_fail(err, FDT_ERROR, "cannot run %s: %s", argv[0], strerror(rc));
+    const int drained = child_drain(ch);
+    rc = child_wait(ch);
+    if (rc)
+        return fdt_fail(err, FDT_ERROR, "cannot wait for %s: %s", argv[0], strerror(rc));
+    if (drained)
+        return fdt_fail(err, FDT_ERROR, "cannot read %s's output: %s", argv[0], strerror(drained));
     if (ch->term_signal)
         return fdt_fail(err, FDT_ERROR, "%s killed by signal %d", argv[0], ch->term_signal);
     return FDT_OK;
@@ -448,6 +561,14 @@ static fdt_status cpu_open(int device, fdt_backend **out, fdt_error *err)
     return FDT_OK;
 }
 
+/* The host is the device every thread uses, and launches run at once on the calling thread:
+ * there is no context to share and no queue to put work on, so the stream goes unused. */
+static fdt_status cpu_attach(int device, void *stream, fdt_backend **out, fdt_error *err)
+{
+    (void)stream;
+    return cpu_open(device < 0 ? 0 : device, out, err);
+}
+
 static void cpu_close(fdt_backend *b)
 {
     free(b);
@@ -622,6 +743,14 @@ static fdt_status cpu_launch(fdt_backend *b, fdt_kernel *k, fdt_dim3 grid, fdt_d
     return FDT_OK;
 }
 
+/* Launches here are synchronous: by the time this runs, nothing is left to wait for. */
+static fdt_status cpu_sync(fdt_backend *b, fdt_error *err)
+{
+    (void)b;
+    (void)err;
+    return FDT_OK;
+}
+
 static fdt_status cpu_timer_start(fdt_backend *b, fdt_error *err)
 {
     (void)err;
@@ -649,6 +778,7 @@ const fdt_backend_ops fdt_backend_cpu = {
     .compiler_version = cpu_compiler_version,
     .compile = cpu_compile,
     .open = cpu_open,
+    .attach = cpu_attach,
     .close = cpu_close,
     .info = cpu_info,
     .load = cpu_load,
@@ -661,6 +791,7 @@ const fdt_backend_ops fdt_backend_cpu = {
     .fill32 = cpu_fill32,
     .copy = cpu_copy,
     .launch = cpu_launch,
+    .sync = cpu_sync,
     .timer_start = cpu_timer_start,
     .timer_stop = cpu_timer_stop,
 };

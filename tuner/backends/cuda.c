@@ -1,25 +1,25 @@
 /* cuda.c - the NVIDIA backend: NVRTC compiles sources to cubins; the driver API
- * loads, launches and times them on one device's primary context.
+ * loads, launches and times them on one device's primary context (open()), or on the context
+ * a solver's thread already uses (attach()).
  *
  * Both libraries are dlopen'ed (declarations in cuda_api.h), so the build needs no CUDA SDK
  * and a host without a driver gets an error instead of a failed start. NVRTC is loaded once
  * per process, since compile() runs without an open device and from several threads; libcuda
- * is loaded by each open handle. All device work goes to the legacy default stream, so the
- * synchronous copies of upload() and download() order after queued kernels, fills and copies. */
+ * is loaded by each open handle. All queued work goes to the handle's stream: for open(), the
+ * legacy default stream, so the synchronous copies of upload() and download() (which run
+ * there) order after queued kernels, fills and copies. An attached stream gets the same
+ * ordering unless it was created non-blocking. */
 #include "backends/backend.h"
 #include "backends/cuda_api.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <uv.h>
-
-/* The plain (not _ptsz) entry points read a null stream as the legacy default stream. */
-#define LEGACY_STREAM ((CUstream)0)
 
 /* timer_stop() polls instead of blocking so that a hung kernel cannot hang the tuner;
  * 50 us is small against kernel times and keeps the polling thread mostly asleep. */
@@ -65,7 +65,7 @@ typedef struct nvrtc_api {
 /* Never unloaded: compiles may run until exit, and the library is process-wide anyway. */
 static nvrtc_api nvrtc;
 static char nvrtc_missing[512]; /* why NVRTC is unusable; empty once loaded */
-static uv_once_t nvrtc_once = UV_ONCE_INIT;
+static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT;
 
 static void load_nvrtc(void)
 {
@@ -106,7 +106,7 @@ static void load_nvrtc(void)
 
 static fdt_status nvrtc_ready(fdt_error *err)
 {
-    uv_once(&nvrtc_once, load_nvrtc);
+    pthread_once(&nvrtc_once, load_nvrtc);
     if (nvrtc_missing[0])
         return fdt_fail(err, FDT_ERROR, "cuda backend: %s", nvrtc_missing);
     return FDT_OK;
@@ -235,6 +235,9 @@ typedef struct cuda_driver {
     cuDevicePrimaryCtxRetain_fn cuDevicePrimaryCtxRetain;
     cuDevicePrimaryCtxRelease_v2_fn cuDevicePrimaryCtxRelease_v2;
     cuCtxSetCurrent_fn cuCtxSetCurrent;
+    cuCtxGetCurrent_fn cuCtxGetCurrent;
+    cuCtxGetDevice_fn cuCtxGetDevice;
+    cuStreamSynchronize_fn cuStreamSynchronize;
     cuModuleLoadData_fn cuModuleLoadData;
     cuModuleUnload_fn cuModuleUnload;
     cuModuleGetFunction_fn cuModuleGetFunction;
@@ -253,11 +256,13 @@ typedef struct cuda_driver {
     cuEventElapsedTime_fn cuEventElapsedTime;
 } cuda_driver;
 
-/* The primary context is made current on the thread that opens; calls are expected there. */
+/* The context is current on the thread that opens or attaches; calls are expected there. */
 struct fdt_backend {
     cuda_driver cu;
     CUdevice dev;
-    CUcontext ctx; /* retained primary context, NULL until retained */
+    CUcontext ctx;   /* retained primary context; NULL until retained, or where borrowed */
+    CUstream stream; /* where queued work goes; the plain (not _ptsz) entry points read NULL
+                        as the legacy default stream */
     CUevent start, end;
     fdt_device_info info;
 };
@@ -333,6 +338,10 @@ static fdt_status load_driver(cuda_driver *cu, fdt_error *err)
         {"cuDevicePrimaryCtxRetain", &cu->cuDevicePrimaryCtxRetain},
         {"cuDevicePrimaryCtxRelease_v2", &cu->cuDevicePrimaryCtxRelease_v2},
         {"cuCtxSetCurrent", &cu->cuCtxSetCurrent},
+        {"cuCtxGetCurrent", &cu->cuCtxGetCurrent},
+        /* Not CUDA 13's cuCtxGetDevice_v2, another function (it takes the context too). */
+        {"cuCtxGetDevice", &cu->cuCtxGetDevice},
+        {"cuStreamSynchronize", &cu->cuStreamSynchronize},
         {"cuModuleLoadData", &cu->cuModuleLoadData},
         {"cuModuleUnload", &cu->cuModuleUnload},
         {"cuModuleGetFunction", &cu->cuModuleGetFunction},
@@ -358,20 +367,50 @@ static fdt_status load_driver(cuda_driver *cu, fdt_error *err)
     return FDT_OK;
 }
 
-static fdt_status start_device(fdt_backend *b, int device, fdt_error *err)
+/* How a handle gets its context: open() and attach() differ in this step only. */
+typedef fdt_status (*context_fn)(fdt_backend *b, int device, fdt_error *err);
+
+/* open()'s: device's primary context, retained until close() and made current. */
+static fdt_status use_primary(fdt_backend *b, int device, fdt_error *err)
+{
+    fdt_status st = check(b, b->cu.cuDeviceGet(&b->dev, device), FDT_ERROR, err,
+                          "cuDeviceGet(%d)", device);
+    if (st == FDT_OK)
+        st = check(b, b->cu.cuDevicePrimaryCtxRetain(&b->ctx, b->dev), FDT_ERROR, err,
+                   "cuDevicePrimaryCtxRetain");
+    if (st == FDT_OK)
+        st = check(b, b->cu.cuCtxSetCurrent(b->ctx), FDT_ERROR, err, "cuCtxSetCurrent");
+    return st;
+}
+
+/* attach()'s: the context current on the calling thread where it is on the device asked
+ * for (any, with device < 0), borrowed as it is: the solver owns it, so it is neither
+ * retained nor released. Without one, open()'s choice, device < 0 standing for 0. */
+static fdt_status use_current(fdt_backend *b, int device, fdt_error *err)
+{
+    CUcontext current = NULL;
+    CUdevice current_dev = 0;
+    fdt_status st = check(b, b->cu.cuCtxGetCurrent(&current), FDT_ERROR, err, "cuCtxGetCurrent");
+    if (st == FDT_OK && current) /* cuCtxGetDevice answers the device's ordinal */
+        st = check(b, b->cu.cuCtxGetDevice(&current_dev), FDT_ERROR, err, "cuCtxGetDevice");
+    if (st != FDT_OK)
+        return st;
+    if (current && (device < 0 || current_dev == device)) {
+        b->dev = current_dev;
+        return FDT_OK;
+    }
+    return use_primary(b, device < 0 ? 0 : device, err);
+}
+
+static fdt_status start_device(fdt_backend *b, int device, context_fn use_context,
+                               fdt_error *err)
 {
     CUresult r = b->cu.cuInit(0);
     if (r == CUDA_ERROR_NO_DEVICE)
         return fdt_fail(err, FDT_ERROR, "cuda backend: no CUDA device");
     fdt_status st = check(b, r, FDT_ERROR, err, "cuInit");
     if (st == FDT_OK)
-        st = check(b, b->cu.cuDeviceGet(&b->dev, device), FDT_ERROR, err,
-                   "cuDeviceGet(%d)", device);
-    if (st == FDT_OK)
-        st = check(b, b->cu.cuDevicePrimaryCtxRetain(&b->ctx, b->dev), FDT_ERROR, err,
-                   "cuDevicePrimaryCtxRetain");
-    if (st == FDT_OK)
-        st = check(b, b->cu.cuCtxSetCurrent(b->ctx), FDT_ERROR, err, "cuCtxSetCurrent");
+        st = use_context(b, device, err);
     if (st == FDT_OK)
         st = check(b, b->cu.cuEventCreate(&b->start, CU_EVENT_DEFAULT), FDT_ERROR, err,
                    "cuEventCreate");
@@ -457,14 +496,16 @@ static void cuda_close(fdt_backend *b)
     free(b);
 }
 
-static fdt_status cuda_open(int device, fdt_backend **out, fdt_error *err)
+static fdt_status start(int device, CUstream stream, context_fn use_context, fdt_backend **out,
+                        fdt_error *err)
 {
     fdt_backend *b = calloc(1, sizeof *b);
     if (!b)
         return fdt_fail(err, FDT_ERROR, "cuda backend: out of memory");
+    b->stream = stream;
     fdt_status st = load_driver(&b->cu, err);
     if (st == FDT_OK)
-        st = start_device(b, device, err);
+        st = start_device(b, device, use_context, err);
     if (st == FDT_OK)
         st = read_info(b, err);
     if (st != FDT_OK) {
@@ -473,6 +514,16 @@ static fdt_status cuda_open(int device, fdt_backend **out, fdt_error *err)
     }
     *out = b;
     return FDT_OK;
+}
+
+static fdt_status cuda_open(int device, fdt_backend **out, fdt_error *err)
+{
+    return start(device, NULL, use_primary, out, err);
+}
+
+static fdt_status cuda_attach(int device, void *stream, fdt_backend **out, fdt_error *err)
+{
+    return start(device, stream, use_current, out, err);
 }
 
 static const fdt_device_info *cuda_info(fdt_backend *b)
@@ -566,14 +617,14 @@ static fdt_status cuda_download(fdt_backend *b, void *dst, fdt_devptr src, size_
 static fdt_status cuda_fill32(fdt_backend *b, fdt_devptr dst, uint32_t value, size_t count,
                               fdt_error *err)
 {
-    return check(b, b->cu.cuMemsetD32Async(dst, value, count, LEGACY_STREAM), FDT_ERROR, err,
+    return check(b, b->cu.cuMemsetD32Async(dst, value, count, b->stream), FDT_ERROR, err,
                  "cuMemsetD32Async(%zu words)", count);
 }
 
 static fdt_status cuda_copy(fdt_backend *b, fdt_devptr dst, fdt_devptr src, size_t bytes,
                             fdt_error *err)
 {
-    return check(b, b->cu.cuMemcpyDtoDAsync_v2(dst, src, bytes, LEGACY_STREAM), FDT_ERROR, err,
+    return check(b, b->cu.cuMemcpyDtoDAsync_v2(dst, src, bytes, b->stream), FDT_ERROR, err,
                  "cuMemcpyDtoDAsync_v2(%zu bytes)", bytes);
 }
 
@@ -581,14 +632,19 @@ static fdt_status cuda_launch(fdt_backend *b, fdt_kernel *k, fdt_dim3 grid, fdt_
                               void **args, fdt_error *err)
 {
     CUresult r = b->cu.cuLaunchKernel(k->fn, grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                                      0, LEGACY_STREAM, args, NULL);
+                                      0, b->stream, args, NULL);
     return check(b, r, FDT_LAUNCH_ERROR, err, "cuLaunchKernel(grid %ux%ux%u, block %ux%ux%u)",
                  grid.x, grid.y, grid.z, block.x, block.y, block.z);
 }
 
+static fdt_status cuda_sync(fdt_backend *b, fdt_error *err)
+{
+    return check(b, b->cu.cuStreamSynchronize(b->stream), FDT_ERROR, err, "cuStreamSynchronize");
+}
+
 static fdt_status cuda_timer_start(fdt_backend *b, fdt_error *err)
 {
-    return check(b, b->cu.cuEventRecord(b->start, LEGACY_STREAM), FDT_ERROR, err,
+    return check(b, b->cu.cuEventRecord(b->start, b->stream), FDT_ERROR, err,
                  "cuEventRecord(start)");
 }
 
@@ -596,12 +652,12 @@ static fdt_status cuda_timer_start(fdt_backend *b, fdt_error *err)
 static fdt_status wait_event(fdt_backend *b, CUevent ev, double timeout_ms, fdt_error *err)
 {
     const struct timespec pause = {0, POLL_NS};
-    double deadline_ns = (double)uv_hrtime() + timeout_ms * 1e6;
+    double deadline_ns = (double)fdt_monotonic_ns() + timeout_ms * 1e6;
     for (;;) {
         CUresult r = b->cu.cuEventQuery(ev);
         if (r != CUDA_ERROR_NOT_READY)
             return check(b, r, FDT_LAUNCH_ERROR, err, "cuEventQuery(end)");
-        if ((double)uv_hrtime() >= deadline_ns)
+        if ((double)fdt_monotonic_ns() >= deadline_ns)
             return fdt_fail(err, FDT_TIMEOUT,
                             "cuda backend: queued work still running after %g ms", timeout_ms);
         nanosleep(&pause, NULL);
@@ -612,7 +668,7 @@ static fdt_status cuda_timer_stop(fdt_backend *b, double timeout_ms, double *ela
                                   fdt_error *err)
 {
     float ms = 0.0f;
-    fdt_status st = check(b, b->cu.cuEventRecord(b->end, LEGACY_STREAM), FDT_ERROR, err,
+    fdt_status st = check(b, b->cu.cuEventRecord(b->end, b->stream), FDT_ERROR, err,
                           "cuEventRecord(end)");
     if (st == FDT_OK)
         st = wait_event(b, b->end, timeout_ms, err);
@@ -629,6 +685,7 @@ const fdt_backend_ops fdt_backend_cuda = {
     .compiler_version = cuda_compiler_version,
     .compile = cuda_compile,
     .open = cuda_open,
+    .attach = cuda_attach,
     .close = cuda_close,
     .info = cuda_info,
     .load = cuda_load,
@@ -641,6 +698,7 @@ const fdt_backend_ops fdt_backend_cuda = {
     .fill32 = cuda_fill32,
     .copy = cuda_copy,
     .launch = cuda_launch,
+    .sync = cuda_sync,
     .timer_start = cuda_timer_start,
     .timer_stop = cuda_timer_stop,
 };

@@ -74,6 +74,8 @@ typedef CUresult (*cuDeviceTotalMem_v2_fn)(size_t *bytes, CUdevice dev);
 typedef CUresult (*cuDevicePrimaryCtxRetain_fn)(CUcontext *ctx, CUdevice dev);
 typedef CUresult (*cuDevicePrimaryCtxRelease_v2_fn)(CUdevice dev);
 typedef CUresult (*cuCtxSetCurrent_fn)(CUcontext ctx);
+typedef CUresult (*cuCtxGetCurrent_fn)(CUcontext *ctx);
+typedef CUresult (*cuCtxGetDevice_fn)(CUdevice *device);
 
 typedef CUresult (*cuModuleLoadData_fn)(CUmodule *module, const void *image);
 typedef CUresult (*cuModuleUnload_fn)(CUmodule module);
@@ -95,6 +97,8 @@ typedef CUresult (*cuLaunchKernel_fn)(CUfunction fn, unsigned int grid_x, unsign
                                       unsigned int block_y, unsigned int block_z,
                                       unsigned int shared_bytes, CUstream stream,
                                       void **params, void **extra);
+
+typedef CUresult (*cuStreamSynchronize_fn)(CUstream stream);
 
 typedef CUresult (*cuEventCreate_fn)(CUevent *event, unsigned int flags);
 typedef CUresult (*cuEventDestroy_v2_fn)(CUevent event);

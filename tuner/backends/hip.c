@@ -1,6 +1,7 @@
 /* hip.c - the hip backend: AMD GPUs through the HIP runtime and hiprtc, both loaded
  * with dlopen on first use, so fdtuned builds and runs where ROCm is absent. Debian's ROCm 5.2
- * headers give the types; every call goes through the function pointers in api. */
+ * headers give the types; every call goes through the function pointers in api. A handle's
+ * queued work goes to its stream: the null stream for open(), the solver's for attach(). */
 #define __HIP_PLATFORM_AMD__ 1
 #include <amd_comgr.h>
 #include <hip/hip_runtime_api.h>
@@ -10,12 +11,12 @@
 #include "backends/backend.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <uv.h>
 
 /* ROCm 6 headers rename hipGetDeviceProperties to a versioned symbol with another struct
  * layout; the unversioned symbol loaded here keeps the ROCm 5 layout of Debian's headers. */
@@ -29,7 +30,8 @@ enum group { RUNTIME, RTC, COMGR, GROUPS };
 
 #define API(X)                                                                                \
     X(RUNTIME, hipGetErrorName) X(RUNTIME, hipGetErrorString) X(RUNTIME, hipInit)             \
-    X(RUNTIME, hipGetDeviceCount) X(RUNTIME, hipSetDevice) X(RUNTIME, hipGetDeviceProperties) \
+    X(RUNTIME, hipGetDeviceCount) X(RUNTIME, hipSetDevice) X(RUNTIME, hipGetDevice)           \
+    X(RUNTIME, hipGetDeviceProperties) X(RUNTIME, hipStreamSynchronize)                       \
     X(RUNTIME, hipDriverGetVersion) X(RUNTIME, hipRuntimeGetVersion)                          \
     X(RUNTIME, hipModuleLoadData) X(RUNTIME, hipModuleGetFunction) X(RUNTIME, hipModuleUnload) \
     X(RUNTIME, hipMalloc) X(RUNTIME, hipFree) X(RUNTIME, hipMemcpyHtoD)                       \
@@ -72,8 +74,8 @@ static const struct {
 static struct {
     bool loaded[GROUPS];
     char error[GROUPS][1024];
-    uv_mutex_t rtc_lock; /* hiprtc 5.2 is not documented as thread-safe */
-} libs;
+    pthread_mutex_t rtc_lock; /* hiprtc 5.2 is not documented as thread-safe */
+} libs = {.rtc_lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void load_library(enum group g)
 {
@@ -99,21 +101,17 @@ static void load_library(enum group g)
              libraries[g].what, tried, why);
 }
 
-static uv_once_t load_once = UV_ONCE_INIT;
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
 static void load_libraries(void)
 {
     for (int g = 0; g < GROUPS; g++)
         load_library((enum group)g);
-    if (libs.loaded[RTC] && uv_mutex_init(&libs.rtc_lock) != 0) {
-        libs.loaded[RTC] = false;
-        snprintf(libs.error[RTC], sizeof libs.error[RTC], "hip backend: cannot create a mutex");
-    }
 }
 
 static fdt_status need(enum group g, fdt_error *err)
 {
-    uv_once(&load_once, load_libraries);
+    pthread_once(&load_once, load_libraries);
     return libs.loaded[g] ? FDT_OK : fdt_fail(err, FDT_ERROR, "%s", libs.error[g]);
 }
 
@@ -266,11 +264,11 @@ static fdt_status hip_compile(const char *arch, const char *source, const char *
     const char **opts = compile_options(arch, defines, ndefines);
     if (!opts)
         return fdt_fail(err, FDT_ERROR, "hip backend: out of memory");
-    uv_mutex_lock(&libs.rtc_lock);
+    pthread_mutex_lock(&libs.rtc_lock);
     s = check_arch(arch, err);
     if (s == FDT_OK)
         s = run_hiprtc(source, opts, ndefines + 3, out, err);
-    uv_mutex_unlock(&libs.rtc_lock);
+    pthread_mutex_unlock(&libs.rtc_lock);
     free(opts);
     return s == FDT_OK ? keep_code_object(arch, out, err) : s;
 }
@@ -279,6 +277,7 @@ static fdt_status hip_compile(const char *arch, const char *source, const char *
 
 struct fdt_backend {
     int device;
+    hipStream_t stream; /* where launches, fills, copies and events go; NULL: the null stream */
     fdt_device_info info;
     hipEvent_t start, stop;
 };
@@ -340,6 +339,24 @@ static fdt_status find_device(int device, fdt_error *err)
     return FDT_OK;
 }
 
+/* Makes device, which must exist, the calling thread's current device: open()'s choice. */
+static fdt_status select_device(int device, fdt_error *err)
+{
+    fdt_status s = find_device(device, err);
+    if (s == FDT_OK)
+        s = check(api.hipSetDevice(device), FDT_ERROR, "hipSetDevice", err);
+    return s;
+}
+
+/* The device the calling thread (a solver's) uses, left current as it is. */
+static fdt_status thread_device(int *device, fdt_error *err)
+{
+    fdt_status s = check(api.hipInit(0), FDT_ERROR, "hipInit", err);
+    if (s == FDT_OK)
+        s = check(api.hipGetDevice(device), FDT_ERROR, "hipGetDevice", err);
+    return s;
+}
+
 static void fill_info(fdt_device_info *in, hipDeviceProp_t *p, int driver)
 {
     p->name[sizeof p->name - 1] = p->gcnArchName[sizeof p->gcnArchName - 1] = '\0';
@@ -387,20 +404,15 @@ static void hip_close(fdt_backend *b)
     free(b);
 }
 
-static fdt_status hip_open(int device, fdt_backend **out, fdt_error *err)
+/* A handle on device, already the calling thread's current device, queuing on stream. */
+static fdt_status start(int device, hipStream_t stream, fdt_backend **out, fdt_error *err)
 {
-    fdt_status s = need(RUNTIME, err);
-    if (s == FDT_OK)
-        s = find_device(device, err);
-    if (s != FDT_OK)
-        return s;
     fdt_backend *b = calloc(1, sizeof *b);
     if (!b)
         return fdt_fail(err, FDT_ERROR, "hip backend: out of memory");
     b->device = device;
-    s = use_device(b, err);
-    if (s == FDT_OK)
-        s = read_info(b, err);
+    b->stream = stream;
+    fdt_status s = read_info(b, err);
     if (s == FDT_OK)
         s = check(api.hipEventCreate(&b->start), FDT_ERROR, "hipEventCreate", err);
     if (s == FDT_OK)
@@ -411,6 +423,22 @@ static fdt_status hip_open(int device, fdt_backend **out, fdt_error *err)
     }
     *out = b;
     return FDT_OK;
+}
+
+static fdt_status hip_open(int device, fdt_backend **out, fdt_error *err)
+{
+    fdt_status s = need(RUNTIME, err);
+    if (s == FDT_OK)
+        s = select_device(device, err);
+    return s == FDT_OK ? start(device, NULL, out, err) : s;
+}
+
+static fdt_status hip_attach(int device, void *stream, fdt_backend **out, fdt_error *err)
+{
+    fdt_status s = need(RUNTIME, err);
+    if (s == FDT_OK)
+        s = device >= 0 ? select_device(device, err) : thread_device(&device, err);
+    return s == FDT_OK ? start(device, stream, out, err) : s;
 }
 
 static const fdt_device_info *hip_info(fdt_backend *b)
@@ -464,8 +492,17 @@ static fdt_status hip_launch(fdt_backend *b, fdt_kernel *k, fdt_dim3 grid, fdt_d
     fdt_status s = use_device(b, err);
     if (s == FDT_OK)
         s = check(api.hipModuleLaunchKernel(k->function, grid.x, grid.y, grid.z, block.x,
-                                            block.y, block.z, 0, NULL, args, NULL),
+                                            block.y, block.z, 0, b->stream, args, NULL),
                   FDT_LAUNCH_ERROR, "hipModuleLaunchKernel", err);
+    return s;
+}
+
+static fdt_status hip_sync(fdt_backend *b, fdt_error *err)
+{
+    fdt_status s = use_device(b, err);
+    if (s == FDT_OK)
+        s = check(api.hipStreamSynchronize(b->stream), FDT_LAUNCH_ERROR, "hipStreamSynchronize",
+                  err);
     return s;
 }
 
@@ -511,7 +548,7 @@ static fdt_status hip_fill32(fdt_backend *b, fdt_devptr dst, uint32_t value, siz
 {
     fdt_status s = use_device(b, err);
     if (s == FDT_OK)
-        s = check(api.hipMemsetD32Async(dev(dst), (int)value, count, NULL), FDT_ERROR,
+        s = check(api.hipMemsetD32Async(dev(dst), (int)value, count, b->stream), FDT_ERROR,
                   "hipMemsetD32Async", err);
     return s;
 }
@@ -521,7 +558,7 @@ static fdt_status hip_copy(fdt_backend *b, fdt_devptr dst, fdt_devptr src, size_
 {
     fdt_status s = use_device(b, err);
     if (s == FDT_OK)
-        s = check(api.hipMemcpyDtoDAsync(dev(dst), dev(src), bytes, NULL), FDT_ERROR,
+        s = check(api.hipMemcpyDtoDAsync(dev(dst), dev(src), bytes, b->stream), FDT_ERROR,
                   "hipMemcpyDtoDAsync", err);
     return s;
 }
@@ -532,7 +569,8 @@ static fdt_status hip_timer_start(fdt_backend *b, fdt_error *err)
 {
     fdt_status s = use_device(b, err);
     if (s == FDT_OK)
-        s = check(api.hipEventRecord(b->start, NULL), FDT_LAUNCH_ERROR, "hipEventRecord", err);
+        s = check(api.hipEventRecord(b->start, b->stream), FDT_LAUNCH_ERROR, "hipEventRecord",
+                  err);
     return s;
 }
 
@@ -540,12 +578,12 @@ static fdt_status hip_timer_start(fdt_backend *b, fdt_error *err)
 static fdt_status wait_event(hipEvent_t event, double timeout_ms, fdt_error *err)
 {
     const struct timespec pause = {0, 50 * 1000};
-    uint64_t start = uv_hrtime();
+    const uint64_t start = fdt_monotonic_ns();
     for (;;) {
         hipError_t e = api.hipEventQuery(event);
         if (e != hipErrorNotReady)
             return check(e, FDT_LAUNCH_ERROR, "hipEventQuery", err);
-        if ((double)(uv_hrtime() - start) / 1e6 > timeout_ms)
+        if ((double)(fdt_monotonic_ns() - start) / 1e6 > timeout_ms)
             return fdt_fail(err, FDT_TIMEOUT, "hip backend: kernel still running after %.0f ms",
                             timeout_ms);
         nanosleep(&pause, NULL);
@@ -558,7 +596,7 @@ static fdt_status hip_timer_stop(fdt_backend *b, double timeout_ms, double *elap
     float ms = 0;
     fdt_status s = use_device(b, err);
     if (s == FDT_OK)
-        s = check(api.hipEventRecord(b->stop, NULL), FDT_LAUNCH_ERROR, "hipEventRecord", err);
+        s = check(api.hipEventRecord(b->stop, b->stream), FDT_LAUNCH_ERROR, "hipEventRecord", err);
     if (s == FDT_OK)
         s = wait_event(b->stop, timeout_ms, err);
     if (s == FDT_OK)
@@ -573,6 +611,7 @@ const fdt_backend_ops fdt_backend_hip = {
     .compiler_version = hip_compiler_version,
     .compile = hip_compile,
     .open = hip_open,
+    .attach = hip_attach,
     .close = hip_close,
     .info = hip_info,
     .load = hip_load,
@@ -585,6 +624,7 @@ const fdt_backend_ops fdt_backend_hip = {
     .fill32 = hip_fill32,
     .copy = hip_copy,
     .launch = hip_launch,
+    .sync = hip_sync,
     .timer_start = hip_timer_start,
     .timer_stop = hip_timer_stop,
 };

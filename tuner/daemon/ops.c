@@ -619,6 +619,19 @@ static int op_shutdown(op_ctx *c)
     return 0;
 }
 
+static int op_source(op_ctx *c)
+{
+    json_t *hash = json_object_get(c->req, "hash");
+    if (!json_is_string(hash))
+        return fail(c, "bad_request", "'hash' is required and must be a string");
+    const char *text = fdt_query_source(json_string_value(hash));
+    if (!text)
+        return fail(c, "not_found", "no kernel source has hash '%.64s'", json_string_value(hash));
+    json_object_set_new(c->ans, "hash", json_copy(hash));
+    json_object_set_new(c->ans, "text", json_string(text));
+    return 0;
+}
+
 static int op_export(op_ctx *c)
 {
     return fdt_export(c->d, c->req, c->ans, &c->code, c->message, sizeof c->message);
@@ -634,7 +647,7 @@ static const op ops[] = {
     {"ping", op_ping, 0},         {"devices", op_devices, 0}, {"query", op_query, 0},
     {"tune", op_tune, 1},         {"batch", op_batch, 1},     {"status", op_status, 0},
     {"jobs", op_jobs, 0},         {"cancel", op_cancel, 1},   {"export", op_export, 0},
-    {"shutdown", op_shutdown, 1},
+    {"shutdown", op_shutdown, 1}, {"source", op_source, 0},
 };
 #define NOPS (sizeof ops / sizeof ops[0])
 

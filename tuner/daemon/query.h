@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "daemon/daemon.h"
+#include "engine/hashes.h"
 
 typedef enum fdt_match { FDT_MATCH_EXACT, FDT_MATCH_NEAREST, FDT_MATCH_DEFAULT } fdt_match;
 
@@ -68,5 +69,9 @@ json_t *fdt_query_config_json(const char *variant, const fdt_problem *asked);
 /* Cache mode persist's set-up kernel for the asked problem: sources, entry, grid and block
  * (compiled with the same defines as the variant). */
 json_t *fdt_query_persist_json(const fdt_problem *asked);
+
+/* The kernel source (common.h and a template, concatenated) whose fdt_source_hash is hash,
+ * as the answers above name it, or NULL: the "source" operation. */
+const char *fdt_query_source(const char *hash);
 
 #endif

@@ -45,14 +45,15 @@ const char *fdt_worker_current(const fdt_worker *w)
     return w->current[0] ? w->current : NULL;
 }
 
+/* Where the worker is: configured; else beside the daemon's own executable (a build tree);
+ * else where make install puts it, ../libexec/fdtuned/ from the daemon's directory. */
 static void worker_path(const fdt_daemon *d, char *out, size_t len)
 {
     if (d->config.worker_path[0]) {
         fdt_copy_text(out, len, d->config.worker_path);
         return;
     }
-    /* Installed side by side: the worker is found next to the daemon's own executable. */
-    char exe[FDT_PATH_MAX - 16]; /* room for the name after the directory */
+    char exe[FDT_PATH_MAX - 64]; /* room for the names after the directory */
     size_t n = sizeof exe;
     if (uv_exepath(exe, &n) != 0) {
         fdt_copy_text(out, len, "fdtune-worker");
@@ -62,6 +63,11 @@ static void worker_path(const fdt_daemon *d, char *out, size_t len)
     if (slash)
         slash[1] = '\0';
     snprintf(out, len, "%sfdtune-worker", slash ? exe : "");
+    uv_fs_t req;
+    const int beside = uv_fs_access(d->loop, &req, out, X_OK, NULL) == 0;
+    uv_fs_req_cleanup(&req);
+    if (slash && !beside)
+        snprintf(out, len, "%s../libexec/fdtuned/fdtune-worker", exe);
 }
 
 static void on_closed(uv_handle_t *handle)

@@ -2,10 +2,9 @@
 #include "engine/hashes.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-
-#include <uv.h>
 
 #include "engine/variant.h"
 
@@ -102,7 +101,21 @@ void fdt_code_key(const char *source, const char *const *defines, size_t ndefine
     snprintf(out, 33, "%016" PRIx64 "%016" PRIx64, h.hi, h.lo);
 }
 
-static uv_once_t kernels_once = UV_ONCE_INIT;
+void fdt_source_hash(const char *text, char out[33])
+{
+    hasher h = hash_start128();
+    hash_text(&h, text, SIZE_MAX);
+    snprintf(out, 33, "%016" PRIx64 "%016" PRIx64, h.hi, h.lo);
+}
+
+uint64_t fdt_hash_bytes(const void *data, size_t n)
+{
+    hasher h = hash_start64();
+    hash_bytes(&h, data, n);
+    return h.lo;
+}
+
+static pthread_once_t kernels_once = PTHREAD_ONCE_INIT;
 static char kernels_version[17];
 
 static void kernels_version_compute(void)
@@ -118,6 +131,6 @@ static void kernels_version_compute(void)
 
 const char *fdt_kernels_version(void)
 {
-    uv_once(&kernels_once, kernels_version_compute);
+    pthread_once(&kernels_once, kernels_version_compute);
     return kernels_version;
 }

@@ -5,6 +5,7 @@
 #define FDT_HASHES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "backends/backend.h"
 
@@ -15,6 +16,13 @@ void fdt_device_fingerprint(const fdt_device_info *d, char out[20]);
  * compiler version, as 32 hex digits. */
 void fdt_code_key(const char *source, const char *const *defines, size_t ndefines,
                   const char *arch, const char *compiler_version, char out[33]);
+
+/* A kernel source's identity, as the daemon's answers name it and its "source" operation
+ * looks it up: a hash of the text, as 32 hex digits. */
+void fdt_source_hash(const char *text, char out[33]);
+
+/* A checksum of n bytes (FNV-1a, 64 bits): catches damage, not tampering. */
+uint64_t fdt_hash_bytes(const void *data, size_t n);
 
 /* The kernel sources' version: a hash over every family's source, as 16 hex digits. */
 const char *fdt_kernels_version(void);

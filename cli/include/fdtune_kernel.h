@@ -1,0 +1,145 @@
+/* fdtune_kernel.h - libfdtune's kernel API: run the Laplacian fdtuned chose inside the
+ * solver, on the solver's own GPU context and stream, in three calls:
+ *
+ *     fdtune_device *dev;                   (the GPU this thread already uses, or the cpu)
+ *     fdtune_device_open(NULL, -1, stream, &dev, err, sizeof err);
+ *     fdtune_problem p = {.nx = 512, .ny = 512, .nz = 512};
+ *     fdtune_kernel *k;
+ *     fdtune_kernel_open(dev, &p, NULL, &k, err, sizeof err);   (1: query, compile, load)
+ *     for (step...)
+ *         fdtune_kernel_launch(k, f, u, 1 / (hx * hx), 1 / (hy * hy), 1 / (hz * hz),
+ *                              err, sizeof err);                (2: f = Laplacian(u))
+ *     fdtune_kernel_close(k);                                   (3)
+ *
+ * fdtune_kernel_open never fails a solver over tuning: with no daemon, no answer, or an
+ * answer that does not compile, it loads the seeds' kernel 1 (correct for every shape) and
+ * says why in fdtune_kernel_info's reason. It fails only where no kernel at all can run
+ * (no compiler library, no device), and then says why in err.
+ *
+ * Compilers are the vendors' runtime compilers, loaded with dlopen: hiprtc on AMD, NVRTC on
+ * NVIDIA, the host C++ compiler ($CXX, else c++) on the cpu; so linking libfdtune adds no
+ * GPU runtime to a solver. Compiled modules are cached on disk (see fdtune_kernel_options),
+ * so a solver started on many ranks compiles each module once per node.
+ *
+ * Pointers are device pointers of the solver's runtime (hipMalloc, cudaMalloc, cuMemAlloc),
+ * or host pointers on the cpu. Every call reports failure as a status and text in err; the
+ * library never exits, aborts or prints. A device handle, and the kernels made with it,
+ * serve one thread at a time. */
+#ifndef FDTUNE_KERNEL_H
+#define FDTUNE_KERNEL_H
+
+#include <stddef.h>
+
+#include "fdtune.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct fdtune_device fdtune_device;
+
+/* Binds to a device. backend: "hip", "cuda", "cpu", or NULL / "auto" for the first of hip,
+ * cuda, cpu that opens. device < 0: the device and context the calling thread already uses
+ * (the solver's; device 0 where it uses none); device >= 0: that device. stream: the
+ * hipStream_t or CUstream (cudaStream_t) every launch of this handle is queued on; NULL is
+ * the default stream. */
+int fdtune_device_open(const char *backend, int device, void *stream, fdtune_device **out,
+                       char *err, size_t errlen);
+void fdtune_device_close(fdtune_device *d);
+/* "hip", "cuda" or "cpu"; the device's name; its architecture (gfx90a, sm_90, x86_64). */
+const char *fdtune_device_backend(const fdtune_device *d);
+const char *fdtune_device_name(const fdtune_device *d);
+const char *fdtune_device_arch(const fdtune_device *d);
+
+typedef struct fdtune_kernel_options {
+    const char *socket;    /* the daemon; NULL: fdtune_default_socket() */
+    int timeout_ms;        /* bounds the talk with the daemon; 0 or less: 2000 */
+    const char *cache_dir; /* compiled modules; NULL: $FDTUNE_CACHE_DIR, else
+                              $XDG_CACHE_HOME/fdtune, else ~/.cache/fdtune; "": none */
+    int kernel1;           /* 1: ask no daemon and load kernel 1 (a baseline to compare) */
+} fdtune_kernel_options;
+
+typedef struct fdtune_kernel fdtune_kernel;
+
+/* What a kernel is and where it came from. */
+typedef struct fdtune_kernel_info {
+    int tuned;                      /* 1: fdtuned's answer; 0: the fallback, kernel 1 */
+    char reason[512];               /* why the fallback ("" when tuned) */
+    char variant[FDTUNE_NAME_MAX];  /* e.g. tiled:64x2x2:m8:seed, or naive:256x1x1 */
+    char match[16];                 /* the answer's match (exact, nearest, default); "" */
+    int grid[3], block[3];          /* the launch of fdtune_kernel_launch */
+    double stored_gbps;             /* what fdtuned measured for the tuned shape; 0 */
+    double copy_gbps;               /* the device copy it measured beside it; 0 */
+    int persist;                    /* 1: answer measured in cache mode persist */
+    double module_ms;               /* time to get the module(s): compile or disk cache */
+    int cache_hits, compiles;       /* modules read from the disk cache, and compiled */
+} fdtune_kernel_info;
+
+/* Call 1: asks fdtuned (o->socket) for problem p, gets the kernel's source from it unless
+ * the disk cache already holds the module, compiles (hiprtc, NVRTC, c++) and loads it on
+ * d; on any failure of that path, kernel 1 compiled the same way. o may be NULL. */
+int fdtune_kernel_open(fdtune_device *d, const fdtune_problem *p,
+                       const fdtune_kernel_options *o, fdtune_kernel **out, char *err,
+                       size_t errlen);
+
+/* The same from an answer the caller already has (fdtune_query); c fetches the source when
+ * the disk cache lacks the module, and may be NULL (then a miss falls back to kernel 1). */
+int fdtune_kernel_load(fdtune_device *d, fdtune_conn *c, const fdtune_problem *p,
+                       const fdtune_answer *a, const fdtune_kernel_options *o,
+                       fdtune_kernel **out, char *err, size_t errlen);
+
+/* Call 2: queues f = Laplacian(u) on the device's stream, with cx = 1/hx^2 and so on
+ * (converted to the problem's precision). Only f's interior is written: its R outermost
+ * layers are the solver's boundary. */
+int fdtune_kernel_launch(fdtune_kernel *k, void *f, const void *u, double cx, double cy,
+                         double cz, char *err, size_t errlen);
+
+/* Cache mode persist (info.persist): holds the row edges of buffer f in L2 (release 0,
+ * once per buffer the stencil writes, before the time steps) or gives them back (release
+ * 1, before freeing f). Does nothing for other kernels. */
+int fdtune_kernel_persist(fdtune_kernel *k, void *f, int release, char *err, size_t errlen);
+
+const fdtune_kernel_info *fdtune_kernel_get_info(const fdtune_kernel *k);
+
+/* The bytes one Laplacian moves as fdtuned counts them (docs/measurement.md: u's interior
+ * and its 2R-deep arms read once, f's interior written once), so that a solver's own GB/s
+ * compare with the stored ones. */
+double fdtune_laplacian_bytes(const fdtune_problem *p);
+
+/* Call 3: unloads and frees; NULL is allowed. */
+void fdtune_kernel_close(fdtune_kernel *k);
+
+/* --- the solver's own kernels, and memory, for solvers written against no GPU runtime --- */
+
+typedef struct fdtune_function fdtune_function;
+
+/* Compiles source (HIP/CUDA syntax; an extern "C" __global__ entry) with -D defines
+ * ("NAME=VALUE") for d, through the disk cache of o (may be NULL); the same source runs on
+ * hip, cuda and cpu. */
+int fdtune_function_compile(fdtune_device *d, const char *source, const char *entry,
+                            const char *const *defines, int ndefines,
+                            const fdtune_kernel_options *o, fdtune_function **out, char *err,
+                            size_t errlen);
+/* Queues a launch; args as for cuLaunchKernel: an array of pointers to each argument. */
+int fdtune_function_launch(fdtune_function *fn, const int grid[3], const int block[3],
+                           void **args, char *err, size_t errlen);
+void fdtune_function_free(fdtune_function *fn);
+
+int fdtune_alloc(fdtune_device *d, size_t bytes, void **ptr, char *err, size_t errlen);
+void fdtune_free(fdtune_device *d, void *ptr);
+int fdtune_upload(fdtune_device *d, void *dst, const void *src, size_t bytes, char *err,
+                  size_t errlen);
+int fdtune_download(fdtune_device *d, void *dst, const void *src, size_t bytes, char *err,
+                    size_t errlen);
+/* Waits for everything queued on the device's stream. */
+int fdtune_synchronize(fdtune_device *d, char *err, size_t errlen);
+/* Device-event timing of the work queued between start and stop, in milliseconds; stop
+ * waits for that work. */
+int fdtune_timer_start(fdtune_device *d, char *err, size_t errlen);
+int fdtune_timer_stop(fdtune_device *d, double *ms, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

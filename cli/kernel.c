@@ -1,0 +1,598 @@
+/* kernel.c - libfdtune's kernel API (fdtune_kernel.h): a device handle over the backends of
+ * tuner/backends/ (attached to the solver's context and stream), the Laplacian built from
+ * fdtuned's answer or, failing that, from kernel 1, the solver's own functions, and memory.
+ *
+ * The tuned path asks nothing it does not need: the module is looked up in the disk cache
+ * by the answer's source hash, so the source is fetched from the daemon (and checked
+ * against that hash) only when the module must be compiled. Kernel 1's source is built into
+ * the library, so the fallback needs neither a daemon nor a checkout. */
+#include "fdtune_kernel.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "backends/backend.h"
+#include "engine/hashes.h"
+#include "engine/measure.h"
+#include "engine/variant.h"
+#include "module_cache.h"
+
+#define DEFAULT_TIMEOUT_MS 2000
+/* timer_stop waits at most this long for the work it times: a step of a huge grid on the
+ * cpu backend takes seconds, and a hung kernel must still end in an error. */
+#define WAIT_MS 600000.0
+
+struct fdtune_device {
+    const fdt_backend_ops *ops;
+    fdt_backend *b;
+};
+
+struct fdtune_function {
+    fdtune_device *d;
+    fdt_kernel *k;
+};
+
+struct fdtune_kernel {
+    fdtune_device *d;
+    fdt_problem problem;
+    fdt_kernel *laplacian, *persist; /* persist: NULL unless the answer measured with it */
+    fdt_dim3 grid, block, persist_grid, persist_block;
+    fdtune_kernel_info info;
+};
+
+__attribute__((format(printf, 4, 5)))
+static int fail(char *err, size_t errlen, int status, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+/* A backend's failure as the library's status and text. */
+static int backend_failure(const fdt_error *e, char *err, size_t errlen)
+{
+    return fail(err, errlen, e->status == FDT_COMPILE_ERROR ? FDTUNE_ERR_COMPILE
+                                                            : FDTUNE_ERR_DEVICE, "%s", e->msg);
+}
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static fdt_devptr devptr(const void *p)
+{
+    return (fdt_devptr)(uintptr_t)p;
+}
+
+/* --- devices ------------------------------------------------------------------------- */
+
+/* Appends "name: why; " to the list of backends tried. */
+static void note_tried(char *tried, size_t len, const char *name, const char *why)
+{
+    const size_t used = strlen(tried);
+    snprintf(tried + used, len - used, "%s%s: %s", used ? "; " : "", name, why);
+}
+
+int fdtune_device_open(const char *backend, int device, void *stream, fdtune_device **out,
+                       char *err, size_t errlen)
+{
+    static const char *const automatic[] = {"hip", "cuda", "cpu", NULL};
+    const char *one[] = {backend, NULL};
+    const int any = !backend || strcmp(backend, "auto") == 0;
+    if (!out)
+        return fail(err, errlen, FDTUNE_ERR_ARG, "no place for the device handle");
+    *out = NULL;
+    if (!any && !fdt_backend_find(backend))
+        return fail(err, errlen, FDTUNE_ERR_ARG, "unknown backend '%s' (hip, cuda, cpu or auto)",
+                    backend);
+    fdtune_device *d = calloc(1, sizeof *d);
+    if (!d)
+        return fail(err, errlen, FDTUNE_ERR_DEVICE, "out of memory");
+    char tried[3 * sizeof ((fdt_error *)0)->msg] = "";
+    for (const char *const *name = any ? automatic : one; *name; name++) {
+        fdt_error e = {0};
+        const fdt_backend_ops *ops = fdt_backend_find(*name);
+        if (ops->attach(device, stream, &d->b, &e) == FDT_OK) {
+            d->ops = ops;
+            *out = d;
+            return FDTUNE_OK;
+        }
+        note_tried(tried, sizeof tried, *name, e.msg);
+    }
+    free(d);
+    return fail(err, errlen, FDTUNE_ERR_DEVICE, "no device could be opened (%s)", tried);
+}
+
+void fdtune_device_close(fdtune_device *d)
+{
+    if (!d)
+        return;
+    d->ops->close(d->b);
+    free(d);
+}
+
+const char *fdtune_device_backend(const fdtune_device *d)
+{
+    return d->ops->info(d->b)->backend;
+}
+
+const char *fdtune_device_name(const fdtune_device *d)
+{
+    return d->ops->info(d->b)->name;
+}
+
+const char *fdtune_device_arch(const fdtune_device *d)
+{
+    return d->ops->info(d->b)->arch;
+}
+
+/* --- modules ------------------------------------------------------------------------- */
+
+/* One module to get: its source's hash, and the text itself or the daemon that has it. */
+typedef struct module_src {
+    fdtune_device *d;
+    const char *entry;
+    const char *const *defines;
+    size_t ndefines;
+    const char *hash;
+    const char *text;  /* NULL: fetched over conn, only when the cache lacks the module */
+    fdtune_conn *conn;
+} module_src;
+
+/* Time and origin of the modules a kernel loaded. */
+typedef struct module_tally {
+    double ms;
+    int hits, compiles;
+} module_tally;
+
+/* The text the daemon has for hash, checked against it: a daemon that sends other text
+ * than it named (another version, a fault) must not get it compiled. */
+static fdt_status fetch_source(fdtune_conn *c, const char *hash, char **text, fdt_error *e)
+{
+    if (!c)
+        return fdt_fail(e, FDT_ERROR, "the module is not cached and no daemon can send its "
+                        "source");
+    json_t *req = json_pack("{s:i, s:s, s:s}", "v", 1, "op", "source", "hash", hash);
+    char *line = req ? json_dumps(req, JSON_COMPACT) : NULL, *answer = NULL;
+    json_decref(req);
+    char why[512];
+    const int st = line ? fdtune_request(c, line, &answer, why, sizeof why) : FDTUNE_ERR_ARG;
+    free(line);
+    if (st != FDTUNE_OK)
+        return fdt_fail(e, FDT_ERROR, "fetching source %s: %s", hash,
+                        st == FDTUNE_ERR_ARG ? "out of memory" : why);
+    json_t *j = json_loads(answer, 0, NULL);
+    free(answer);
+    const char *got = json_string_value(json_object_get(j, "text"));
+    char got_hash[33] = "";
+    if (got)
+        fdt_source_hash(got, got_hash);
+    fdt_status out = FDT_OK;
+    if (!got)
+        out = fdt_fail(e, FDT_ERROR, "fdtuned has no source %s (%s)", hash,
+                       json_string_value(json_object_get(json_object_get(j, "error"),
+                                                         "message")) ?: "no text in answer");
+    else if (strcmp(got_hash, hash) != 0)
+        out = fdt_fail(e, FDT_ERROR, "fdtuned sent a source whose hash is %s, not %s",
+                       got_hash, hash);
+    else if (!(*text = strdup(got)))
+        out = fdt_fail(e, FDT_ERROR, "out of memory");
+    json_decref(j);
+    return out;
+}
+
+static fdt_status compile_source(void *ctx, fdt_code *out, fdt_error *e)
+{
+    const module_src *m = ctx;
+    char *fetched = NULL;
+    if (!m->text) {
+        const fdt_status st = fetch_source(m->conn, m->hash, &fetched, e);
+        if (st != FDT_OK)
+            return st;
+    }
+    const fdt_status st = m->d->ops->compile(m->d->ops->info(m->d->b)->arch,
+                                             m->text ? m->text : fetched, m->entry,
+                                             m->defines, m->ndefines, out, e);
+    free(fetched);
+    return st;
+}
+
+/* Loads the module of m on its device, from the disk cache or compiled into it. */
+static fdt_status load_module(const module_src *m, const fdt_module_cache *cache,
+                              fdt_kernel **out, module_tally *tally, fdt_error *e)
+{
+    const fdt_device_info *info = m->d->ops->info(m->d->b);
+    /* The entry is part of the target: a cpu module holds the launcher of one entry. */
+    char target[sizeof info->arch + FDTUNE_NAME_MAX + 2], key[33];
+    snprintf(target, sizeof target, "%s %s", info->arch, m->entry);
+    fdt_code_key(m->hash, m->defines, m->ndefines, target, info->compiler_version, key);
+    const fdt_module_recipe recipe = {.key = key, .compile = compile_source, .ctx = (void *)m};
+    fdt_code code = {0};
+    int hit = 0;
+    const double start = now_ms();
+    fdt_status st = fdt_module_cache_get(cache, &recipe, &code, &hit, e);
+    if (st == FDT_OK)
+        st = m->d->ops->load(m->d->b, &code, m->entry, out, e);
+    fdt_code_free(&code);
+    tally->ms += now_ms() - start;
+    tally->hits += st == FDT_OK && hit;
+    tally->compiles += st == FDT_OK && !hit;
+    return st;
+}
+
+/* --- the Laplacian ------------------------------------------------------------------- */
+
+static int problem_from(const fdtune_problem *p, fdt_problem *out, char *err, size_t errlen)
+{
+    if (!p)
+        return fail(err, errlen, FDTUNE_ERR_ARG, "no problem given");
+    if ((unsigned)p->precision > FDTUNE_FLOAT || (unsigned)p->cache > FDTUNE_PERSIST)
+        return fail(err, errlen, FDTUNE_ERR_ARG, "the problem's precision or cache is unknown");
+    *out = (fdt_problem){.nx = p->nx, .ny = p->ny, .nz = p->nz, .radius = p->radius ?: 1,
+                         .precision = p->precision == FDTUNE_FLOAT ? FDT_FLOAT : FDT_DOUBLE,
+                         .cache = (fdt_cache_mode)p->cache};
+    const char *why = fdt_problem_check(out);
+    return why ? fail(err, errlen, FDTUNE_ERR_ARG, "%s", why) : FDTUNE_OK;
+}
+
+static fdt_dim3 dim3_of(const int v[3])
+{
+    return (fdt_dim3){(unsigned)v[0], (unsigned)v[1], (unsigned)v[2]};
+}
+
+static int has_define(const fdtune_answer *a, const char *define)
+{
+    for (int i = 0; i < a->ndefines; i++)
+        if (strcmp(a->defines[i], define) == 0)
+            return 1;
+    return 0;
+}
+
+/* An answer for another problem (another precision or radius than asked) or one without
+ * the source hash (a daemon older than this library) cannot be run as the solver's. */
+static fdt_status check_answer(const fdtune_answer *a, const fdt_problem *p, fdt_error *e)
+{
+    char real[32], radius[32];
+    snprintf(real, sizeof real, "FDT_REAL=%s", fdt_precision_name(p->precision));
+    snprintf(radius, sizeof radius, "FDT_RADIUS=%d", p->radius);
+    if (!a->source_hash[0] || (a->persist.present && !a->persist.source_hash[0]))
+        return fdt_fail(e, FDT_ERROR, "the answer names no source hash (fdtuned is older "
+                        "than this library)");
+    if (!has_define(a, real) || !has_define(a, radius))
+        return fdt_fail(e, FDT_ERROR, "the answer is not for %s precision and radius %d",
+                        fdt_precision_name(p->precision), p->radius);
+    return FDT_OK;
+}
+
+/* The answer's persist step, where this device can run it (NVIDIA sm_80 and later). */
+static fdt_status load_persist(fdtune_kernel *k, fdtune_conn *c, const fdtune_answer *a,
+                               const char *const *defines, const fdt_module_cache *cache,
+                               module_tally *tally, fdt_error *e)
+{
+    if (!a->persist.present || !k->d->ops->info(k->d->b)->l2_persist)
+        return FDT_OK;
+    const module_src m = {.d = k->d, .entry = a->persist.entry, .defines = defines,
+                          .ndefines = (size_t)a->ndefines, .hash = a->persist.source_hash,
+                          .conn = c};
+    k->persist_grid = dim3_of(a->persist.grid);
+    k->persist_block = dim3_of(a->persist.block);
+    const fdt_status st = load_module(&m, cache, &k->persist, tally, e);
+    k->info.persist = st == FDT_OK;
+    return st;
+}
+
+static fdt_status load_answer(fdtune_kernel *k, fdtune_conn *c, const fdtune_answer *a,
+                              const fdt_module_cache *cache, module_tally *tally, fdt_error *e)
+{
+    fdt_status st = check_answer(a, &k->problem, e);
+    if (st != FDT_OK)
+        return st;
+    const char *defines[FDTUNE_DEFINES_MAX];
+    for (int i = 0; i < a->ndefines; i++)
+        defines[i] = a->defines[i];
+    const module_src m = {.d = k->d, .entry = a->entry, .defines = defines,
+                          .ndefines = (size_t)a->ndefines, .hash = a->source_hash, .conn = c};
+    st = load_module(&m, cache, &k->laplacian, tally, e);
+    if (st == FDT_OK)
+        st = load_persist(k, c, a, defines, cache, tally, e);
+    if (st != FDT_OK)
+        return st;
+    k->grid = dim3_of(a->grid);
+    k->block = dim3_of(a->block);
+    k->info.tuned = 1;
+    snprintf(k->info.variant, sizeof k->info.variant, "%s", a->variant);
+    snprintf(k->info.match, sizeof k->info.match, "%s", a->match);
+    k->info.stored_gbps = a->gbps;
+    k->info.copy_gbps = a->copy_gbps;
+    return FDT_OK;
+}
+
+/* The seeds' kernel 1, from the source built into the library. */
+static fdt_status load_kernel1(fdtune_kernel *k, const fdt_module_cache *cache,
+                               module_tally *tally, fdt_error *e)
+{
+    const fdt_variant v = fdt_variant_kernel1();
+    fdt_defines defines;
+    fdt_variant_defines(&v, &k->problem, &defines);
+    const char *text = fdt_family_source(v.family);
+    char hash[33];
+    fdt_source_hash(text, hash);
+    const module_src m = {.d = k->d, .entry = "fdt_laplacian", .defines = defines.list,
+                          .ndefines = defines.count, .hash = hash, .text = text};
+    const fdt_status st = load_module(&m, cache, &k->laplacian, tally, e);
+    if (st != FDT_OK)
+        return st;
+    fdt_variant_geometry(&v, &k->problem, &k->grid, &k->block);
+    fdt_variant_name(&v, k->info.variant, sizeof k->info.variant);
+    return FDT_OK;
+}
+
+static void unload(fdtune_kernel *k)
+{
+    if (k->laplacian)
+        k->d->ops->unload(k->d->b, k->laplacian);
+    if (k->persist)
+        k->d->ops->unload(k->d->b, k->persist);
+    k->laplacian = k->persist = NULL;
+}
+
+static void set_reason(fdtune_kernel *k, const char *why)
+{
+    fdt_copy_text(k->info.reason, sizeof k->info.reason, why);
+}
+
+/* The answer's kernel when there is one that builds, else kernel 1 (no_answer says why
+ * there is none). */
+static int build(fdtune_device *d, fdtune_conn *c, const fdtune_problem *p,
+                 const fdtune_answer *a, const fdtune_kernel_options *o, const char *no_answer,
+                 fdtune_kernel **out, char *err, size_t errlen)
+{
+    if (!d || !out)
+        return fail(err, errlen, FDTUNE_ERR_ARG, "no %s given", d ? "place for the kernel"
+                                                                  : "device");
+    *out = NULL;
+    fdtune_kernel *k = calloc(1, sizeof *k);
+    if (!k)
+        return fail(err, errlen, FDTUNE_ERR_DEVICE, "out of memory");
+    k->d = d;
+    int st = problem_from(p, &k->problem, err, errlen);
+    if (st != FDTUNE_OK) {
+        free(k);
+        return st;
+    }
+    fdt_module_cache cache;
+    fdt_module_cache_open(&cache, o ? o->cache_dir : NULL);
+    module_tally tally = {0};
+    fdt_error e = {0};
+    if (!a)
+        set_reason(k, no_answer);
+    else if (strcmp(a->match, "default") == 0)
+        set_reason(k, "fdtuned has tuned nothing near this problem yet (match default)");
+    else if (load_answer(k, c, a, &cache, &tally, &e) != FDT_OK) {
+        unload(k);
+        memset(&k->info, 0, sizeof k->info);
+        set_reason(k, e.msg);
+    }
+    if (!k->laplacian && load_kernel1(k, &cache, &tally, &e) != FDT_OK) {
+        free(k);
+        return backend_failure(&e, err, errlen);
+    }
+    k->info.grid[0] = (int)k->grid.x, k->info.grid[1] = (int)k->grid.y;
+    k->info.grid[2] = (int)k->grid.z;
+    k->info.block[0] = (int)k->block.x, k->info.block[1] = (int)k->block.y;
+    k->info.block[2] = (int)k->block.z;
+    k->info.module_ms = tally.ms;
+    k->info.cache_hits = tally.hits;
+    k->info.compiles = tally.compiles;
+    *out = k;
+    return FDTUNE_OK;
+}
+
+int fdtune_kernel_load(fdtune_device *d, fdtune_conn *c, const fdtune_problem *p,
+                       const fdtune_answer *a, const fdtune_kernel_options *o,
+                       fdtune_kernel **out, char *err, size_t errlen)
+{
+    return build(d, c, p, a, o, "no answer was given", out, err, errlen);
+}
+
+int fdtune_kernel_open(fdtune_device *d, const fdtune_problem *p,
+                       const fdtune_kernel_options *o, fdtune_kernel **out, char *err,
+                       size_t errlen)
+{
+    if (o && o->kernel1)
+        return build(d, NULL, p, NULL, o, "kernel 1 was asked for", out, err, errlen);
+    char why[512];
+    const int timeout = o && o->timeout_ms > 0 ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
+    fdtune_conn *c = fdtune_connect(o ? o->socket : NULL, timeout, why, sizeof why);
+    fdtune_answer a;
+    const int asked = c && p && fdtune_query(c, p, &a, why, sizeof why) == FDTUNE_OK;
+    const int st = build(d, c, p, asked ? &a : NULL, o, why, out, err, errlen);
+    fdtune_close(c);
+    return st;
+}
+
+int fdtune_kernel_launch(fdtune_kernel *k, void *f, const void *u, double cx, double cy,
+                         double cz, char *err, size_t errlen)
+{
+    if (!k)
+        return fail(err, errlen, FDTUNE_ERR_ARG, "no kernel given");
+    fdt_devptr fp = devptr(f), up = devptr(u);
+    int nx = k->problem.nx, ny = k->problem.ny, nz = k->problem.nz;
+    double d[3] = {cx, cy, cz};
+    float s[3] = {(float)cx, (float)cy, (float)cz};
+    void *const *c = k->problem.precision == FDT_FLOAT ? (void *[]){&s[0], &s[1], &s[2]}
+                                                        : (void *[]){&d[0], &d[1], &d[2]};
+    void *args[] = {&fp, &up, &nx, &ny, &nz, c[0], c[1], c[2]};
+    fdt_error e = {0};
+    if (k->d->ops->launch(k->d->b, k->laplacian, k->grid, k->block, args, &e) != FDT_OK)
+        return backend_failure(&e, err, errlen);
+    return FDTUNE_OK;
+}
+
+int fdtune_kernel_persist(fdtune_kernel *k, void *f, int release, char *err, size_t errlen)
+{
+    if (!k)
+        return fail(err, errlen, FDTUNE_ERR_ARG, "no kernel given");
+    if (!k->persist)
+        return FDTUNE_OK;
+    fdt_devptr fp = devptr(f);
+    int nx = k->problem.nx, ny = k->problem.ny, nz = k->problem.nz, rel = release != 0;
+    void *args[] = {&fp, &nx, &ny, &nz, &rel};
+    fdt_error e = {0};
+    if (k->d->ops->launch(k->d->b, k->persist, k->persist_grid, k->persist_block, args, &e) !=
+        FDT_OK)
+        return backend_failure(&e, err, errlen);
+    return FDTUNE_OK;
+}
+
+const fdtune_kernel_info *fdtune_kernel_get_info(const fdtune_kernel *k)
+{
+    return &k->info;
+}
+
+void fdtune_kernel_close(fdtune_kernel *k)
+{
+    if (!k)
+        return;
+    unload(k);
+    free(k);
+}
+
+double fdtune_laplacian_bytes(const fdtune_problem *p)
+{
+    fdt_problem q;
+    return problem_from(p, &q, NULL, 0) == FDTUNE_OK ? fdt_effective_bytes(&q) : 0.0;
+}
+
+/* --- the solver's own functions ------------------------------------------------------ */
+
+int fdtune_function_compile(fdtune_device *d, const char *source, const char *entry,
+                            const char *const *defines, int ndefines,
+                            const fdtune_kernel_options *o, fdtune_function **out, char *err,
+                            size_t errlen)
+{
+    if (!d || !source || !entry || !out || ndefines < 0 || (ndefines && !defines))
+        return fail(err, errlen, FDTUNE_ERR_ARG, "a device, a source, an entry and a place "
+                    "for the function are needed");
+    *out = NULL;
+    fdtune_function *fn = calloc(1, sizeof *fn);
+    if (!fn)
+        return fail(err, errlen, FDTUNE_ERR_DEVICE, "out of memory");
+    char hash[33];
+    fdt_source_hash(source, hash);
+    const module_src m = {.d = d, .entry = entry, .defines = defines,
+                          .ndefines = (size_t)ndefines, .hash = hash, .text = source};
+    fdt_module_cache cache;
+    fdt_module_cache_open(&cache, o ? o->cache_dir : NULL);
+    module_tally tally = {0};
+    fdt_error e = {0};
+    if (load_module(&m, &cache, &fn->k, &tally, &e) != FDT_OK) {
+        free(fn);
+        return backend_failure(&e, err, errlen);
+    }
+    fn->d = d;
+    *out = fn;
+    return FDTUNE_OK;
+}
+
+int fdtune_function_launch(fdtune_function *fn, const int grid[3], const int block[3],
+                           void **args, char *err, size_t errlen)
+{
+    if (!fn || !grid || !block)
+        return fail(err, errlen, FDTUNE_ERR_ARG, "a function, a grid and a block are needed");
+    for (int i = 0; i < 3; i++)
+        if (grid[i] < 1 || block[i] < 1)
+            return fail(err, errlen, FDTUNE_ERR_ARG, "grid and block sizes must be positive");
+    fdt_error e = {0};
+    if (fn->d->ops->launch(fn->d->b, fn->k, dim3_of(grid), dim3_of(block), args, &e) != FDT_OK)
+        return backend_failure(&e, err, errlen);
+    return FDTUNE_OK;
+}
+
+void fdtune_function_free(fdtune_function *fn)
+{
+    if (!fn)
+        return;
+    fn->d->ops->unload(fn->d->b, fn->k);
+    free(fn);
+}
+
+/* --- memory and timing --------------------------------------------------------------- */
+
+int fdtune_alloc(fdtune_device *d, size_t bytes, void **ptr, char *err, size_t errlen)
+{
+    if (!d || !ptr)
+        return fail(err, errlen, FDTUNE_ERR_ARG, "a device and a place for the pointer are "
+                    "needed");
+    fdt_devptr p = 0;
+    fdt_error e = {0};
+    if (d->ops->alloc(d->b, bytes, &p, &e) != FDT_OK)
+        return backend_failure(&e, err, errlen);
+    *ptr = (void *)(uintptr_t)p;
+    return FDTUNE_OK;
+}
+
+void fdtune_free(fdtune_device *d, void *ptr)
+{
+    if (d && ptr)
+        d->ops->free(d->b, devptr(ptr));
+}
+
+int fdtune_upload(fdtune_device *d, void *dst, const void *src, size_t bytes, char *err,
+                  size_t errlen)
+{
+    fdt_error e = {0};
+    if (!d)
+        return fail(err, errlen, FDTUNE_ERR_ARG, "no device given");
+    return d->ops->upload(d->b, devptr(dst), src, bytes, &e) == FDT_OK
+               ? FDTUNE_OK : backend_failure(&e, err, errlen);
+}
+
+int fdtune_download(fdtune_device *d, void *dst, const void *src, size_t bytes, char *err,
+                    size_t errlen)
+{
+    fdt_error e = {0};
+    if (!d)
+        return fail(err, errlen, FDTUNE_ERR_ARG, "no device given");
+    return d->ops->download(d->b, dst, devptr(src), bytes, &e) == FDT_OK
+               ? FDTUNE_OK : backend_failure(&e, err, errlen);
+}
+
+int fdtune_synchronize(fdtune_device *d, char *err, size_t errlen)
+{
+    fdt_error e = {0};
+    if (!d)
+        return fail(err, errlen, FDTUNE_ERR_ARG, "no device given");
+    return d->ops->sync(d->b, &e) == FDT_OK ? FDTUNE_OK : backend_failure(&e, err, errlen);
+}
+
+int fdtune_timer_start(fdtune_device *d, char *err, size_t errlen)
+{
+    fdt_error e = {0};
+    if (!d)
+        return fail(err, errlen, FDTUNE_ERR_ARG, "no device given");
+    return d->ops->timer_start(d->b, &e) == FDT_OK ? FDTUNE_OK
+                                                   : backend_failure(&e, err, errlen);
+}
+
+int fdtune_timer_stop(fdtune_device *d, double *ms, char *err, size_t errlen)
+{
+    fdt_error e = {0};
+    if (!d || !ms)
+        return fail(err, errlen, FDTUNE_ERR_ARG, "a device and a place for the time are needed");
+    return d->ops->timer_stop(d->b, WAIT_MS, ms, &e) == FDT_OK
+               ? FDTUNE_OK : backend_failure(&e, err, errlen);
+}

@@ -1,0 +1,239 @@
+/* module_cache.c - compiled modules on disk (module_cache.h).
+ *
+ * One file per key, <key>.mod: a header (magic, key, payload size, payload checksum) and
+ * the code object. It is written to a temporary file in the same directory and renamed
+ * into place, so a reader sees a whole file or none; the checksum catches what rename
+ * cannot (a disk that lost blocks, a hand-edited file), and such a file is compiled again.
+ * Compiles of one key are serialized across processes by flock on <key>.lock: the first
+ * compiles, the others wait and then read its file. Where the file system has no flock
+ * (some network mounts), each process compiles on its own: slower, never wrong. */
+#include "module_cache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/hashes.h"
+
+static const char MAGIC[8] = "FDTMOD1\n";
+enum { KEY_LEN = 32, HEADER_LEN = 8 + KEY_LEN + 8 + 8 };
+/* A compile that holds the lock longer than this is presumed stuck (its process stopped
+ * but did not die); the waiter then compiles itself. */
+#define LOCK_WAIT_S 300
+#define LOCK_POLL_NS 20000000L
+
+static void put_u64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* A directory we may trust with code: ours, and writable by nobody else. */
+static int trusted_dir(const char *dir, char *why, size_t len)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        snprintf(why, len, "module cache %s: %s", dir, strerror(errno));
+        return 0;
+    }
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+        snprintf(why, len, "module cache %s is not a directory of this user that only it may "
+                 "write; not used", dir);
+        return 0;
+    }
+    return 1;
+}
+
+/* mkdir -p with mode 0700 for what it creates. */
+static int make_dirs(char *path)
+{
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        const int bad = mkdir(path, 0700) != 0 && errno != EEXIST;
+        *p = '/';
+        if (bad)
+            return -1;
+    }
+    return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static void default_dir(char *out, size_t len)
+{
+    const char *env = getenv("FDTUNE_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
+               *home = getenv("HOME");
+    if (env && *env)
+        snprintf(out, len, "%s", env);
+    else if (xdg && *xdg)
+        snprintf(out, len, "%s/fdtune", xdg);
+    else if (home && *home)
+        snprintf(out, len, "%s/.cache/fdtune", home);
+    else
+        out[0] = '\0';
+}
+
+void fdt_module_cache_open(fdt_module_cache *c, const char *explicit_dir)
+{
+    c->why_off[0] = '\0';
+    if (explicit_dir)
+        snprintf(c->dir, sizeof c->dir, "%s", explicit_dir);
+    else
+        default_dir(c->dir, sizeof c->dir);
+    if (!c->dir[0])
+        return;
+    if (make_dirs(c->dir) != 0)
+        snprintf(c->why_off, sizeof c->why_off, "cannot create module cache %s: %s", c->dir,
+                 strerror(errno));
+    else
+        trusted_dir(c->dir, c->why_off, sizeof c->why_off);
+    if (c->why_off[0])
+        c->dir[0] = '\0';
+}
+
+static void file_path(const fdt_module_cache *c, const char *key, const char *ext, char *out,
+                      size_t len)
+{
+    snprintf(out, len, "%s/%s.%s", c->dir, key, ext);
+}
+
+static int read_all(int fd, void *buf, size_t n)
+{
+    for (size_t done = 0; done < n;) {
+        const ssize_t r = read(fd, (char *)buf + done, n - done);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        done += (size_t)r;
+    }
+    return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+    for (size_t done = 0; done < n;) {
+        const ssize_t w = write(fd, (const char *)buf + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        done += (size_t)w;
+    }
+    return 0;
+}
+
+/* 1 and the code when the file for key is whole and its checksum holds; 0 when absent;
+ * -1 when damaged (then it is removed, so the next reader compiles afresh). */
+static int read_module(const fdt_module_cache *c, const char *key, fdt_code *out)
+{
+    char path[sizeof c->dir + 64];
+    file_path(c, key, "mod", path, sizeof path);
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    unsigned char head[HEADER_LEN];
+    struct stat st;
+    int ok = fstat(fd, &st) == 0 && st.st_size >= HEADER_LEN &&
+             read_all(fd, head, sizeof head) == 0 && memcmp(head, MAGIC, 8) == 0 &&
+             memcmp(head + 8, key, KEY_LEN) == 0 &&
+             get_u64(head + 8 + KEY_LEN) == (uint64_t)st.st_size - HEADER_LEN;
+    const size_t size = ok ? (size_t)(st.st_size - HEADER_LEN) : 0;
+    void *data = ok ? malloc(size ? size : 1) : NULL;
+    ok = data && read_all(fd, data, size) == 0 &&
+         fdt_hash_bytes(data, size) == get_u64(head + 16 + KEY_LEN);
+    close(fd);
+    if (!ok) {
+        free(data);
+        unlink(path);
+        return -1;
+    }
+    out->data = data;
+    out->size = size;
+    return 1;
+}
+
+/* Best effort: a cache that cannot be written costs time, not correctness. */
+static void write_module(const fdt_module_cache *c, const char *key, const fdt_code *code)
+{
+    char tmp[sizeof c->dir + 64], path[sizeof c->dir + 64];
+    snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", c->dir, key);
+    file_path(c, key, "mod", path, sizeof path);
+    const int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0)
+        return;
+    unsigned char head[HEADER_LEN];
+    memcpy(head, MAGIC, 8);
+    memcpy(head + 8, key, KEY_LEN);
+    put_u64(head + 8 + KEY_LEN, code->size);
+    put_u64(head + 16 + KEY_LEN, fdt_hash_bytes(code->data, code->size));
+    const int ok = write_all(fd, head, sizeof head) == 0 &&
+                   write_all(fd, code->data, code->size) == 0;
+    if (close(fd) != 0 || !ok || rename(tmp, path) != 0)
+        unlink(tmp);
+}
+
+/* The lock of key, held, or -1 where locks are not to be had (then nobody waits). */
+static int lock_key(const fdt_module_cache *c, const char *key)
+{
+    char path[sizeof c->dir + 64];
+    file_path(c, key, "lock", path, sizeof path);
+    const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    const struct timespec pause = {0, LOCK_POLL_NS};
+    for (long waited = 0; waited < LOCK_WAIT_S * (1000000000L / LOCK_POLL_NS); waited++) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return fd;
+        if (errno != EWOULDBLOCK && errno != EINTR)
+            break;
+        nanosleep(&pause, NULL);
+    }
+    close(fd);
+    return -1;
+}
+
+static void unlock_key(int fd)
+{
+    if (fd >= 0)
+        close(fd); /* closing the last descriptor releases the flock */
+}
+
+fdt_status fdt_module_cache_get(const fdt_module_cache *c, const fdt_module_recipe *r,
+                                fdt_code *out, int *hit, fdt_error *err)
+{
+    *hit = 0;
+    if (!c->dir[0])
+        return r->compile(r->ctx, out, err);
+    if (read_module(c, r->key, out) == 1) {
+        *hit = 1;
+        return FDT_OK;
+    }
+    const int lock = lock_key(c, r->key);
+    /* Whoever held the lock may have just stored it. */
+    if (lock >= 0 && read_module(c, r->key, out) == 1) {
+        unlock_key(lock);
+        *hit = 1;
+        return FDT_OK;
+    }
+    const fdt_status st = r->compile(r->ctx, out, err);
+    if (st == FDT_OK)
+        write_module(c, r->key, out);
+    unlock_key(lock);
+    return st;
+}

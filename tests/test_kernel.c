@@ -1,0 +1,312 @@
+/* test_kernel.c - libfdtune's kernel API on the cpu backend (a real host compiler, real
+ * modules, a real disk cache): the Laplacian it loads computes the stencil in both
+ * precisions and leaves the boundary alone; every way the tuned path can fail ends in
+ * kernel 1 with the reason; the disk cache serves a second open, rebuilds a damaged module
+ * and refuses a directory others may write; bad arguments are errors, never crashes. The
+ * tuned path against a real daemon, from an installed tree, is tests/test_install.sh's. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fdtune_kernel.h"
+
+static char cache_root[] = "/tmp/fdt-test-kernel-XXXXXX";
+static int case_number;
+
+typedef struct fixture {
+    fdtune_device *dev;
+    fdtune_kernel_options o; /* a fresh cache dir per test, no daemon */
+    char cache[sizeof cache_root + 32];
+    char err[4096];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    snprintf(f->cache, sizeof f->cache, "%s/%d", cache_root, case_number++);
+    f->o = (fdtune_kernel_options){.socket = "/nonexistent/fdtuned.sock", .cache_dir = f->cache};
+    if (fdtune_device_open("cpu", -1, NULL, &f->dev, f->err, sizeof f->err) != FDTUNE_OK) {
+        fprintf(stderr, "cpu device: %s\n", f->err);
+        free(f);
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    fdtune_device_close(f->dev);
+    free(f);
+    return 0;
+}
+
+/* The radius-1 Laplacian at interior point p of a double grid. */
+static double reference(const double *u, int nx, int ny, size_t p, const double c[3])
+{
+    const size_t line = (size_t)nx, slice = (size_t)nx * ny;
+    return c[0] * (u[p - 1] - 2 * u[p] + u[p + 1]) +
+           c[1] * (u[p - line] - 2 * u[p] + u[p + line]) +
+           c[2] * (u[p - slice] - 2 * u[p] + u[p + slice]);
+}
+
+/* Launches k on random u (host memory: the cpu backend's device) and checks every point. */
+static void check_laplacian(fdtune_kernel *k, const fdtune_problem *p, char *err, size_t len)
+{
+    const size_t n = (size_t)p->nx * p->ny * p->nz;
+    const int single = p->precision == FDTUNE_FLOAT;
+    const size_t size = single ? sizeof(float) : sizeof(double);
+    double *u = malloc(n * sizeof *u), *want = malloc(n * sizeof *want);
+    char *ud = malloc(n * size), *fd = malloc(n * size);
+    const double c[3] = {1.5, 0.75, 2.25};
+    for (size_t i = 0; i < n; i++) {
+        u[i] = (double)rand() / RAND_MAX - 0.5;
+        if (single)
+            ((float *)ud)[i] = (float)u[i], u[i] = ((float *)ud)[i], ((float *)fd)[i] = -7;
+        else
+            ((double *)ud)[i] = u[i], ((double *)fd)[i] = -7;
+    }
+    assert_int_equal(fdtune_kernel_launch(k, fd, ud, c[0], c[1], c[2], err, len), FDTUNE_OK);
+    size_t at = 0;
+    for (int z = 0; z < p->nz; z++)
+        for (int y = 0; y < p->ny; y++)
+            for (int x = 0; x < p->nx; x++, at++) {
+                const int inside = x > 0 && y > 0 && z > 0 && x < p->nx - 1 &&
+                                   y < p->ny - 1 && z < p->nz - 1;
+                const double got = single ? ((float *)fd)[at] : ((double *)fd)[at];
+                want[at] = inside ? reference(u, p->nx, p->ny, at, c) : -7;
+                if (fabs(got - want[at]) > (single ? 1e-5 : 1e-12) * 16)
+                    fail_msg("f at (%d,%d,%d) is %g, not %g", x, y, z, got, want[at]);
+            }
+    free(u), free(want), free(ud), free(fd);
+}
+
+static void test_kernel1_computes_the_laplacian(void **state)
+{
+    fixture *f = *state;
+    f->o.kernel1 = 1;
+    for (int single = 0; single < 2; single++) {
+        const fdtune_problem p = {.nx = 13, .ny = 11, .nz = 9,
+                                  .precision = single ? FDTUNE_FLOAT : FDTUNE_DOUBLE};
+        fdtune_kernel *k;
+        assert_int_equal(fdtune_kernel_open(f->dev, &p, &f->o, &k, f->err, sizeof f->err),
+                         FDTUNE_OK);
+        const fdtune_kernel_info *info = fdtune_kernel_get_info(k);
+        assert_int_equal(info->tuned, 0);
+        assert_string_equal(info->variant, "naive:256x1x1");
+        assert_non_null(strstr(info->reason, "kernel 1 was asked for"));
+        check_laplacian(k, &p, f->err, sizeof f->err);
+        fdtune_kernel_close(k);
+    }
+}
+
+static void test_no_daemon_falls_back_with_the_reason(void **state)
+{
+    fixture *f = *state;
+    const fdtune_problem p = {.nx = 16, .ny = 16, .nz = 16};
+    fdtune_kernel *k;
+    assert_int_equal(fdtune_kernel_open(f->dev, &p, &f->o, &k, f->err, sizeof f->err),
+                     FDTUNE_OK);
+    assert_int_equal(fdtune_kernel_get_info(k)->tuned, 0);
+    assert_non_null(strstr(fdtune_kernel_get_info(k)->reason,
+                           "cannot connect to fdtuned at /nonexistent/fdtuned.sock"));
+    check_laplacian(k, &p, f->err, sizeof f->err);
+    fdtune_kernel_close(k);
+}
+
+/* A tuned answer as the daemon writes it for zmarch on double radius 1 (defines and
+ * geometry for 16^3), with a source hash nobody has. */
+static fdtune_answer answer_16(void)
+{
+    static const char *const defines[] = {"FDT_REAL=double", "FDT_IDX=int", "FDT_RADIUS=1",
+                                          "FDT_BX=32", "FDT_BY=4", "FDT_BZ=1", "FDT_MZ=8"};
+    fdtune_answer a = {.match = "exact", .ndefines = 7, .block = {32, 4, 1},
+                       .grid = {1, 4, 2}, .source_hash = "0123456789abcdef0123456789abcdef",
+                       .entry = "fdt_laplacian", .variant = "zmarch:32x4x1:mz8"};
+    for (int i = 0; i < a.ndefines; i++)
+        snprintf(a.defines[i], sizeof a.defines[i], "%s", defines[i]);
+    return a;
+}
+
+/* Loads a, which must fall back to kernel 1 with a reason holding why. */
+static void expect_fallback(fixture *f, const fdtune_problem *p, const fdtune_answer *a,
+                            const char *why)
+{
+    fdtune_kernel *k;
+    assert_int_equal(fdtune_kernel_load(f->dev, NULL, p, a, &f->o, &k, f->err, sizeof f->err),
+                     FDTUNE_OK);
+    const fdtune_kernel_info *info = fdtune_kernel_get_info(k);
+    if (info->tuned || !strstr(info->reason, why))
+        fail_msg("expected a fallback because \"%s\"; tuned %d, reason \"%s\"", why,
+                 info->tuned, info->reason);
+    assert_string_equal(info->variant, "naive:256x1x1");
+    check_laplacian(k, p, f->err, sizeof f->err);
+    fdtune_kernel_close(k);
+}
+
+static void test_unusable_answers_fall_back(void **state)
+{
+    fixture *f = *state;
+    const fdtune_problem p = {.nx = 16, .ny = 16, .nz = 16};
+    expect_fallback(f, &p, NULL, "no answer was given");
+    fdtune_answer a = answer_16();
+    expect_fallback(f, &p, &a, "no daemon can send its source");
+    snprintf(a.match, sizeof a.match, "default");
+    expect_fallback(f, &p, &a, "tuned nothing near this problem");
+    a = answer_16();
+    a.source_hash[0] = '\0';
+    expect_fallback(f, &p, &a, "names no source hash");
+    const fdtune_problem single = {.nx = 16, .ny = 16, .nz = 16, .precision = FDTUNE_FLOAT};
+    a = answer_16();
+    expect_fallback(f, &single, &a, "not for float precision and radius 1");
+}
+
+/* The names of the module files in dir. */
+static int module_files(const char *dir, char names[][600], int cap)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (strstr(e->d_name, ".mod") && n < cap)
+            snprintf(names[n++], sizeof names[0], "%s/%s", dir, e->d_name);
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Opens kernel 1 for p and returns its info's (cache hits, compiles) as hits * 10 + compiles. */
+static int open_tally(fixture *f, const fdtune_problem *p)
+{
+    fdtune_kernel *k;
+    assert_int_equal(fdtune_kernel_open(f->dev, p, &f->o, &k, f->err, sizeof f->err), FDTUNE_OK);
+    const int tally = fdtune_kernel_get_info(k)->cache_hits * 10 +
+                      fdtune_kernel_get_info(k)->compiles;
+    check_laplacian(k, p, f->err, sizeof f->err);
+    fdtune_kernel_close(k);
+    return tally;
+}
+
+static void test_disk_cache(void **state)
+{
+    fixture *f = *state;
+    const fdtune_problem p = {.nx = 12, .ny = 10, .nz = 8};
+    assert_int_equal(open_tally(f, &p), 1);  /* compiled */
+    assert_int_equal(open_tally(f, &p), 10); /* from the cache */
+    char names[4][600];
+    assert_int_equal(module_files(f->cache, names, 4), 1);
+    const int fd = open(names[0], O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, "damage", 6, 200), 6);
+    close(fd);
+    assert_int_equal(open_tally(f, &p), 1);  /* the damage is seen, the module rebuilt */
+    assert_int_equal(open_tally(f, &p), 10);
+    assert_int_equal(chmod(f->cache, 0777), 0);
+    assert_int_equal(open_tally(f, &p), 1);  /* others may write there: not trusted */
+    assert_int_equal(open_tally(f, &p), 1);
+}
+
+static void test_own_functions_and_compile_errors(void **state)
+{
+    fixture *f = *state;
+    static const char source[] =
+        "extern \"C\" __global__ void twice(REAL *x, int n)\n"
+        "{ const int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2; }\n";
+    const char *define = "REAL=float";
+    fdtune_function *fn;
+    assert_int_equal(fdtune_function_compile(f->dev, source, "twice", &define, 1, &f->o, &fn,
+                                             f->err, sizeof f->err), FDTUNE_OK);
+    float x[100];
+    for (int i = 0; i < 100; i++)
+        x[i] = (float)i;
+    void *ptr = x;
+    int n = 100;
+    void *args[] = {&ptr, &n};
+    const int grid[3] = {4, 1, 1}, block[3] = {32, 1, 1}, zero[3] = {0, 1, 1};
+    assert_int_equal(fdtune_function_launch(fn, grid, block, args, f->err, sizeof f->err),
+                     FDTUNE_OK);
+    assert_int_equal(fdtune_synchronize(f->dev, f->err, sizeof f->err), FDTUNE_OK);
+    for (int i = 0; i < 100; i++)
+        assert_true(x[i] == 2.0f * i);
+    assert_int_equal(fdtune_function_launch(fn, zero, block, args, f->err, sizeof f->err),
+                     FDTUNE_ERR_ARG);
+    fdtune_function_free(fn);
+    assert_int_equal(fdtune_function_compile(f->dev, "this is not C++", "twice", NULL, 0,
+                                             &f->o, &fn, f->err, sizeof f->err),
+                     FDTUNE_ERR_COMPILE);
+    assert_null(fn);
+    assert_non_null(strstr(f->err, "error"));
+}
+
+static void test_bad_arguments(void **state)
+{
+    fixture *f = *state;
+    fdtune_device *d = (fdtune_device *)1;
+    assert_int_equal(fdtune_device_open("opencl", -1, NULL, &d, f->err, sizeof f->err),
+                     FDTUNE_ERR_ARG);
+    assert_null(d);
+    assert_non_null(strstr(f->err, "unknown backend 'opencl'"));
+    assert_int_equal(fdtune_device_open("cpu", 3, NULL, &d, f->err, sizeof f->err),
+                     FDTUNE_ERR_DEVICE);
+    assert_non_null(strstr(f->err, "cpu"));
+    fdtune_kernel *k = (fdtune_kernel *)1;
+    const fdtune_problem tiny = {.nx = 2, .ny = 16, .nz = 16};
+    assert_int_equal(fdtune_kernel_open(f->dev, &tiny, &f->o, &k, f->err, sizeof f->err),
+                     FDTUNE_ERR_ARG);
+    assert_null(k);
+    assert_int_equal(fdtune_kernel_open(f->dev, NULL, &f->o, &k, f->err, sizeof f->err),
+                     FDTUNE_ERR_ARG);
+    assert_int_equal(fdtune_kernel_launch(NULL, NULL, NULL, 1, 1, 1, f->err, sizeof f->err),
+                     FDTUNE_ERR_ARG);
+    fdtune_kernel_close(NULL);
+    fdtune_function_free(NULL);
+    fdtune_device_close(NULL);
+}
+
+static void test_laplacian_bytes_as_fdtuned_counts_them(void **state)
+{
+    (void)state;
+    /* 8^3 interior read and written, and its 6 faces of 8x8 read once more: 1408 reals. */
+    const fdtune_problem p = {.nx = 10, .ny = 10, .nz = 10};
+    assert_true(fdtune_laplacian_bytes(&p) == 1408.0 * 8);
+    const fdtune_problem bad = {.nx = 1, .ny = 10, .nz = 10};
+    assert_true(fdtune_laplacian_bytes(&bad) == 0);
+}
+
+static void remove_tree(const char *dir)
+{
+    char cmd[sizeof cache_root + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+}
+
+int main(void)
+{
+    if (!mkdtemp(cache_root))
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_kernel1_computes_the_laplacian, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_daemon_falls_back_with_the_reason, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_unusable_answers_fall_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_disk_cache, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_own_functions_and_compile_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
+        cmocka_unit_test(test_laplacian_bytes_as_fdtuned_counts_them),
+    };
+    const int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    remove_tree(cache_root);
+    return failed;
+}
