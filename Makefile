@@ -57,6 +57,7 @@ LIB_PARTS := cli/client cli/kernel cli/module_cache config/paths $(BACKENDS:%=tu
 LIB_PIC := $(LIB_PARTS:%=$(BUILD)/pic/%.o) $(BUILD)/pic/kernel_sources.o
 LIB_LIBS := -ljansson -lelf -lmsgpackc -ldl -lpthread -lm
 LIB_HEADERS := cli/include/fdtune.h cli/include/fdtune_kernel.h
+VERSION := $(shell sed -n 's/^\#define FDT_VERSION "\(.*\)"/\1/p' tuner/daemon/daemon.h)
 ifeq ($(origin FC),default)
 FC := gfortran
 endif
@@ -116,7 +117,7 @@ $(BUILD)/include/fdtune.mod: cli/fortran/fdtune.f90
 
 $(BUILD)/fdtune.pc: cli/fdtune.pc.in
 	sed -e 's|@PREFIX@|$(CURDIR)/$(BUILD)|' -e 's|@LIBDIR@|$${prefix}|' \
-	    -e 's|@INCLUDEDIR@|$${prefix}/include|' $< > $@
+	    -e 's|@INCLUDEDIR@|$${prefix}/include|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
 BUILT_LIB := $(BUILD)/libfdtune.a $(BUILD)/libfdtune.so $(BUILD)/fdtune.pc \
              $(LIB_HEADERS:cli/include/%=$(BUILD)/include/%)
@@ -233,7 +234,7 @@ install: all $(BUILD)/include/fdtune.mod
 	install -m 755 $(BUILD)/libfdtune.so.1 $(DESTDIR)$(LIBDIR)
 	ln -sf libfdtune.so.1 $(DESTDIR)$(LIBDIR)/libfdtune.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-	  cli/fdtune.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/fdtune.pc
+	  -e 's|@VERSION@|$(VERSION)|' cli/fdtune.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/fdtune.pc
 	install -m 644 $(LIB_HEADERS) $(BUILD)/include/fdtune.mod $(DESTDIR)$(INCLUDEDIR)
 	install -m 644 cli/fortran/fdtune.f90 $(DESTDIR)$(DATADIR)/fortran
 	install -m 644 kernels_src/common.h $(KERNELS:%=kernels_src/%.hip) $(DESTDIR)$(DATADIR)/kernels

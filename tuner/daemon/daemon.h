@@ -12,7 +12,7 @@
 #include "config.h"
 #include "store.h"
 
-#define FDT_VERSION "0.3.0"
+#define FDT_VERSION "0.4.0"
 #define FDT_PROTOCOL_VERSION 1
 
 typedef struct fdt_server fdt_server;
