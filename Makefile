@@ -57,10 +57,18 @@ LIB_PARTS := cli/client cli/kernel cli/module_cache config/paths $(BACKENDS:%=tu
 LIB_PIC := $(LIB_PARTS:%=$(BUILD)/pic/%.o) $(BUILD)/pic/kernel_sources.o
 LIB_LIBS := -ljansson -lelf -lmsgpackc -ldl -lpthread -lm
 LIB_HEADERS := cli/include/fdtune.h cli/include/fdtune_kernel.h
+# The modules libfdtune caches on disk depend on its own code too (compile options, the cpu
+# backend's launcher): a checksum of its sources goes into their keys, so that a module
+# made by another build of the library is never loaded.
+LIB_SOURCES_SUM := $(shell cat $(LIB_PARTS:%=%.c) $(wildcard tuner/backends/*.h) | cksum | cut -d' ' -f1)
+LIB_KEYED := $(BUILD)/cli/kernel.o $(BUILD)/pic/cli/kernel.o
+$(LIB_KEYED): CPPFLAGS += -DFDT_LIBRARY_SOURCES='"$(LIB_SOURCES_SUM)"'
+$(LIB_KEYED): $(LIB_PARTS:%=%.c)
 VERSION := $(shell sed -n 's/^\#define FDT_VERSION "\(.*\)"/\1/p' tuner/daemon/daemon.h)
 ifeq ($(origin FC),default)
 FC := gfortran
 endif
+OBJCOPY ?= objcopy
 FFLAGS ?= -O2 -g
 CLI_OBJS := $(BUILD)/cli/fdtune.o $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/cmd_*.c))
 TESTS := test_variant test_hip_compile test_hip_variants test_cpu_backend test_store \
@@ -84,8 +92,8 @@ $(BUILD)/fdtune: $(CLI_OBJS) $(CORE_OBJS) $(BUILD)/cli/client.o
 # One relocatable object whose only global symbols are fdtune_*, so that the library's
 # internals (fdt_*, the backends) can never clash with a solver's own symbols.
 $(BUILD)/libfdtune.a: $(LIB_PIC)
-	ld -r -o $(BUILD)/pic/libfdtune.o $^
-	objcopy -w --keep-global-symbol='fdtune_*' $(BUILD)/pic/libfdtune.o
+	$(LD) -r -o $(BUILD)/pic/libfdtune.o $^
+	$(OBJCOPY) -w --keep-global-symbol='fdtune_*' $(BUILD)/pic/libfdtune.o
 	rm -f $@ && ar rcs $@ $(BUILD)/pic/libfdtune.o
 
 # Programs linked with -lfdtune record its soname, libfdtune.so.1, so that file must exist;
@@ -206,10 +214,11 @@ check:
 	$(MAKE) SAN=1 test
 
 # make install / uninstall: PREFIX (default /usr/local), DESTDIR (a staging root). The
-# daemon finds its worker in libexec; the settings go where fdtuned reads them (/etc),
-# and an existing fdtuned.conf is left as the administrator made it.
+# daemon finds its worker in libexec; the settings go where fdtuned reads them (/etc) for
+# the system prefixes, under PREFIX for others (a user's ~/.local), and an existing
+# fdtuned.conf is left as the administrator made it.
 PREFIX ?= /usr/local
-SYSCONFDIR ?= /etc
+SYSCONFDIR ?= $(if $(filter /usr /usr/local,$(PREFIX)),/etc,$(PREFIX)/etc)
 BINDIR := $(PREFIX)/bin
 LIBDIR := $(PREFIX)/lib
 INCLUDEDIR := $(PREFIX)/include

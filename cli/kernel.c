@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
@@ -24,6 +23,8 @@
 #include "module_cache.h"
 
 #define DEFAULT_TIMEOUT_MS 2000
+/* The longest entry name (and a NUL) a module may have: it is part of the cache's key. */
+#define ENTRY_MAX 128
 /* timer_stop waits at most this long for the work it times: a step of a huge grid on the
  * cpu backend takes seconds, and a hung kernel must still end in an error. */
 #define WAIT_MS 600000.0
@@ -67,9 +68,7 @@ static int backend_failure(const fdt_error *e, char *err, size_t errlen)
 
 static double now_ms(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+    return (double)fdt_monotonic_ns() / 1e6;
 }
 
 static fdt_devptr devptr(const void *p)
@@ -210,23 +209,41 @@ static fdt_status compile_source(void *ctx, fdt_code *out, fdt_error *e)
     return st;
 }
 
-/* Loads the module of m on its device, from the disk cache or compiled into it. */
+/* The cache's key of m on its device. The entry is part of the target (a cpu module holds
+ * the launcher of one entry), and so is this library's build: its compile options and cpu
+ * launcher make the module too (FDT_LIBRARY_SOURCES, a checksum of its sources). */
+static void module_key(const module_src *m, char key[33])
+{
+    const fdt_device_info *info = m->d->ops->info(m->d->b);
+    char target[sizeof info->arch + ENTRY_MAX + sizeof FDT_LIBRARY_SOURCES + 2];
+    snprintf(target, sizeof target, "%s %s %s", info->arch, m->entry, FDT_LIBRARY_SOURCES);
+    fdt_code_key(m->hash, m->defines, m->ndefines, target, info->compiler_version, key);
+}
+
+/* Loads the module of m on its device, from the disk cache or compiled into it. A cached
+ * module the device refuses (a driver update, a damaged file that kept its checksum) is
+ * dropped and compiled again, once. */
 static fdt_status load_module(const module_src *m, const fdt_module_cache *cache,
                               fdt_kernel **out, module_tally *tally, fdt_error *e)
 {
-    const fdt_device_info *info = m->d->ops->info(m->d->b);
-    /* The entry is part of the target: a cpu module holds the launcher of one entry. */
-    char target[sizeof info->arch + FDTUNE_NAME_MAX + 2], key[33];
-    snprintf(target, sizeof target, "%s %s", info->arch, m->entry);
-    fdt_code_key(m->hash, m->defines, m->ndefines, target, info->compiler_version, key);
+    if (strlen(m->entry) >= ENTRY_MAX)
+        return fdt_fail(e, FDT_ERROR, "the entry's name is longer than %d bytes", ENTRY_MAX - 1);
+    char key[33];
+    module_key(m, key);
     const fdt_module_recipe recipe = {.key = key, .compile = compile_source, .ctx = (void *)m};
-    fdt_code code = {0};
-    int hit = 0;
     const double start = now_ms();
-    fdt_status st = fdt_module_cache_get(cache, &recipe, &code, &hit, e);
-    if (st == FDT_OK)
-        st = m->d->ops->load(m->d->b, &code, m->entry, out, e);
-    fdt_code_free(&code);
+    fdt_status st = FDT_ERROR;
+    int hit = 0;
+    for (int tries = 0; tries < 2; tries++) {
+        fdt_code code = {0};
+        st = fdt_module_cache_get(cache, &recipe, &code, &hit, e);
+        if (st == FDT_OK)
+            st = m->d->ops->load(m->d->b, &code, m->entry, out, e);
+        fdt_code_free(&code);
+        if (st == FDT_OK || !hit)
+            break;
+        fdt_module_cache_drop(cache, key);
+    }
     tally->ms += now_ms() - start;
     tally->hits += st == FDT_OK && hit;
     tally->compiles += st == FDT_OK && !hit;
@@ -253,70 +270,145 @@ static fdt_dim3 dim3_of(const int v[3])
     return (fdt_dim3){(unsigned)v[0], (unsigned)v[1], (unsigned)v[2]};
 }
 
-static int has_define(const fdtune_answer *a, const char *define)
+static int same_dim3(const int a[3], fdt_dim3 b)
 {
-    for (int i = 0; i < a->ndefines; i++)
-        if (strcmp(a->defines[i], define) == 0)
-            return 1;
-    return 0;
+    return a[0] == (int)b.x && a[1] == (int)b.y && a[2] == (int)b.z;
 }
 
-/* An answer for another problem (another precision or radius than asked) or one without
- * the source hash (a daemon older than this library) cannot be run as the solver's. */
-static fdt_status check_answer(const fdtune_answer *a, const fdt_problem *p, fdt_error *e)
+/* The kernel an answer names, rebuilt by this library: its variant, defines and launch
+ * geometry for the problem. The answer's must agree with them, so what gets compiled and
+ * launched is what this library would build for a variant it knows and this device can run:
+ * a daemon of another version, or one that lies, cannot get other defines compiled or a
+ * launch that leaves points out. */
+typedef struct rebuilt {
+    fdt_variant variant;
+    fdt_defines defines;
+    fdt_dim3 grid, block;
+} rebuilt;
+
+static fdt_status same_defines(const fdtune_answer *a, const fdt_defines *d, fdt_error *e)
 {
-    char real[32], radius[32];
-    snprintf(real, sizeof real, "FDT_REAL=%s", fdt_precision_name(p->precision));
-    snprintf(radius, sizeof radius, "FDT_RADIUS=%d", p->radius);
-    if (!a->source_hash[0] || (a->persist.present && !a->persist.source_hash[0]))
+    int same = a->ndefines == (int)d->count;
+    for (int i = 0; same && i < a->ndefines; i++)
+        same = strcmp(a->defines[i], d->list[i]) == 0;
+    return same ? FDT_OK : fdt_fail(e, FDT_ERROR, "the answer's defines for %s are not this "
+                                    "library's (fdtuned of another version?)", a->variant);
+}
+
+static fdt_status same_launch(const fdtune_answer *a, const fdt_problem *p, const rebuilt *r,
+                              fdt_error *e)
+{
+    fdt_dim3 grid, block;
+    fdt_persist_geometry(p, &grid, &block);
+    const int persist_ok = !a->persist.present ||
+                           (a->persist.source_hash[0] &&
+                            strcmp(a->persist.entry, "fdt_persist_edges") == 0 &&
+                            same_dim3(a->persist.grid, grid) && same_dim3(a->persist.block, block));
+    if (!same_dim3(a->grid, r->grid) || !same_dim3(a->block, r->block) ||
+        strcmp(a->entry, "fdt_laplacian") != 0 || !persist_ok)
+        return fdt_fail(e, FDT_ERROR, "the answer's entry or launch geometry for %s is not "
+                        "this library's (fdtuned of another version?)", a->variant);
+    return FDT_OK;
+}
+
+static fdt_status check_answer(const fdtune_answer *a, const fdt_problem *p,
+                               const fdt_device_info *dev, rebuilt *r, fdt_error *e)
+{
+    char why[256];
+    if (!a->source_hash[0])
         return fdt_fail(e, FDT_ERROR, "the answer names no source hash (fdtuned is older "
                         "than this library)");
-    if (!has_define(a, real) || !has_define(a, radius))
-        return fdt_fail(e, FDT_ERROR, "the answer is not for %s precision and radius %d",
-                        fdt_precision_name(p->precision), p->radius);
-    return FDT_OK;
+    if (a->ndefines < 0 || a->ndefines > FDTUNE_DEFINES_MAX)
+        return fdt_fail(e, FDT_ERROR, "the answer has %d defines", a->ndefines);
+    if (fdt_variant_parse(a->variant, &r->variant, why, sizeof why) != 0)
+        return fdt_fail(e, FDT_ERROR, "the answer's variant is not one this library knows: %s",
+                        why);
+    const char *cannot = fdt_variant_check(&r->variant, p, dev);
+    if (cannot)
+        return fdt_fail(e, FDT_ERROR, "%s cannot run on this %s device: %s", a->variant,
+                        dev->backend, cannot);
+    fdt_variant_defines(&r->variant, p, &r->defines);
+    fdt_variant_geometry(&r->variant, p, &r->grid, &r->block);
+    fdt_status st = same_defines(a, &r->defines, e);
+    return st == FDT_OK ? same_launch(a, p, r, e) : st;
+}
+
+/* The text for hash when it is one this library carries (then no daemon is asked). */
+static const char *carried_source(const char *text, const char *hash)
+{
+    char mine[33];
+    fdt_source_hash(text, mine);
+    return strcmp(mine, hash) == 0 ? text : NULL;
 }
 
 /* The answer's persist step, where this device can run it (NVIDIA sm_80 and later). */
 static fdt_status load_persist(fdtune_kernel *k, fdtune_conn *c, const fdtune_answer *a,
-                               const char *const *defines, const fdt_module_cache *cache,
+                               const rebuilt *r, const fdt_module_cache *cache,
                                module_tally *tally, fdt_error *e)
 {
     if (!a->persist.present || !k->d->ops->info(k->d->b)->l2_persist)
         return FDT_OK;
-    const module_src m = {.d = k->d, .entry = a->persist.entry, .defines = defines,
-                          .ndefines = (size_t)a->ndefines, .hash = a->persist.source_hash,
+    const module_src m = {.d = k->d, .entry = "fdt_persist_edges", .defines = r->defines.list,
+                          .ndefines = r->defines.count, .hash = a->persist.source_hash,
+                          .text = carried_source(fdt_persist_source(), a->persist.source_hash),
                           .conn = c};
-    k->persist_grid = dim3_of(a->persist.grid);
-    k->persist_block = dim3_of(a->persist.block);
+    fdt_persist_geometry(&k->problem, &k->persist_grid, &k->persist_block);
     const fdt_status st = load_module(&m, cache, &k->persist, tally, e);
     k->info.persist = st == FDT_OK;
     return st;
 }
 
+/* Adds what to know to the kernel's note, "; " between items. */
+__attribute__((format(printf, 2, 3)))
+static void add_note(fdtune_kernel *k, const char *fmt, ...)
+{
+    const size_t used = strlen(k->info.note);
+    if (used + 3 >= sizeof k->info.note)
+        return;
+    if (used)
+        strcpy(k->info.note + used, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(k->info.note + strlen(k->info.note), sizeof k->info.note - strlen(k->info.note),
+              fmt, ap);
+    va_end(ap);
+}
+
+/* An answer measured on another device than this one runs correctly here, but its speed
+ * was not measured here. */
+static void note_device(fdtune_kernel *k, const fdtune_answer *a)
+{
+    const fdt_device_info *dev = k->d->ops->info(k->d->b);
+    if (a->from.device[0] && strcmp(a->from.device, dev->name) != 0)
+        add_note(k, "the answer was measured on %s, not on this %s", a->from.device,
+                 dev->name);
+}
+
 static fdt_status load_answer(fdtune_kernel *k, fdtune_conn *c, const fdtune_answer *a,
                               const fdt_module_cache *cache, module_tally *tally, fdt_error *e)
 {
-    fdt_status st = check_answer(a, &k->problem, e);
+    rebuilt r;
+    fdt_status st = check_answer(a, &k->problem, k->d->ops->info(k->d->b), &r, e);
     if (st != FDT_OK)
         return st;
-    const char *defines[FDTUNE_DEFINES_MAX];
-    for (int i = 0; i < a->ndefines; i++)
-        defines[i] = a->defines[i];
-    const module_src m = {.d = k->d, .entry = a->entry, .defines = defines,
-                          .ndefines = (size_t)a->ndefines, .hash = a->source_hash, .conn = c};
+    const module_src m = {.d = k->d, .entry = "fdt_laplacian", .defines = r.defines.list,
+                          .ndefines = r.defines.count, .hash = a->source_hash,
+                          .text = carried_source(fdt_family_source(r.variant.family),
+                                                 a->source_hash),
+                          .conn = c};
     st = load_module(&m, cache, &k->laplacian, tally, e);
     if (st == FDT_OK)
-        st = load_persist(k, c, a, defines, cache, tally, e);
+        st = load_persist(k, c, a, &r, cache, tally, e);
     if (st != FDT_OK)
         return st;
-    k->grid = dim3_of(a->grid);
-    k->block = dim3_of(a->block);
+    k->grid = r.grid;
+    k->block = r.block;
     k->info.tuned = 1;
-    snprintf(k->info.variant, sizeof k->info.variant, "%s", a->variant);
+    fdt_variant_name(&r.variant, k->info.variant, sizeof k->info.variant);
     snprintf(k->info.match, sizeof k->info.match, "%s", a->match);
     k->info.stored_gbps = a->gbps;
     k->info.copy_gbps = a->copy_gbps;
+    note_device(k, a);
     return FDT_OK;
 }
 
@@ -394,6 +486,8 @@ static int build(fdtune_device *d, fdtune_conn *c, const fdtune_problem *p,
     k->info.grid[2] = (int)k->grid.z;
     k->info.block[0] = (int)k->block.x, k->info.block[1] = (int)k->block.y;
     k->info.block[2] = (int)k->block.z;
+    if (cache.why_off[0])
+        add_note(k, "%s", cache.why_off);
     k->info.module_ms = tally.ms;
     k->info.cache_hits = tally.hits;
     k->info.compiles = tally.compiles;

@@ -5,8 +5,10 @@
  * into place, so a reader sees a whole file or none; the checksum catches what rename
  * cannot (a disk that lost blocks, a hand-edited file), and such a file is compiled again.
  * Compiles of one key are serialized across processes by flock on <key>.lock: the first
- * compiles, the others wait and then read its file. Where the file system has no flock
- * (some network mounts), each process compiles on its own: slower, never wrong. */
+ * compiles, the others wait and then read its file. A waiter that still finds none (the
+ * compile failed, or the disk is full) compiles without the lock, so a failure costs every
+ * rank one compile at the same time, not one after another. Where the file system has no
+ * flock (some network mounts), each process compiles on its own: slower, never wrong. */
 #include "module_cache.h"
 
 #include <errno.h>
@@ -26,7 +28,7 @@ static const char MAGIC[8] = "FDTMOD1\n";
 enum { KEY_LEN = 32, HEADER_LEN = 8 + KEY_LEN + 8 + 8 };
 /* A compile that holds the lock longer than this is presumed stuck (its process stopped
  * but did not die); the waiter then compiles itself. */
-#define LOCK_WAIT_S 300
+#define LOCK_WAIT_NS (300 * 1000000000ull)
 #define LOCK_POLL_NS 20000000L
 
 static void put_u64(unsigned char *p, uint64_t v)
@@ -125,31 +127,21 @@ static int read_all(int fd, void *buf, size_t n)
     return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-    for (size_t done = 0; done < n;) {
-        const ssize_t w = write(fd, (const char *)buf + done, n - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -1;
-        done += (size_t)w;
-    }
-    return 0;
-}
-
 /* 1 and the code when the file for key is whole and its checksum holds; 0 when absent;
  * -1 when damaged (then it is removed, so the next reader compiles afresh). */
 static int read_module(const fdt_module_cache *c, const char *key, fdt_code *out)
 {
     char path[sizeof c->dir + 64];
     file_path(c, key, "mod", path, sizeof path);
-    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* The directory is ours alone, but a link or someone else's file in it is not code
+     * this process wrote: not followed, not read. */
+    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
-        return 0;
+        return errno == ELOOP ? -1 : 0;
     unsigned char head[HEADER_LEN];
     struct stat st;
-    int ok = fstat(fd, &st) == 0 && st.st_size >= HEADER_LEN &&
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+             st.st_size >= HEADER_LEN &&
              read_all(fd, head, sizeof head) == 0 && memcmp(head, MAGIC, 8) == 0 &&
              memcmp(head + 8, key, KEY_LEN) == 0 &&
              get_u64(head + 8 + KEY_LEN) == (uint64_t)st.st_size - HEADER_LEN;
@@ -182,26 +174,30 @@ static void write_module(const fdt_module_cache *c, const char *key, const fdt_c
     memcpy(head + 8, key, KEY_LEN);
     put_u64(head + 8 + KEY_LEN, code->size);
     put_u64(head + 16 + KEY_LEN, fdt_hash_bytes(code->data, code->size));
-    const int ok = write_all(fd, head, sizeof head) == 0 &&
-                   write_all(fd, code->data, code->size) == 0;
+    const int ok = fdt_write_all(fd, head, sizeof head) == 0 &&
+                   fdt_write_all(fd, code->data, code->size) == 0;
     if (close(fd) != 0 || !ok || rename(tmp, path) != 0)
         unlink(tmp);
 }
 
-/* The lock of key, held, or -1 where locks are not to be had (then nobody waits). */
-static int lock_key(const fdt_module_cache *c, const char *key)
+/* The lock of key, held, or -1 where locks are not to be had (then nobody waits); *waited
+ * says whether another process held it first. */
+static int lock_key(const fdt_module_cache *c, const char *key, int *waited)
 {
     char path[sizeof c->dir + 64];
     file_path(c, key, "lock", path, sizeof path);
-    const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    *waited = 0;
+    const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return -1;
     const struct timespec pause = {0, LOCK_POLL_NS};
-    for (long waited = 0; waited < LOCK_WAIT_S * (1000000000L / LOCK_POLL_NS); waited++) {
+    const uint64_t deadline = fdt_monotonic_ns() + LOCK_WAIT_NS;
+    while (fdt_monotonic_ns() < deadline) {
         if (flock(fd, LOCK_EX | LOCK_NB) == 0)
             return fd;
         if (errno != EWOULDBLOCK && errno != EINTR)
             break;
+        *waited = 1;
         nanosleep(&pause, NULL);
     }
     close(fd);
@@ -224,16 +220,30 @@ fdt_status fdt_module_cache_get(const fdt_module_cache *c, const fdt_module_reci
         *hit = 1;
         return FDT_OK;
     }
-    const int lock = lock_key(c, r->key);
-    /* Whoever held the lock may have just stored it. */
+    int waited;
+    int lock = lock_key(c, r->key, &waited);
+    /* Whoever held the lock may have just stored it; if it did not, it failed. */
     if (lock >= 0 && read_module(c, r->key, out) == 1) {
         unlock_key(lock);
         *hit = 1;
         return FDT_OK;
+    }
+    if (waited) {
+        unlock_key(lock);
+        lock = -1;
     }
     const fdt_status st = r->compile(r->ctx, out, err);
     if (st == FDT_OK)
         write_module(c, r->key, out);
     unlock_key(lock);
     return st;
+}
+
+void fdt_module_cache_drop(const fdt_module_cache *c, const char *key)
+{
+    char path[sizeof c->dir + 64];
+    if (!c->dir[0])
+        return;
+    file_path(c, key, "mod", path, sizeof path);
+    unlink(path);
 }

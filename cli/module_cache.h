@@ -34,4 +34,7 @@ FDT_HIDDEN fdt_status fdt_module_cache_get(const fdt_module_cache *c,
                                            const fdt_module_recipe *r, fdt_code *out,
                                            int *hit, fdt_error *err);
 
+/* Removes key's module, one the device refused to load, so that it is compiled again. */
+FDT_HIDDEN void fdt_module_cache_drop(const fdt_module_cache *c, const char *key);
+
 #endif

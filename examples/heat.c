@@ -75,9 +75,10 @@ static int parse_args(int argc, char **argv, run *r)
 {
     if (argc < 4)
         return usage("NX NY NZ are required");
+    /* NZ is the update's grid z, which GPUs bound to 65535. */
     if (whole(argv[1], 3, 65536, &r->p.nx) || whole(argv[2], 3, 65536, &r->p.ny) ||
-        whole(argv[3], 3, 65536, &r->p.nz))
-        return usage("each of NX NY NZ must be a whole number from 3 to 65536");
+        whole(argv[3], 3, 65535, &r->p.nz))
+        return usage("NX NY must be whole numbers from 3 to 65536, NZ from 3 to 65535");
     r->steps = 100;
     for (int i = 4; i < argc; i++) {
         if (strcmp(argv[i], "--kernel1") == 0)
@@ -311,6 +312,8 @@ static void print_kernel(const run *r)
         printf(" (%s)", k->reason);
     printf("\nmodules:   %.1f ms, %d from the disk cache, %d compiled\n", k->module_ms,
            k->cache_hits, k->compiles);
+    if (k->note[0])
+        printf("note:      %s\n", k->note);
 }
 
 static int report(run *r)

@@ -94,10 +94,11 @@ contains
         if (command_argument_count() < 3) call usage('NX NY NZ are required')
         prob%radius = 1
         prob%precision = FDTUNE_DOUBLE
+        ! NZ is the update's grid z, which GPUs bound to 65535.
         if (.not. (whole(argument(1), 3, 65536, prob%nx) .and. &
                    whole(argument(2), 3, 65536, prob%ny) .and. &
-                   whole(argument(3), 3, 65536, prob%nz))) &
-            call usage('each of NX NY NZ must be a whole number from 3 to 65536')
+                   whole(argument(3), 3, 65535, prob%nz))) &
+            call usage('NX NY must be whole numbers from 3 to 65536, NZ from 3 to 65535')
         i = 4
         do while (i <= command_argument_count())
             arg = argument(i)
@@ -259,6 +260,7 @@ contains
         print '(a)', line
         print '(a)', 'modules:   ' // fixed(k%module_ms, 1) // ' ms, ' // &
             itoa(k%cache_hits) // ' from the disk cache, ' // itoa(k%compiles) // ' compiled'
+        if (len(chars(k%note)) > 0) print '(a)', 'note:      ' // chars(k%note)
     end subroutine print_kernel
 
     ! ---- the time steps ----

@@ -76,6 +76,7 @@ static const struct {
     OFF(fdtune_kernel_info, module_ms),
     OFF(fdtune_kernel_info, cache_hits),
     OFF(fdtune_kernel_info, compiles),
+    OFF(fdtune_kernel_info, note),
 
     /* The enums' storage, which the Fortran side declares as integer(c_int). */
     {"sizeof fdtune_precision", sizeof(fdtune_precision)},

@@ -86,6 +86,7 @@ program fortran_layout
     call check('fdtune_kernel_info.module_ms', off(c_loc(ki), c_loc(ki%module_ms)))
     call check('fdtune_kernel_info.cache_hits', off(c_loc(ki), c_loc(ki%cache_hits)))
     call check('fdtune_kernel_info.compiles', off(c_loc(ki), c_loc(ki%compiles)))
+    call check('fdtune_kernel_info.note', off(c_loc(ki), c_loc(ki%note)))
 
     ! The C enums are stored as int; the module declares them integer(c_int).
     call check('sizeof fdtune_precision', int(c_sizeof(p%precision), i8))

@@ -150,12 +150,14 @@ else
     not_ok "query 26x17x11 answers from the nearest tuned shape" "$dir/q"
 fi
 
-# The example a solver author copies, built through pkg-config against libfdtune.
-"$BUILD/example_query" 13 17 11 >"$dir/q" 2>&1
-if grep -q '^match: *exact' "$dir/q" && grep -q 'launch:  grid [0-9]* 17 11, block' "$dir/q"; then
-    ok "example_query prints the exact match and the launch geometry"
+# The solver a solver author copies, built through pkg-config against libfdtune: it runs
+# the tuned variant the daemon names, within the scheme's error.
+variant=$("$FDTUNE" query 13 17 11 --json | sed -n 's/.*"variant":"\([^"]*\)".*/\1/p')
+FDTUNE_CACHE_DIR="$dir/modules" "$BUILD/examples/heat" 13 17 11 --steps 10 >"$dir/q" 2>&1
+if [ $? -eq 0 ] && tail -n 1 "$dir/q" | grep -q "source=tuned variant=$variant "; then
+    ok "the heat solver runs the tuned $variant"
 else
-    not_ok "example_query prints the exact match and the launch geometry" "$dir/q"
+    not_ok "the heat solver runs the tuned $variant" "$dir/q"
 fi
 
 # --- restart: the answer is still there -----------------------------------------------------

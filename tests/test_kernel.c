@@ -2,7 +2,8 @@
  * modules, a real disk cache): the Laplacian it loads computes the stencil in both
  * precisions and leaves the boundary alone; every way the tuned path can fail ends in
  * kernel 1 with the reason; the disk cache serves a second open, rebuilds a damaged module
- * and refuses a directory others may write; bad arguments are errors, never crashes. The
+ * and refuses a directory others may write; an answer cannot get its own defines, entry or
+ * launch compiled; bad arguments are errors, never crashes. The
  * tuned path against a real daemon, from an installed tree, is tests/test_install.sh's. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/hashes.h"
+#include "engine/variant.h"
 #include "fdtune_kernel.h"
 
 static char cache_root[] = "/tmp/fdt-test-kernel-XXXXXX";
@@ -126,17 +129,25 @@ static void test_no_daemon_falls_back_with_the_reason(void **state)
     fdtune_kernel_close(k);
 }
 
-/* A tuned answer as the daemon writes it for zmarch on double radius 1 (defines and
- * geometry for 16^3), with a source hash nobody has. */
-static fdtune_answer answer_16(void)
+/* The answer fdtuned writes for variant on problem p, with a source hash nobody has. */
+static fdtune_answer answer_for(const char *variant, const fdtune_problem *p)
 {
-    static const char *const defines[] = {"FDT_REAL=double", "FDT_IDX=int", "FDT_RADIUS=1",
-                                          "FDT_BX=32", "FDT_BY=4", "FDT_BZ=1", "FDT_MZ=8"};
-    fdtune_answer a = {.match = "exact", .ndefines = 7, .block = {32, 4, 1},
-                       .grid = {1, 4, 2}, .source_hash = "0123456789abcdef0123456789abcdef",
-                       .entry = "fdt_laplacian", .variant = "zmarch:32x4x1:mz8"};
-    for (int i = 0; i < a.ndefines; i++)
-        snprintf(a.defines[i], sizeof a.defines[i], "%s", defines[i]);
+    const fdt_problem q = {.nx = p->nx, .ny = p->ny, .nz = p->nz, .radius = 1,
+                           .precision = p->precision == FDTUNE_FLOAT ? FDT_FLOAT : FDT_DOUBLE};
+    fdt_variant v;
+    assert_int_equal(fdt_variant_parse(variant, &v, NULL, 0), 0);
+    fdt_defines d;
+    fdt_variant_defines(&v, &q, &d);
+    fdt_dim3 grid, block;
+    fdt_variant_geometry(&v, &q, &grid, &block);
+    fdtune_answer a = {.match = "exact", .ndefines = (int)d.count,
+                       .block = {(int)block.x, (int)block.y, (int)block.z},
+                       .grid = {(int)grid.x, (int)grid.y, (int)grid.z},
+                       .source_hash = "0123456789abcdef0123456789abcdef",
+                       .entry = "fdt_laplacian"};
+    snprintf(a.variant, sizeof a.variant, "%s", variant);
+    for (size_t i = 0; i < d.count; i++)
+        snprintf(a.defines[i], sizeof a.defines[i], "%s", d.list[i]);
     return a;
 }
 
@@ -161,16 +172,60 @@ static void test_unusable_answers_fall_back(void **state)
     fixture *f = *state;
     const fdtune_problem p = {.nx = 16, .ny = 16, .nz = 16};
     expect_fallback(f, &p, NULL, "no answer was given");
-    fdtune_answer a = answer_16();
+    fdtune_answer a = answer_for("zmarch:32x4x1:mz8", &p);
     expect_fallback(f, &p, &a, "no daemon can send its source");
     snprintf(a.match, sizeof a.match, "default");
     expect_fallback(f, &p, &a, "tuned nothing near this problem");
-    a = answer_16();
+    a = answer_for("zmarch:32x4x1:mz8", &p);
     a.source_hash[0] = '\0';
     expect_fallback(f, &p, &a, "names no source hash");
     const fdtune_problem single = {.nx = 16, .ny = 16, .nz = 16, .precision = FDTUNE_FLOAT};
-    a = answer_16();
-    expect_fallback(f, &single, &a, "not for float precision and radius 1");
+    expect_fallback(f, &single, &a, "names no source hash");
+    a = answer_for("zmarch:32x4x1:mz8", &p);
+    expect_fallback(f, &single, &a, "defines for zmarch:32x4x1:mz8 are not this library's");
+    a.ndefines = 99;
+    expect_fallback(f, &p, &a, "the answer has 99 defines");
+}
+
+/* What an answer names is rebuilt by the library: a define, an entry or a launch of its
+ * own, a variant it does not know or one this device cannot run are refused. */
+static void test_answers_cannot_inject(void **state)
+{
+    fixture *f = *state;
+    const fdtune_problem p = {.nx = 16, .ny = 16, .nz = 16};
+    fdtune_answer a = answer_for("zmarch:32x4x1:mz8", &p);
+    snprintf(a.defines[1], sizeof a.defines[1], "FDT_IDX=int idx_t; int x = puts(\"hi\")");
+    expect_fallback(f, &p, &a, "defines for zmarch:32x4x1:mz8 are not this library's");
+    a = answer_for("zmarch:32x4x1:mz8", &p);
+    a.grid[0] = a.grid[1] = a.grid[2] = 1;
+    expect_fallback(f, &p, &a, "entry or launch geometry");
+    a = answer_for("zmarch:32x4x1:mz8", &p);
+    snprintf(a.entry, sizeof a.entry, "fdt_compare");
+    expect_fallback(f, &p, &a, "entry or launch geometry");
+    a = answer_for("zmarch:32x4x1:mz8", &p);
+    snprintf(a.variant, sizeof a.variant, "warp:32x4x1");
+    expect_fallback(f, &p, &a, "not one this library knows");
+    a = answer_for("smem:32x4x1:mz8", &p);
+    expect_fallback(f, &p, &a, "cannot run on this cpu device");
+}
+
+/* An answer whose source this library carries needs no daemon: it is tuned. */
+static void test_carried_source_needs_no_daemon(void **state)
+{
+    fixture *f = *state;
+    const fdtune_problem p = {.nx = 16, .ny = 12, .nz = 10};
+    fdtune_answer a = answer_for("tiled:32x2x1:m4:asc", &p);
+    fdt_source_hash(fdt_family_source(fdt_family_find("tiled")), a.source_hash);
+    snprintf(a.from.device, sizeof a.from.device, "another device");
+    fdtune_kernel *k;
+    assert_int_equal(fdtune_kernel_load(f->dev, NULL, &p, &a, &f->o, &k, f->err, sizeof f->err),
+                     FDTUNE_OK);
+    const fdtune_kernel_info *info = fdtune_kernel_get_info(k);
+    assert_int_equal(info->tuned, 1);
+    assert_string_equal(info->variant, "tiled:32x2x1:m4:asc");
+    assert_non_null(strstr(info->note, "measured on another device"));
+    check_laplacian(k, &p, f->err, sizeof f->err);
+    fdtune_kernel_close(k);
 }
 
 /* The names of the module files in dir. */
@@ -301,6 +356,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_daemon_falls_back_with_the_reason, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_unusable_answers_fall_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_answers_cannot_inject, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_carried_source_needs_no_daemon, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_cache, setup, teardown),
         cmocka_unit_test_setup_teardown(test_own_functions_and_compile_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),

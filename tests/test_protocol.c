@@ -23,6 +23,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
+
+#include "engine/hashes.h"
 
 #define NOBODY 65534
 #define MAX_ANSWER (1 << 20)
@@ -319,6 +322,32 @@ static void test_query_answers(void **state)
     assert_not_contains(persist, "\"persist\"");
 }
 
+/* The source an answer names is served by its hash, and is the text that hash names. */
+static void test_source_serves_what_the_query_named(void **state)
+{
+    (void)state;
+    json_t *answer = json_loads(ask(main_daemon.socket,
+                                    "{\"op\":\"query\",\"nx\":13,\"ny\":17,\"nz\":11}"), 0, NULL);
+    const char *hash = json_string_value(json_object_get(json_object_get(answer, "config"),
+                                                         "source_hash"));
+    assert_non_null(hash);
+    char request[128];
+    snprintf(request, sizeof request, "{\"op\":\"source\",\"hash\":\"%s\"}", hash);
+    json_t *source = json_loads(ask(main_daemon.socket, request), 0, NULL);
+    const char *text = json_string_value(json_object_get(source, "text"));
+    assert_non_null(text);
+    char got[33];
+    fdt_source_hash(text, got);
+    assert_string_equal(got, hash);
+    assert_non_null(strstr(text, "common.h"));
+    json_decref(source);
+    json_decref(answer);
+    assert_contains(ask(main_daemon.socket, "{\"op\":\"source\",\"hash\":\"0123\"}"),
+                    "\"code\":\"not_found\"");
+    assert_contains(ask(main_daemon.socket, "{\"op\":\"source\",\"hash\":7}"),
+                    "\"code\":\"bad_request\"");
+}
+
 static void test_long_line_is_refused(void **state)
 {
     (void)state;
@@ -513,6 +542,7 @@ int main(void)
         cmocka_unit_test(test_bad_requests),
         cmocka_unit_test(test_ids_are_echoed_in_order),
         cmocka_unit_test(test_query_answers),
+        cmocka_unit_test(test_source_serves_what_the_query_named),
         cmocka_unit_test(test_long_line_is_refused),
         cmocka_unit_test(test_disconnect_mid_line),
         cmocka_unit_test(test_many_clients_at_once),

@@ -137,6 +137,7 @@ module fdtune
         integer(c_int) :: persist
         real(c_double) :: module_ms
         integer(c_int) :: cache_hits, compiles
+        character(kind=c_char) :: note(512)       ! the disk cache unused, another device
     end type fdtune_kernel_info
 
     interface

@@ -24,7 +24,14 @@
  * Pointers are device pointers of the solver's runtime (hipMalloc, cudaMalloc, cuMemAlloc),
  * or host pointers on the cpu. Every call reports failure as a status and text in err; the
  * library never exits, aborts or prints. A device handle, and the kernels made with it,
- * serve one thread at a time. */
+ * serve one thread at a time, and, as the solver's own launches, need that thread on the
+ * handle's device (its context current on NVIDIA): the library never switches it back.
+ *
+ * What runs is what this library builds: an answer names a variant, and its defines, entry
+ * and launch must be the ones this library computes for that variant and problem, or kernel
+ * 1 runs instead. The kernel source comes from the library itself when the daemon's is the
+ * same version, else from the daemon's "source" operation, checked against the answer's
+ * hash; the daemon's socket is what a solver trusts (docs/protocol.md, Security). */
 #ifndef FDTUNE_KERNEL_H
 #define FDTUNE_KERNEL_H
 
@@ -40,9 +47,11 @@ typedef struct fdtune_device fdtune_device;
 
 /* Binds to a device. backend: "hip", "cuda", "cpu", or NULL / "auto" for the first of hip,
  * cuda, cpu that opens. device < 0: the device and context the calling thread already uses
- * (the solver's; device 0 where it uses none); device >= 0: that device. stream: the
- * hipStream_t or CUstream (cudaStream_t) every launch of this handle is queued on; NULL is
- * the default stream. */
+ * (the solver's; device 0 where it uses none); device >= 0: that device, made the thread's
+ * current one (as cudaSetDevice / hipSetDevice). stream: the hipStream_t or CUstream
+ * (cudaStream_t) of that device every launch of this handle is queued on; NULL is the
+ * default stream. fdtune_upload and fdtune_download copy synchronously on the default
+ * stream: with a non-blocking stream, fdtune_synchronize first. */
 int fdtune_device_open(const char *backend, int device, void *stream, fdtune_device **out,
                        char *err, size_t errlen);
 void fdtune_device_close(fdtune_device *d);
@@ -55,7 +64,8 @@ typedef struct fdtune_kernel_options {
     const char *socket;    /* the daemon; NULL: fdtune_default_socket() */
     int timeout_ms;        /* bounds the talk with the daemon; 0 or less: 2000 */
     const char *cache_dir; /* compiled modules; NULL: $FDTUNE_CACHE_DIR, else
-                              $XDG_CACHE_HOME/fdtune, else ~/.cache/fdtune; "": none */
+                              $XDG_CACHE_HOME/fdtune, else ~/.cache/fdtune; "": none. A
+                              directory another user owns or may write is not used. */
     int kernel1;           /* 1: ask no daemon and load kernel 1 (a baseline to compare) */
 } fdtune_kernel_options;
 
@@ -73,6 +83,9 @@ typedef struct fdtune_kernel_info {
     int persist;                    /* 1: answer measured in cache mode persist */
     double module_ms;               /* time to get the module(s): compile or disk cache */
     int cache_hits, compiles;       /* modules read from the disk cache, and compiled */
+    char note[512];                 /* what else to know, "" if nothing: the disk cache was
+                                       not used and why; the answer was measured on another
+                                       device than this one */
 } fdtune_kernel_info;
 
 /* Call 1: asks fdtuned (o->socket) for problem p, gets the kernel's source from it unless
@@ -113,9 +126,9 @@ void fdtune_kernel_close(fdtune_kernel *k);
 
 typedef struct fdtune_function fdtune_function;
 
-/* Compiles source (HIP/CUDA syntax; an extern "C" __global__ entry) with -D defines
- * ("NAME=VALUE") for d, through the disk cache of o (may be NULL); the same source runs on
- * hip, cuda and cpu. */
+/* Compiles source (HIP/CUDA syntax; an extern "C" __global__ entry, at most 127 bytes of
+ * name) with -D defines ("NAME=VALUE") for d, through the disk cache of o (may be NULL; all
+ * zeros means the same); the same source runs on hip, cuda and cpu. */
 int fdtune_function_compile(fdtune_device *d, const char *source, const char *entry,
                             const char *const *defines, int ndefines,
                             const fdtune_kernel_options *o, fdtune_function **out, char *err,

@@ -1,11 +1,13 @@
 /* backend.c - the backend registry and the helpers all backends share. */
 #include "backends/backend.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const fdt_backend_ops *const backends[] = {
     &fdt_backend_hip,
@@ -51,6 +53,19 @@ uint64_t fdt_monotonic_ns(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t); /* cannot fail: the clock exists and t is valid */
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+int fdt_write_all(int fd, const void *data, size_t n)
+{
+    for (size_t done = 0; done < n;) {
+        const ssize_t w = write(fd, (const char *)data + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        done += (size_t)w;
+    }
+    return 0;
 }
 
 void fdt_code_free(fdt_code *code)

@@ -49,6 +49,9 @@ void fdt_copy_text(char *dst, size_t size, const char *src);
 /* CLOCK_MONOTONIC in nanoseconds: the clock the backends' bounded waits run on. */
 uint64_t fdt_monotonic_ns(void);
 
+/* Writes all n bytes to fd, through short writes and interrupted ones; 0, or -1 (errno). */
+int fdt_write_all(int fd, const void *data, size_t n);
+
 typedef struct fdt_dim3 {
     unsigned x, y, z;
 } fdt_dim3;

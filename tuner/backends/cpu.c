@@ -116,6 +116,7 @@ typedef struct child {
     pid_t pid;
     capture out, errs;
     int exit_status; /* meaningful where term_signal is 0 */
+    int status_unknown; /* reaped by someone else: exit_status says 0 */
     int term_signal;
 } child;
 
@@ -300,13 +301,23 @@ static int child_drain(child *ch)
     return 0;
 }
 
-/* Reaps the child; returns 0 or waitpid()'s error number. */
+/* Reaps the child; returns 0 or waitpid()'s error number. A solver that ignores SIGCHLD
+ * (or reaps every child itself) leaves no status to wait for: ECHILD. Then the exit status
+ * is unknown, and the outputs tell (build_so looks for the object it asked for). */
 static int child_wait(child *ch)
 {
     int status;
-    while (waitpid(ch->pid, &status, 0) < 0)
+    ch->status_unknown = 0;
+    while (waitpid(ch->pid, &status, 0) < 0) {
+        if (errno == ECHILD) {
+            ch->status_unknown = 1;
+            ch->exit_status = 0;
+            ch->term_signal = 0;
+            return 0;
+        }
         if (errno != EINTR)
             return errno;
+    }
     ch->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     ch->term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     return 0;
@@ -445,7 +456,8 @@ static fdt_status build_so(const workdir *w, const char *const *defines, size_t 
     child ch;
     s = child_run(argv, w->dir, &ch, err);
     free(argv);
-    if (s == FDT_OK && ch.exit_status != 0)
+    const int failed = ch.status_unknown ? access(w->so, F_OK) != 0 : ch.exit_status != 0;
+    if (s == FDT_OK && failed)
         s = fdt_fail(err, FDT_COMPILE_ERROR, "%s", ch.errs.len ? ch.errs.text : ch.out.text);
     return s;
 }
@@ -581,18 +593,6 @@ static const fdt_device_info *cpu_info(fdt_backend *b)
 
 /* ---- modules ---- */
 
-static int write_all(int fd, const char *data, size_t size)
-{
-    while (size > 0) {
-        ssize_t n = write(fd, data, size);
-        if (n < 0)
-            return -1;
-        data += n;
-        size -= (size_t)n;
-    }
-    return 0;
-}
-
 /* The OpenMP runtime keeps its worker threads after a parallel region; were it unloaded with
  * the last kernel using it, they would run unmapped code. So it stays loaded for good. */
 static void pin_openmp_runtime(void *lib)
@@ -613,7 +613,7 @@ static fdt_status cpu_load(fdt_backend *b, const fdt_code *code, const char *ent
     if (!k)
         return fdt_fail(err, FDT_ERROR, "out of memory");
     k->fd = memfd_create("fdt-cpu-kernel", MFD_CLOEXEC);
-    if (k->fd < 0 || write_all(k->fd, code->data, code->size) != 0) {
+    if (k->fd < 0 || fdt_write_all(k->fd, code->data, code->size) != 0) {
         fdt_fail(err, FDT_ERROR, "cannot stage the kernel's shared object: %m");
         goto fail;
     }

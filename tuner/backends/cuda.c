@@ -389,13 +389,17 @@ static fdt_status use_primary(fdt_backend *b, int device, fdt_error *err)
 static fdt_status use_current(fdt_backend *b, int device, fdt_error *err)
 {
     CUcontext current = NULL;
-    CUdevice current_dev = 0;
+    CUdevice current_dev = 0, wanted = 0;
     fdt_status st = check(b, b->cu.cuCtxGetCurrent(&current), FDT_ERROR, err, "cuCtxGetCurrent");
-    if (st == FDT_OK && current) /* cuCtxGetDevice answers the device's ordinal */
+    if (st == FDT_OK && current)
         st = check(b, b->cu.cuCtxGetDevice(&current_dev), FDT_ERROR, err, "cuCtxGetDevice");
+    /* A CUdevice is a handle: the ordinal's own comes from cuDeviceGet. */
+    if (st == FDT_OK && current && device >= 0)
+        st = check(b, b->cu.cuDeviceGet(&wanted, device), FDT_ERROR, err, "cuDeviceGet(%d)",
+                   device);
     if (st != FDT_OK)
         return st;
-    if (current && (device < 0 || current_dev == device)) {
+    if (current && (device < 0 || current_dev == wanted)) {
         b->dev = current_dev;
         return FDT_OK;
     }

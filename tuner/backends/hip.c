@@ -277,6 +277,7 @@ static fdt_status hip_compile(const char *arch, const char *source, const char *
 
 struct fdt_backend {
     int device;
+    int borrowed;       /* attach()'s: the calling thread's device, never switched */
     hipStream_t stream; /* where launches, fills, copies and events go; NULL: the null stream */
     fdt_device_info info;
     hipEvent_t start, stop;
@@ -307,10 +308,14 @@ static fdt_status check(hipError_t e, fdt_status status, const char *call, fdt_e
     return fdt_fail(err, status, "hip backend: %s failed: %s", call, what);
 }
 
-/* HIP's current device belongs to the calling thread, and a backend may be used from a
- * thread other than the one that opened it. */
+/* HIP's current device belongs to the calling thread, and an opened backend may be used
+ * from a thread other than the one that opened it. An attached one is the solver's: its
+ * thread's device is left as the solver set it (fdtune_kernel.h asks for calls from a
+ * thread on that device), or the solver's next hipMalloc would land on ours. */
 static fdt_status use_device(fdt_backend *b, fdt_error *err)
 {
+    if (b->borrowed)
+        return FDT_OK;
     return check(api.hipSetDevice(b->device), FDT_ERROR, "hipSetDevice", err);
 }
 
@@ -405,13 +410,15 @@ static void hip_close(fdt_backend *b)
 }
 
 /* A handle on device, already the calling thread's current device, queuing on stream. */
-static fdt_status start(int device, hipStream_t stream, fdt_backend **out, fdt_error *err)
+static fdt_status start(int device, hipStream_t stream, int borrowed, fdt_backend **out,
+                        fdt_error *err)
 {
     fdt_backend *b = calloc(1, sizeof *b);
     if (!b)
         return fdt_fail(err, FDT_ERROR, "hip backend: out of memory");
     b->device = device;
     b->stream = stream;
+    b->borrowed = borrowed;
     fdt_status s = read_info(b, err);
     if (s == FDT_OK)
         s = check(api.hipEventCreate(&b->start), FDT_ERROR, "hipEventCreate", err);
@@ -430,7 +437,7 @@ static fdt_status hip_open(int device, fdt_backend **out, fdt_error *err)
     fdt_status s = need(RUNTIME, err);
     if (s == FDT_OK)
         s = select_device(device, err);
-    return s == FDT_OK ? start(device, NULL, out, err) : s;
+    return s == FDT_OK ? start(device, NULL, 0, out, err) : s;
 }
 
 static fdt_status hip_attach(int device, void *stream, fdt_backend **out, fdt_error *err)
@@ -438,7 +445,7 @@ static fdt_status hip_attach(int device, void *stream, fdt_backend **out, fdt_er
     fdt_status s = need(RUNTIME, err);
     if (s == FDT_OK)
         s = device >= 0 ? select_device(device, err) : thread_device(&device, err);
-    return s == FDT_OK ? start(device, stream, out, err) : s;
+    return s == FDT_OK ? start(device, stream, 1, out, err) : s;
 }
 
 static const fdt_device_info *hip_info(fdt_backend *b)
