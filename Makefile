@@ -61,9 +61,6 @@ LIB_HEADERS := cli/include/fdtune.h cli/include/fdtune_kernel.h
 # backend's launcher): a checksum of its sources goes into their keys, so that a module
 # made by another build of the library is never loaded.
 LIB_SOURCES_SUM := $(shell cat $(LIB_PARTS:%=%.c) $(wildcard tuner/backends/*.h) | cksum | cut -d' ' -f1)
-LIB_KEYED := $(BUILD)/cli/kernel.o $(BUILD)/pic/cli/kernel.o
-$(LIB_KEYED): CPPFLAGS += -DFDT_LIBRARY_SOURCES='"$(LIB_SOURCES_SUM)"'
-$(LIB_KEYED): $(LIB_PARTS:%=%.c)
 VERSION := $(shell sed -n 's/^\#define FDT_VERSION "\(.*\)"/\1/p' tuner/daemon/daemon.h)
 ifeq ($(origin FC),default)
 FC := gfortran
@@ -104,6 +101,10 @@ $(BUILD)/libfdtune.so: $(BUILD)/libfdtune.so.1
 $(BUILD)/libfdtune.so.1: $(LIB_PIC) cli/libfdtune.map
 	$(CC) -shared $(SANFLAGS) -Wl,-soname,libfdtune.so.1 -Wl,--version-script=cli/libfdtune.map \
 	  -Wl,--no-undefined -o $@ $(LIB_PIC) $(LIB_LIBS)
+
+LIB_KEYED := $(BUILD)/cli/kernel.o $(BUILD)/pic/cli/kernel.o
+$(LIB_KEYED): CPPFLAGS += -DFDT_LIBRARY_SOURCES='"$(LIB_SOURCES_SUM)"'
+$(LIB_KEYED): $(LIB_PARTS:%=%.c)
 
 $(BUILD)/pic/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)

@@ -177,8 +177,14 @@ solver() {
         run solver "$heat" $args --steps "${STEPS:-200}"
         run solver "$heat" $args --steps "${STEPS:-200}" --kernel1
     done
+    # Cache mode persist: the answer's set-up step run by the library on f.
+    run solver "$FDTUNE" tune 256 256 256 --cache persist --wait
+    run solver "$FDTUNE" query 256 256 256 --cache persist
+    run solver "$heat" 256 256 256 --cache persist --steps "${STEPS:-200}"
     run solver_memcheck "$SANITIZER" --tool memcheck --leak-check full --error-exitcode 99 \
         "$heat" 100 200 300 --steps 3
+    run solver_memcheck "$SANITIZER" --tool memcheck --leak-check full --error-exitcode 99 \
+        "$heat" 256 256 256 --cache persist --steps 3
     stop_daemon solver
 }
 

@@ -3,14 +3,15 @@
  * update kernel, on the first GPU found or else the cpu.
  *
  *     cc heat.c $(pkg-config --cflags --libs fdtune) -lm -o heat
- *     heat NX NY NZ [--precision float|double] [--steps N] [--kernel1]
+ *     heat NX NY NZ [--precision float|double] [--steps N] [--kernel1] [--cache persist]
  *
  * The grid has n points per axis, i = 0 .. n-1 at x = i / (n-1); u = 0 on the boundary and
  * u0 = sin(pi x) sin(pi y) sin(pi z), so the exact solution is exp(-3 pi^2 t) u0. That u0
  * is an eigenvector of the discrete Laplacian too, so the computed u is the exact one up to
  * the scheme's truncation error, which the program bounds (error_bound below) and checks:
  * a kernel that gets one point wrong fails the run. --kernel1 runs the seeds' kernel 1
- * instead of the tuned one, to compare. The last line is machine-readable:
+ * instead of the tuned one, to compare; --cache persist asks for the answer tuned in cache
+ * mode persist and runs its set-up step on f (NVIDIA). The last line is machine-readable:
  *
  *     heat shape=NXxNYxNZ precision=P steps=N source=tuned|fallback variant=V
  *          laplacian_gbps=X step_ms=X error=X error_bound=X            (one line)
@@ -57,7 +58,7 @@ typedef struct run {
 static int usage(const char *why)
 {
     fprintf(stderr, "heat: %s\nusage: heat NX NY NZ [--precision float|double] [--steps N] "
-            "[--kernel1]\n", why);
+            "[--kernel1] [--cache persist]\n", why);
     return 2;
 }
 
@@ -86,6 +87,10 @@ static int parse_args(int argc, char **argv, run *r)
         else if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
             if (whole(argv[++i], 1, 1000000, &r->steps))
                 return usage("--steps must be a whole number from 1 to 1000000");
+        } else if (strcmp(argv[i], "--cache") == 0 && i + 1 < argc) {
+            if (strcmp(argv[++i], "persist") != 0)
+                return usage("--cache takes persist (hot, the default, needs no option)");
+            r->p.cache = FDTUNE_PERSIST;
         } else if (strcmp(argv[i], "--precision") == 0 && i + 1 < argc) {
             const char *v = argv[++i];
             if (strcmp(v, "float") && strcmp(v, "double"))
