@@ -379,6 +379,31 @@ if [ $up -eq 1 ] && [ -n "$variant_double" ]; then
             not_ok "the mode 0777 cache dir is left unused" "$tmp/out"
         fi
     fi
+
+    # Ranks started together on one node: one compiles, the others wait and read its
+    # module, so the node compiles the Laplacian once.
+    export FDTUNE_CACHE_DIR="$tmp/cache-ranks"
+    ranks="1 2 3 4 5 6"
+    rank_pids=""
+    for r in $ranks; do
+        timeout $RUN_LIMIT "$src/heat" $SHAPE --steps 4 >"$tmp/rank$r.out" 2>&1 &
+        rank_pids="$rank_pids $!"
+    done
+    for p in $rank_pids; do
+        wait "$p"
+    done
+    compiled=0 tuned=0
+    for r in $ranks; do
+        n=$(sed -n 's/^modules:.*, \([0-9]*\) compiled$/\1/p' "$tmp/rank$r.out")
+        compiled=$((compiled + ${n:-99}))
+        tail -1 "$tmp/rank$r.out" | grep -q " source=tuned " && tuned=$((tuned + 1))
+    done
+    if [ "$compiled" -eq 1 ] && [ "$tuned" -eq 6 ]; then
+        ok "6 ranks started at once: all tuned, the Laplacian compiled once"
+    else
+        cat "$tmp"/rank*.out >"$tmp/out"
+        not_ok "6 ranks started at once: all tuned, the Laplacian compiled once ($compiled compiles, $tuned tuned)" "$tmp/out"
+    fi
 fi
 if [ -n "$pid" ]; then
     kill -TERM "$pid" 2>/dev/null
