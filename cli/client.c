@@ -21,9 +21,9 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "backends/backend.h"
 #include "client_json.h"
 #include "config.h"
 #include "fdtune.h"
@@ -110,9 +110,7 @@ static int io_failed(fdtune_conn *c, int e, const char *doing, char *err, size_t
 
 static int64_t now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return (int64_t)fdt_monotonic_ns();
 }
 
 static int64_t deadline_after(int ms)
