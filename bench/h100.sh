@@ -188,7 +188,21 @@ solver() {
     stop_daemon solver
 }
 
+# Two builds of fdtune bench side by side, alternating, on each shape of $AB_SHAPES
+# ("NXxNYxNZ ..."): $OLD (a binary carried from before a change) and this build, over the
+# family $FAMILY; their summaries and leaders.
+ab() {
+    for shape in $AB_SHAPES; do
+        for bin in "$OLD" "$FDTUNE"; do
+            run ab "$bin" bench ${shape//x/ } --backend cuda --family "$FAMILY" --top 3
+        done
+    done
+}
+
 case "${1:-}" in
+ab)
+    ab
+    ;;
 solver)
     solver
     ;;

@@ -12,7 +12,7 @@ extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
     const int k0 = R + BLOCK_Z * FDT_MZ;
     if (!interior(i, nx) || !interior(j, ny) || k0 >= nz - R)
         return;
-    const int k1 = min(k0 + FDT_MZ, nz - R);
+    const int planes = min(FDT_MZ, nz - R - k0);
     const idx_t line = nx;
     const idx_t slice = (idx_t)nx * ny;
     const coeffs c = make_coeffs(cx, cy, cz);
@@ -23,7 +23,13 @@ extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
     for (int q = 0; q < WIN - 1; q++)
         win[q] = u[pos + (q - R) * slice];
 
-    for (int k = k0; k < k1; k++, pos += slice) {
+    /* Unrolled over all FDT_MZ planes, with an exit for the last chunk: the window's shifts
+     * become register renames, and the loads of later planes can be issued before earlier
+     * planes are done, which a loop bounded at run time does not allow. */
+#pragma unroll
+    for (int m = 0; m < FDT_MZ; m++, pos += slice) {
+        if (m == planes)
+            break;
         win[WIN - 1] = u[pos + R * slice];
         real acc = c.c0 * win[R];
 #pragma unroll
