@@ -199,7 +199,18 @@ ab() {
     done
 }
 
+# The whole space of each shape of $BENCH_SHAPES ("NXxNYxNZ ..."): fdtune bench's table and
+# summary, with both ceilings (device copy, interior copy) timed beside the leaders.
+benches() {
+    for shape in $BENCH_SHAPES; do
+        run benches "$FDTUNE" bench ${shape//x/ } --backend cuda --top 5
+    done
+}
+
 case "${1:-}" in
+benches)
+    benches
+    ;;
 ab)
     ab
     ;;

@@ -62,7 +62,7 @@ expect 1 'cache mode persist needs L2 eviction priorities \(NVIDIA sm_80 or late
 expect 0 '^summary shape=13x17x11 precision=double radius=1 backend=cpu variants=4 ok=0 wrong=3 failed=1 .* best=none$' \
     -- bench 13 17 11 --backend cpu --family broken --test-families --samples 2 --leader-samples 2 --min-sample-ms 0.01
 # A real run: every variant of the subset verified and timed; the summary is the last line.
-expect 0 '^summary shape=21x10x14 precision=float radius=2 backend=cpu variants=4 ok=4 wrong=0 failed=0 copy_gbps=[0-9.]+ kernel1_gbps=[0-9.]+ best_gbps=[0-9.]+ best_over_copy=[0-9.]+ best_over_kernel1=[0-9.]+ best=zmarch:' \
+expect 0 '^summary shape=21x10x14 precision=float radius=2 backend=cpu variants=4 ok=4 wrong=0 failed=0 copy_gbps=[0-9.]+ interior_copy_gbps=[1-9][0-9.]* kernel1_gbps=[0-9.]+ best_gbps=[0-9.]+ best_over_copy=[0-9.]+ best_over_interior_copy=[0-9.]+ best_over_kernel1=[0-9.]+ best=zmarch:' \
     -- bench 21 10 14 --backend cpu --family zmarch --precision float --radius 2 --subset 4 --samples 2 --leader-samples 3 --min-sample-ms 0.01
 if [ "$(tail -n 1 "$out" | cut -c1-8)" != "summary " ]; then
     failed=$((failed + 1))

@@ -229,6 +229,46 @@ static void test_attach_refuses_other_devices(void **state)
     assert_non_null(strstr(err.msg, "only device 0, not 3"));
 }
 
+/* Every shape of the interior copy (the second ceiling) copies u's interior to f and leaves
+ * the R outermost layers alone, on an odd shape and a radius that leaves a partial chunk. */
+static void test_interior_copy_copies_the_interior(void **state)
+{
+    fixture *f = *state;
+    const fdt_problem p = {.nx = 13, .ny = 9, .nz = 21, .radius = 2, .precision = FDT_DOUBLE};
+    enum { N = 13 * 9 * 21 };
+    double u[N], out[N];
+    for (int i = 0; i < N; i++)
+        u[i] = i + 0.5;
+    fdt_error err = {0};
+    for (int w = 0; w < FDT_INTERIOR_COPIES; w++) {
+        fdt_defines d;
+        fdt_dim3 grid, block;
+        fdt_interior_copy_kernel(w, &p, &d, &grid, &block);
+        fdt_code code = {0};
+        fdt_kernel *k = NULL;
+        if (f->ops->compile(f->ops->info(f->backend)->arch, fdt_interior_copy_source(),
+                            "fdt_interior_copy", d.list, d.count, &code, &err) != FDT_OK)
+            fail_msg("compile: %s", err.msg);
+        assert_int_equal(f->ops->load(f->backend, &code, "fdt_interior_copy", &k, &err), FDT_OK);
+        fdt_code_free(&code);
+        for (int i = 0; i < N; i++)
+            out[i] = -1;
+        fdt_devptr fp = (fdt_devptr)(uintptr_t)out, up = (fdt_devptr)(uintptr_t)u;
+        int nx = p.nx, ny = p.ny, nz = p.nz;
+        void *args[] = {&fp, &up, &nx, &ny, &nz};
+        assert_int_equal(f->ops->launch(f->backend, k, grid, block, args, &err), FDT_OK);
+        f->ops->unload(f->backend, k);
+        for (int z = 0, i = 0; z < nz; z++)
+            for (int y = 0; y < ny; y++)
+                for (int x = 0; x < nx; x++, i++) {
+                    const int inside = x >= 2 && y >= 2 && z >= 2 && x < nx - 2 && y < ny - 2 &&
+                                       z < nz - 2;
+                    if (out[i] != (inside ? u[i] : -1))
+                        fail_msg("shape %d: f(%d,%d,%d) = %g", w, x, y, z, out[i]);
+                }
+    }
+}
+
 /* The whole engine, as `fdtune bench` drives it, on a sample of the space. */
 static void test_bench_end_to_end(void **state)
 {
@@ -268,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_compile_error_is_reported),
         cmocka_unit_test(test_attach_runs_a_kernel),
         cmocka_unit_test(test_attach_refuses_other_devices),
+        cmocka_unit_test(test_interior_copy_copies_the_interior),
         cmocka_unit_test(test_bench_end_to_end),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -117,6 +117,33 @@ static void test_every_family_compiles_for_amd(void **state)
            counts[1]);
 }
 
+/* The interior copy (the second ceiling) builds for AMD too, every shape, both precisions. */
+static void test_interior_copy_compiles_for_amd(void **state)
+{
+    (void)state;
+    const char *archs[] = {"gfx90a", "gfx906"};
+    for (int prec = 0; prec < 2; prec++) {
+        const fdt_problem p = {.nx = 256, .ny = 256, .nz = 256, .radius = 1,
+                               .precision = prec ? FDT_DOUBLE : FDT_FLOAT};
+        for (int w = 0; w < FDT_INTERIOR_COPIES; w++)
+            for (size_t a = 0; a < 2; a++) {
+                fdt_defines d;
+                fdt_dim3 grid, block;
+                fdt_interior_copy_kernel(w, &p, &d, &grid, &block);
+                fdt_code code = {0};
+                fdt_resources res;
+                fdt_error err = {0};
+                if (fdt_backend_hip.compile(archs[a], fdt_interior_copy_source(),
+                                            "fdt_interior_copy", d.list, d.count, &code,
+                                            &err) != FDT_OK ||
+                    fdt_amdgpu_resources(code.data, code.size, "fdt_interior_copy", &res, &err))
+                    fail_msg("%s shape %d: %s", archs[a], w, err.msg);
+                assert_true(res.vgprs > 0 && res.scratch_bytes == 0);
+                fdt_code_free(&code);
+            }
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = getenv("FDTUNE_REPORT_DIR");
@@ -127,6 +154,7 @@ int main(int argc, char **argv)
         snprintf(report_dir, sizeof report_dir, "%.*s", (int)(slash - argv[0]), argv[0]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_family_compiles_for_amd),
+        cmocka_unit_test(test_interior_copy_compiles_for_amd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

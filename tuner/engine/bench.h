@@ -48,6 +48,8 @@ typedef struct fdt_bench_report {
     fdt_result kernel1;       /* the baseline, timed with the leaders */
     fdt_stats copy;
     double copy_gbps;
+    fdt_stats interior_copy;  /* the second ceiling (kernels_src/copy.hip), beside the copy */
+    double interior_copy_gbps;
     double compile_ms;        /* sum of every variant's compile time */
     double compile_wall_ms;   /* the pool's wall time */
     double gpu_ms;            /* device time inside timed regions */

@@ -243,6 +243,29 @@ fdt_status fdt_runner_time(fdt_runner *r, fdt_kernel *k, const fdt_variant *v, i
     return timed(r, launch_enqueue, &c, samples, acc, err);
 }
 
+/* A launch of a kernel with the copy's signature (f, u, nx, ny, nz). */
+typedef struct copy_launch {
+    fdt_runner *r;
+    fdt_kernel *k;
+    fdt_dim3 grid, block;
+} copy_launch;
+
+static fdt_status copy_kernel_enqueue(void *ctx, fdt_error *err)
+{
+    copy_launch *c = ctx;
+    fdt_runner *r = c->r;
+    void *args[] = {&r->f, &r->u, &r->problem.nx, &r->problem.ny, &r->problem.nz};
+    return r->ops->launch(r->backend, c->k, c->grid, c->block, args, err);
+}
+
+fdt_status fdt_runner_time_copy_kernel(fdt_runner *r, fdt_kernel *k, fdt_dim3 grid,
+                                       fdt_dim3 block, int samples, fdt_samples *acc,
+                                       fdt_error *err)
+{
+    copy_launch c = {.r = r, .k = k, .grid = grid, .block = block};
+    return timed(r, copy_kernel_enqueue, &c, samples, acc, err);
+}
+
 static fdt_status copy_enqueue(void *ctx, fdt_error *err)
 {
     fdt_runner *r = ctx;

@@ -50,6 +50,12 @@ fdt_status fdt_runner_time(fdt_runner *r, fdt_kernel *k, const fdt_variant *v, i
 /* Times a device-to-device copy of one grid (the bandwidth ceiling), adding samples to acc. */
 fdt_status fdt_runner_time_copy(fdt_runner *r, int samples, fdt_samples *acc, fdt_error *err);
 
+/* Times kernel k of the copy's signature, k(f, u, nx, ny, nz), launched with grid and block
+ * (the interior copy, kernels_src/copy.hip), adding samples to acc. */
+fdt_status fdt_runner_time_copy_kernel(fdt_runner *r, fdt_kernel *k, fdt_dim3 grid,
+                                       fdt_dim3 block, int samples, fdt_samples *acc,
+                                       fdt_error *err);
+
 /* Host reference: the Laplacian of u in double precision at interior points. */
 void fdt_host_laplacian(const fdt_problem *p, const void *u, double cx, double cy, double cz,
                         double *out);

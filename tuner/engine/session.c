@@ -276,9 +276,12 @@ fdt_status fdt_session_measure(fdt_session *s, const fdt_variant *vs, size_t n,
 #define ROUNDS 5
 
 typedef struct candidate {
-    const fdt_code *code; /* NULL: the copy */
-    fdt_result *result;   /* NULL: the copy */
-    int baseline;         /* kernel 1 or the copy: without them the round means nothing */
+    const fdt_code *code;    /* a variant's code object; NULL: a copy */
+    fdt_result *result;      /* the variant's outcome; NULL: a copy */
+    fdt_kernel *copy_kernel; /* an interior copy, loaded; NULL (no code): the device copy */
+    fdt_dim3 grid, block;    /* the interior copy's launch */
+    fdt_status status;       /* an interior copy's: one that fails drops out of the rounds */
+    int baseline;            /* kernel 1 or the copy: without them the round means nothing */
     fdt_samples samples;
 } candidate;
 
@@ -294,7 +297,10 @@ static fdt_status time_turn(fdt_session *s, const fdt_session_hooks *h, candidat
     if (st == FDT_OK && k) {
         s->ops->resources(k, &c->result->resources);
         st = fdt_runner_time(&s->runner, k, v, samples, &c->samples, why);
-    } else if (st == FDT_OK)
+    } else if (st == FDT_OK && c->copy_kernel)
+        st = fdt_runner_time_copy_kernel(&s->runner, c->copy_kernel, c->grid, c->block,
+                                         samples, &c->samples, why);
+    else if (st == FDT_OK)
         st = fdt_runner_time_copy(&s->runner, samples, &c->samples, why);
     if (st != FDT_OK)
         lost(s, st, v, err);
@@ -311,7 +317,7 @@ static fdt_status time_in_rounds(fdt_session *s, const fdt_session_hooks *h, can
     for (size_t round = 0; round < ROUNDS; round++)
         for (size_t i = 0; i < n; i++) {
             candidate *c = &cs[(i + round) % n];
-            if (c->result && c->result->status != FDT_OK)
+            if ((c->result && c->result->status != FDT_OK) || c->status != FDT_OK)
                 continue;
             fdt_error why = {0};
             const fdt_status st = time_turn(s, h, c, per_turn, &why, err);
@@ -321,6 +327,7 @@ static fdt_status time_in_rounds(fdt_session *s, const fdt_session_hooks *h, can
                 c->result->status = st;
                 fdt_copy_text(c->result->message, sizeof c->result->message, why.msg);
             }
+            c->status = c->copy_kernel ? st : FDT_OK;
             if (s->lost_after[0]) {
                 if (!c->baseline)
                     h->result(h->ctx, c->result);
@@ -334,13 +341,46 @@ static fdt_status time_in_rounds(fdt_session *s, const fdt_session_hooks *h, can
     return FDT_OK;
 }
 
+/* A candidate's statistics into its result, the device copy's or, for the fastest interior
+ * copy, the interior copy's. */
 static void conclude(fdt_session *s, candidate *c, fdt_session_baseline *out)
 {
-    fdt_stats *st = c->result ? &c->result->stats : &out->copy;
+    fdt_stats interior;
+    fdt_stats *st = c->result ? &c->result->stats : c->copy_kernel ? &interior : &out->copy;
     fdt_samples_stats(&c->samples, st);
     if (c->result && c->result->status == FDT_OK)
         c->result->gbps = fdt_gbps(s->bytes, st->median_ms);
+    if (c->copy_kernel && c->status == FDT_OK && st->samples > 0 &&
+        (!out->interior_copy.samples || st->median_ms < out->interior_copy.median_ms)) {
+        out->interior_copy = *st;
+        out->interior_copy_gbps = fdt_gbps(2.0 * fdt_interior_points(&s->runner.problem) *
+                                           (double)fdt_real_size(s->runner.problem.precision),
+                                           st->median_ms);
+    }
     fdt_samples_free(&c->samples);
+}
+
+/* The interior copy's shapes, compiled and loaded for the prepared problem, as candidates;
+ * a shape that fails to build drops out (the ceiling is the fastest of those that run). */
+static size_t interior_copies(fdt_session *s, candidate *cs)
+{
+    if (!s->interior_copy)
+        return 0;
+    for (int w = 0; w < FDT_INTERIOR_COPIES; w++) {
+        fdt_defines d;
+        fdt_code code = {0};
+        fdt_error why = {0};
+        fdt_interior_copy_kernel(w, &s->runner.problem, &d, &cs[w].grid, &cs[w].block);
+        cs[w].status = s->ops->compile(s->device->arch, fdt_interior_copy_source(),
+                                       "fdt_interior_copy", d.list, d.count, &code, &why);
+        if (cs[w].status == FDT_OK)
+            cs[w].status = s->ops->load(s->backend, &code, "fdt_interior_copy",
+                                        &cs[w].copy_kernel, &why);
+        fdt_code_free(&code);
+        if (cs[w].status != FDT_OK)
+            cs[w].copy_kernel = NULL;
+    }
+    return FDT_INTERIOR_COPIES;
 }
 
 /* jobs[0] is kernel 1, jobs[1..n] the leaders; results likewise. */
@@ -348,7 +388,7 @@ static fdt_status leaders_timed(fdt_session *s, const fdt_session_hooks *h,
                                 fdt_compile_job *jobs, fdt_result *results, size_t n,
                                 int samples, fdt_session_baseline *out, fdt_error *err)
 {
-    candidate *cs = calloc(n + 2, sizeof *cs);
+    candidate *cs = calloc(n + 2 + FDT_INTERIOR_COPIES, sizeof *cs);
     if (!cs)
         return fdt_fail(err, FDT_ERROR, "out of memory");
     for (size_t i = 0; i <= n; i++) {
@@ -360,9 +400,12 @@ static fdt_status leaders_timed(fdt_session *s, const fdt_session_hooks *h,
         cs[i] = (candidate){.code = &jobs[i].code, .result = &results[i], .baseline = i == 0};
     }
     cs[n + 1] = (candidate){.baseline = 1}; /* the copy */
-    fdt_status st = time_in_rounds(s, h, cs, n + 2, samples, err);
-    for (size_t i = 0; i < n + 2; i++)
+    const size_t all = n + 2 + interior_copies(s, cs + n + 2);
+    fdt_status st = time_in_rounds(s, h, cs, all, samples, err);
+    for (size_t i = 0; i < all; i++) {
         conclude(s, &cs[i], out);
+        release(s, cs[i].copy_kernel);
+    }
     free(cs);
     out->kernel1 = results[0];
     out->copy_gbps = fdt_gbps(2.0 * s->runner.bytes, out->copy.median_ms);

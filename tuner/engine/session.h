@@ -34,6 +34,8 @@ typedef struct fdt_session_baseline {
     fdt_result kernel1;
     fdt_stats copy;
     double copy_gbps;
+    fdt_stats interior_copy;   /* the fastest interior copy (samples 0: none timed) */
+    double interior_copy_gbps; /* its interior points read and written, per second */
 } fdt_session_baseline;
 
 typedef struct fdt_session {
@@ -41,6 +43,7 @@ typedef struct fdt_session {
     fdt_backend *backend;
     const fdt_device_info *device;
     int compile_threads;      /* 0: one per CPU */
+    int interior_copy;        /* time the interior copy beside the device copy (leaders) */
     fdt_runner runner;        /* open while prepared */
     int prepared;
     unsigned seed;

@@ -10,7 +10,7 @@
 extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
     fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_smem[],
     fdt_kernel_source_broken[], fdt_kernel_source_hazard[], fdt_kernel_source_compare[],
-    fdt_kernel_source_persist[];
+    fdt_kernel_source_persist[], fdt_kernel_source_copy[];
 
 /* Parameter lists; 0 terminates each. */
 typedef struct value_list {
@@ -155,6 +155,8 @@ void fdt_persist_geometry(const fdt_problem *p, fdt_dim3 *grid, fdt_dim3 *block)
     *grid = (fdt_dim3){(unsigned)p->nz, (unsigned)((p->ny + threads - 1) / threads), 1};
 }
 
+const char *fdt_interior_copy_source(void) { return fdt_kernel_source_copy; }
+
 const fdt_family *const *fdt_families(void)
 {
     static const fdt_family *list[NFAMILIES + 1];
@@ -171,6 +173,22 @@ fdt_variant fdt_variant_kernel1(void)
 static int ceil_div(long long a, long long b)
 {
     return (int)((a + b - 1) / b);
+}
+
+/* The interior copy's shapes (bx, by, mz): one point per thread and 8 planes marched in z,
+ * each with a wide and a narrow block; the fastest is the ceiling. */
+static const int interior_copy_shapes[FDT_INTERIOR_COPIES][3] = {
+    {256, 1, 1}, {64, 4, 1}, {256, 1, 8}, {64, 4, 8}};
+
+void fdt_interior_copy_kernel(int which, const fdt_problem *p, fdt_defines *d, fdt_dim3 *grid,
+                              fdt_dim3 *block)
+{
+    const int *s = interior_copy_shapes[which];
+    const fdt_variant v = {.bx = s[0], .by = s[1], .bz = 1, .m = 1, .mz = s[2]};
+    fdt_variant_defines(&v, p, d);
+    *block = (fdt_dim3){(unsigned)s[0], (unsigned)s[1], 1};
+    *grid = (fdt_dim3){(unsigned)ceil_div(p->nx, s[0]), (unsigned)ceil_div(p->ny, s[1]),
+                       (unsigned)ceil_div(p->nz - 2 * p->radius, s[2])};
 }
 
 size_t fdt_variant_shared_bytes(const fdt_variant *v, const fdt_problem *p)

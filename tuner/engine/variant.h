@@ -126,4 +126,12 @@ const char *fdt_persist_source(void);
 /* Its launch for problem p: one thread per row of f. */
 void fdt_persist_geometry(const fdt_problem *p, fdt_dim3 *grid, fdt_dim3 *block);
 
+/* The interior copy (kernels_src/copy.hip after common.h): the second ceiling, timed
+ * beside the device copy in fdtune bench. FDT_INTERIOR_COPIES shapes of it are timed; */
+#define FDT_INTERIOR_COPIES 4
+const char *fdt_interior_copy_source(void);
+/* shape which's defines and launch for problem p (entry fdt_interior_copy). */
+void fdt_interior_copy_kernel(int which, const fdt_problem *p, fdt_defines *d, fdt_dim3 *grid,
+                              fdt_dim3 *block);
+
 #endif
