@@ -2,10 +2,12 @@
  * tuner/backends/ (attached to the solver's context and stream), the Laplacian built from
  * fdtuned's answer or, failing that, from kernel 1, the solver's own functions, and memory.
  *
- * The tuned path asks nothing it does not need: the module is looked up in the disk cache
- * by the answer's source hash, so the source is fetched from the daemon (and checked
- * against that hash) only when the module must be compiled. Kernel 1's source is built into
- * the library, so the fallback needs neither a daemon nor a checkout. */
+ * An answer is trusted for its choice, not its code: the variant it names is rebuilt here
+ * (defines, entry, launch) and the answer must agree. The tuned path asks nothing it does
+ * not need: the module is looked up in the disk cache by the answer's source hash, and the
+ * source is the library's own copy when the hash is one of its own, else fetched from the
+ * daemon (and checked against the hash) only when the module must be compiled. Kernel 1's
+ * source is built into the library, so the fallback needs neither a daemon nor a checkout. */
 #include "fdtune_kernel.h"
 
 #include <stdarg.h>
