@@ -335,14 +335,6 @@ static fdt_status check_answer(const fdtune_answer *a, const fdt_problem *p,
     return st == FDT_OK ? same_launch(a, p, r, e) : st;
 }
 
-/* The text for hash when it is one this library carries (then no daemon is asked). */
-static const char *carried_source(const char *text, const char *hash)
-{
-    char mine[33];
-    fdt_source_hash(text, mine);
-    return strcmp(mine, hash) == 0 ? text : NULL;
-}
-
 /* The answer's persist step, where this device can run it (NVIDIA sm_80 and later). */
 static fdt_status load_persist(fdtune_kernel *k, fdtune_conn *c, const fdtune_answer *a,
                                const rebuilt *r, const fdt_module_cache *cache,
@@ -352,7 +344,7 @@ static fdt_status load_persist(fdtune_kernel *k, fdtune_conn *c, const fdtune_an
         return FDT_OK;
     const module_src m = {.d = k->d, .entry = "fdt_persist_edges", .defines = r->defines.list,
                           .ndefines = r->defines.count, .hash = a->persist.source_hash,
-                          .text = carried_source(fdt_persist_source(), a->persist.source_hash),
+                          .text = fdt_built_in_source(a->persist.source_hash),
                           .conn = c};
     fdt_persist_geometry(&k->problem, &k->persist_grid, &k->persist_block);
     const fdt_status st = load_module(&m, cache, &k->persist, tally, e);
@@ -395,8 +387,7 @@ static fdt_status load_answer(fdtune_kernel *k, fdtune_conn *c, const fdtune_ans
         return st;
     const module_src m = {.d = k->d, .entry = "fdt_laplacian", .defines = r.defines.list,
                           .ndefines = r.defines.count, .hash = a->source_hash,
-                          .text = carried_source(fdt_family_source(r.variant.family),
-                                                 a->source_hash),
+                          .text = fdt_built_in_source(a->source_hash),
                           .conn = c};
     st = load_module(&m, cache, &k->laplacian, tally, e);
     if (st == FDT_OK)
@@ -422,10 +413,9 @@ static fdt_status load_kernel1(fdtune_kernel *k, const fdt_module_cache *cache,
     fdt_defines defines;
     fdt_variant_defines(&v, &k->problem, &defines);
     const char *text = fdt_family_source(v.family);
-    char hash[33];
-    fdt_source_hash(text, hash);
     const module_src m = {.d = k->d, .entry = "fdt_laplacian", .defines = defines.list,
-                          .ndefines = defines.count, .hash = hash, .text = text};
+                          .ndefines = defines.count, .hash = fdt_built_in_hash(text),
+                          .text = text};
     const fdt_status st = load_module(&m, cache, &k->laplacian, tally, e);
     if (st != FDT_OK)
         return st;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/hashes.h"
 #include "engine/measure.h"
 #include "engine/variant.h"
 
@@ -93,6 +94,23 @@ static void test_shared_memory_limits_smem(void **state)
     assert_non_null(fdt_variant_check(&v, &r4, &amd));
     assert_int_equal(fdt_variant_parse("smem:32x4x1:mz16", &v, err, sizeof err), 0);
     assert_null(fdt_variant_check(&v, &r4, &nvidia));
+}
+
+/* Every built-in source has its hash, which finds it again: the answers' source_hash and
+ * the "source" operation (the table that holds them is bounded). */
+static void test_built_in_sources_have_hashes(void **state)
+{
+    (void)state;
+    for (const fdt_family *const *f = fdt_families(); *f; f++) {
+        const char *hash = fdt_built_in_hash(fdt_family_source(*f));
+        char direct[33];
+        assert_non_null(hash);
+        fdt_source_hash(fdt_family_source(*f), direct);
+        assert_string_equal(hash, direct);
+        assert_ptr_equal(fdt_built_in_source(hash), fdt_family_source(*f));
+    }
+    assert_non_null(fdt_built_in_hash(fdt_persist_source()));
+    assert_null(fdt_built_in_source("0123456789abcdef0123456789abcdef"));
 }
 
 static void test_names_round_trip(void **state)
@@ -243,6 +261,7 @@ int main(void)
         cmocka_unit_test(test_every_family_has_variants_and_all_pass_their_constraints),
         cmocka_unit_test(test_constraints_prune_by_device),
         cmocka_unit_test(test_shared_memory_limits_smem),
+        cmocka_unit_test(test_built_in_sources_have_hashes),
         cmocka_unit_test(test_names_round_trip),
         cmocka_unit_test(test_bad_names_are_rejected),
         cmocka_unit_test(test_geometry_covers_odd_shapes),

@@ -624,7 +624,7 @@ static int op_source(op_ctx *c)
     json_t *hash = json_object_get(c->req, "hash");
     if (!json_is_string(hash))
         return fail(c, "bad_request", "'hash' is required and must be a string");
-    const char *text = fdt_query_source(json_string_value(hash));
+    const char *text = fdt_built_in_source(json_string_value(hash));
     if (!text)
         return fail(c, "not_found", "no kernel source has hash '%.64s'", json_string_value(hash));
     json_object_set_new(c->ans, "hash", json_copy(hash));

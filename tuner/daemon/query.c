@@ -268,23 +268,9 @@ json_t *fdt_query_persist_json(const fdt_problem *asked)
 {
     fdt_dim3 grid, block;
     fdt_persist_geometry(asked, &grid, &block);
-    char hash[33];
-    fdt_source_hash(fdt_persist_source(), hash);
     return json_pack("{s:[s,s], s:s, s:s, s:o, s:o}", "sources", "common.h", "persist.hip",
-                     "source_hash", hash, "entry", "fdt_persist_edges", "block",
-                     dim3_json(block), "grid", dim3_json(grid));
-}
-
-const char *fdt_query_source(const char *hash)
-{
-    char h[33];
-    for (const fdt_family *const *f = fdt_families(); *f; f++) {
-        fdt_source_hash(fdt_family_source(*f), h);
-        if (strcmp(h, hash) == 0)
-            return fdt_family_source(*f);
-    }
-    fdt_source_hash(fdt_persist_source(), h);
-    return strcmp(h, hash) == 0 ? fdt_persist_source() : NULL;
+                     "source_hash", fdt_built_in_hash(fdt_persist_source()), "entry",
+                     "fdt_persist_edges", "block", dim3_json(block), "grid", dim3_json(grid));
 }
 
 json_t *fdt_query_config_json(const char *name, const fdt_problem *asked)
@@ -305,10 +291,9 @@ json_t *fdt_query_config_json(const char *name, const fdt_problem *asked)
     json_t *params = json_pack("{s:i, s:i, s:i, s:i, s:i, s:s, s:b, s:b, s:b}", "bx", v.bx, "by",
                                v.by, "bz", v.bz, "m", v.m, "mz", v.mz, "order",
                                v.order ? "asc" : "seed", "lb", v.lb, "nt", v.nt, "map", v.map);
-    char hash[33];
-    fdt_source_hash(fdt_family_source(v.family), hash);
     return json_pack("{s:s, s:s, s:[s,s], s:s, s:s, s:o, s:o, s:o, s:o}", "variant", name,
                      "family", fdt_family_name(v.family), "sources", "common.h", source,
-                     "source_hash", hash, "entry", "fdt_laplacian", "params", params, "block",
-                     dim3_json(block), "grid", dim3_json(grid), "defines", defines);
+                     "source_hash", fdt_built_in_hash(fdt_family_source(v.family)), "entry",
+                     "fdt_laplacian", "params", params, "block", dim3_json(block), "grid",
+                     dim3_json(grid), "defines", defines);
 }

@@ -70,8 +70,4 @@ json_t *fdt_query_config_json(const char *variant, const fdt_problem *asked);
  * (compiled with the same defines as the variant). */
 json_t *fdt_query_persist_json(const fdt_problem *asked);
 
-/* The kernel source (common.h and a template, concatenated) whose fdt_source_hash is hash,
- * as the answers above name it, or NULL: the "source" operation. */
-const char *fdt_query_source(const char *hash);
-
 #endif

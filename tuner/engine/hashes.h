@@ -21,6 +21,12 @@ void fdt_code_key(const char *source, const char *const *defines, size_t ndefine
  * looks it up: a hash of the text, as 32 hex digits. */
 void fdt_source_hash(const char *text, char out[33]);
 
+/* The hash of a source built into the program (fdt_family_source, fdt_persist_source: that
+ * very pointer), or NULL for any other text. */
+const char *fdt_built_in_hash(const char *text);
+/* The built-in source whose hash is hash (the "source" operation's answer), or NULL. */
+const char *fdt_built_in_source(const char *hash);
+
 /* A checksum of n bytes (FNV-1a, 64 bits): catches damage, not tampering. */
 uint64_t fdt_hash_bytes(const void *data, size_t n);
 
