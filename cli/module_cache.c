@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "engine/hashes.h"
 
 static const char MAGIC[8] = "FDTMOD1\n";
@@ -61,47 +62,18 @@ static int trusted_dir(const char *dir, char *why, size_t len)
     return 1;
 }
 
-/* mkdir -p with mode 0700 for what it creates. */
-static int make_dirs(char *path)
-{
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        const int bad = mkdir(path, 0700) != 0 && errno != EEXIST;
-        *p = '/';
-        if (bad)
-            return -1;
-    }
-    return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
-}
-
-static void default_dir(char *out, size_t len)
-{
-    const char *env = getenv("FDTUNE_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
-               *home = getenv("HOME");
-    if (env && *env)
-        snprintf(out, len, "%s", env);
-    else if (xdg && *xdg)
-        snprintf(out, len, "%s/fdtune", xdg);
-    else if (home && *home)
-        snprintf(out, len, "%s/.cache/fdtune", home);
-    else
-        out[0] = '\0';
-}
-
 void fdt_module_cache_open(fdt_module_cache *c, const char *explicit_dir)
 {
     c->why_off[0] = '\0';
     if (explicit_dir)
         snprintf(c->dir, sizeof c->dir, "%s", explicit_dir);
     else
-        default_dir(c->dir, sizeof c->dir);
+        fdt_default_cache_dir(c->dir, sizeof c->dir);
     if (!c->dir[0])
         return;
-    if (make_dirs(c->dir) != 0)
-        snprintf(c->why_off, sizeof c->why_off, "cannot create module cache %s: %s", c->dir,
-                 strerror(errno));
+    char why[512];
+    if (fdt_make_dirs(c->dir, 0700, why, sizeof why) != 0)
+        snprintf(c->why_off, sizeof c->why_off, "module cache: %s", why);
     else
         trusted_dir(c->dir, c->why_off, sizeof c->why_off);
     if (c->why_off[0])
@@ -112,19 +84,6 @@ static void file_path(const fdt_module_cache *c, const char *key, const char *ex
                       size_t len)
 {
     snprintf(out, len, "%s/%s.%s", c->dir, key, ext);
-}
-
-static int read_all(int fd, void *buf, size_t n)
-{
-    for (size_t done = 0; done < n;) {
-        const ssize_t r = read(fd, (char *)buf + done, n - done);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        done += (size_t)r;
-    }
-    return 0;
 }
 
 /* 1 and the code when the file for key is whole and its checksum holds; 0 when absent;
@@ -142,12 +101,12 @@ static int read_module(const fdt_module_cache *c, const char *key, fdt_code *out
     struct stat st;
     int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
              st.st_size >= HEADER_LEN &&
-             read_all(fd, head, sizeof head) == 0 && memcmp(head, MAGIC, 8) == 0 &&
+             fdt_read_all(fd, head, sizeof head) == 0 && memcmp(head, MAGIC, 8) == 0 &&
              memcmp(head + 8, key, KEY_LEN) == 0 &&
              get_u64(head + 8 + KEY_LEN) == (uint64_t)st.st_size - HEADER_LEN;
     const size_t size = ok ? (size_t)(st.st_size - HEADER_LEN) : 0;
     void *data = ok ? malloc(size ? size : 1) : NULL;
-    ok = data && read_all(fd, data, size) == 0 &&
+    ok = data && fdt_read_all(fd, data, size) == 0 &&
          fdt_hash_bytes(data, size) == get_u64(head + 16 + KEY_LEN);
     close(fd);
     if (!ok) {

@@ -15,8 +15,8 @@ typedef struct fdt_module_cache {
     char why_off[4096 + 256]; /* why a cache that was asked for is not used */
 } fdt_module_cache;
 
-/* Resolves the directory: explicit (NULL: $FDTUNE_CACHE_DIR, else $XDG_CACHE_HOME/fdtune,
- * else $HOME/.cache/fdtune; "": none), creating it 0700 where missing. A directory that
+/* Resolves the directory: explicit (NULL: fdt_default_cache_dir; "": none), creating it
+ * 0700 where missing. A directory that
  * another user owns or others may write is refused: its modules could be anyone's code. */
 FDT_HIDDEN void fdt_module_cache_open(fdt_module_cache *c, const char *explicit_dir);
 

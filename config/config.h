@@ -4,6 +4,7 @@
 #define FDT_CONFIG_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #define FDT_PATH_MAX 4096
 
@@ -75,6 +76,14 @@ int fdt_config_check(const fdt_config *c, char *err, size_t errlen);
  * Shared with the client library, which looks for the socket the same way. */
 int fdt_default_socket(int system, char *out, size_t len);
 int fdt_default_db(int system, char *out, size_t len);
+
+/* libfdtune's module cache: $FDTUNE_CACHE_DIR, else $XDG_CACHE_HOME/fdtune, else
+ * ~/.cache/fdtune; empty with none of them, or when the path does not fit in len. */
+int fdt_default_cache_dir(char *out, size_t len);
+
+/* Creates path and the directories above it that do not exist yet (mode, before umask).
+ * 0, or -1 with the reason. */
+int fdt_make_dirs(const char *path, mode_t mode, char *err, size_t errlen);
 
 /* Creates the directories above path that do not exist yet (mode 0755, before umask):
  * the socket's and the database's, at the daemon's start. 0, or -1 with the reason. */

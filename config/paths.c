@@ -58,10 +58,23 @@ int fdt_default_db(int system, char *out, size_t len)
     return format_path(out, len, "/tmp/fdtuned-%u/fdtuned.db", (unsigned)getuid());
 }
 
-int fdt_make_parent_dirs(const char *path, char *err, size_t errlen)
+int fdt_default_cache_dir(char *out, size_t len)
+{
+    const char *env = getenv("FDTUNE_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
+               *home = getenv("HOME");
+    if (env && *env)
+        return format_path(out, len, "%s", env);
+    if (xdg && *xdg)
+        return format_path(out, len, "%s/fdtune", xdg);
+    if (home && *home)
+        return format_path(out, len, "%s/.cache/fdtune", home);
+    return format_path(out, len, "%s", "");
+}
+
+int fdt_make_dirs(const char *path, mode_t mode, char *err, size_t errlen)
 {
     char dir[FDT_PATH_MAX];
-    if (format_path(dir, sizeof dir, "%s", path) != 0) {
+    if (format_path(dir, sizeof dir, "%s/", path) != 0) {
         snprintf(err, errlen, "the path is too long");
         return -1;
     }
@@ -69,11 +82,25 @@ int fdt_make_parent_dirs(const char *path, char *err, size_t errlen)
         if (*p != '/')
             continue;
         *p = '\0';
-        if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        if (mkdir(dir, mode) != 0 && errno != EEXIST) {
             snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
             return -1;
         }
         *p = '/';
     }
     return 0;
+}
+
+int fdt_make_parent_dirs(const char *path, char *err, size_t errlen)
+{
+    char dir[FDT_PATH_MAX];
+    if (format_path(dir, sizeof dir, "%s", path) != 0) {
+        snprintf(err, errlen, "the path is too long");
+        return -1;
+    }
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = '\0';
+    return fdt_make_dirs(dir, 0755, err, errlen);
 }

@@ -68,6 +68,19 @@ int fdt_write_all(int fd, const void *data, size_t n)
     return 0;
 }
 
+int fdt_read_all(int fd, void *data, size_t n)
+{
+    for (size_t done = 0; done < n;) {
+        const ssize_t r = read(fd, (char *)data + done, n - done);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        done += (size_t)r;
+    }
+    return 0;
+}
+
 void fdt_code_free(fdt_code *code)
 {
     free(code->data);

@@ -51,6 +51,8 @@ uint64_t fdt_monotonic_ns(void);
 
 /* Writes all n bytes to fd, through short writes and interrupted ones; 0, or -1 (errno). */
 int fdt_write_all(int fd, const void *data, size_t n);
+/* Reads exactly n bytes from fd the same way; -1 also at an early end of file. */
+int fdt_read_all(int fd, void *data, size_t n);
 
 typedef struct fdt_dim3 {
     unsigned x, y, z;
