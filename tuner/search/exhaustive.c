@@ -18,6 +18,5 @@ static size_t propose(fdt_search *s, size_t *out, size_t cap)
 
 const fdt_strategy fdt_strategy_exhaustive = {
     .name = "exhaustive",
-    .summary = "every variant of the space, in order",
     .propose = propose,
 };

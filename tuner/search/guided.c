@@ -264,11 +264,15 @@ static long best_open(const picker *k, int (*accept)(const picker *, size_t, con
 {
     long best = -1;
     double r = -INFINITY;
-    for (size_t v = 0; v < k->s->space->n; v++)
-        if (is_open(k, v) && (!accept || accept(k, v, arg)) && rank(k, v) > r) {
-            r = rank(k, v);
+    for (size_t v = 0; v < k->s->space->n; v++) {
+        if (!is_open(k, v) || (accept && !accept(k, v, arg)))
+            continue;
+        const double rv = rank(k, v);
+        if (rv > r) {
+            r = rv;
             best = (long)v;
         }
+    }
     return best;
 }
 
@@ -377,8 +381,6 @@ static size_t propose(fdt_search *s, size_t *out, size_t cap)
 
 const fdt_strategy fdt_strategy_guided = {
     .name = "guided",
-    .summary = "a model of the nearest tuned problems, refitted to each result, with local "
-               "moves around the fastest",
     .propose = propose,
     .free_model = free_model,
 };

@@ -39,7 +39,6 @@ static size_t propose(fdt_search *s, size_t *out, size_t cap)
 
 const fdt_strategy fdt_strategy_random = {
     .name = "random",
-    .summary = "the space in a seeded random order",
     .propose = propose,
     .free_model = free,
 };

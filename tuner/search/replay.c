@@ -133,7 +133,6 @@ static fdt_recorded_problem *problem_of(reader *r, const fdt_problem *p, int64_t
     fdt_recorded_problem *np = &rec->problems[rec->n];
     *np = (fdt_recorded_problem){.problem = *p, .job = job};
     snprintf(np->fingerprint, sizeof np->fingerprint, "%s", get(r, COL_FINGERPRINT));
-    snprintf(np->device, sizeof np->device, "%s", get(r, COL_DEVICE));
     snprintf(np->stencil, sizeof np->stencil, "%s", get(r, COL_STENCIL));
     r->current = rec->n++;
     return np;
@@ -212,12 +211,12 @@ static int same_key(const fdt_recorded_problem *a, const fdt_recorded_problem *b
 }
 
 /* Where jobs measured one problem more than once, only the job with the most rows stays. */
-static void keep_fullest_jobs(fdt_recording *rec, size_t from)
+static void keep_fullest_jobs(fdt_recording *rec)
 {
-    size_t keep = from;
-    for (size_t i = from; i < rec->n; i++) {
+    size_t keep = 0;
+    for (size_t i = 0; i < rec->n; i++) {
         fdt_recorded_problem *p = &rec->problems[i];
-        size_t j = from;
+        size_t j = 0;
         while (j < keep && !same_key(&rec->problems[j], p))
             j++;
         if (j == keep) {
@@ -266,7 +265,7 @@ int fdt_recording_load(fdt_recording *rec, const char *path, char *err, size_t e
         rec->n = before;
         return -1;
     }
-    keep_fullest_jobs(rec, 0);
+    keep_fullest_jobs(rec);
     return 0;
 }
 

@@ -18,7 +18,6 @@
 
 typedef struct fdt_recorded_problem {
     char fingerprint[20];
-    char device[64];
     char stencil[16];
     fdt_problem problem;
     int64_t job;

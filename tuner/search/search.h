@@ -62,7 +62,6 @@ typedef struct fdt_search fdt_search;
 
 typedef struct fdt_strategy {
     const char *name;
-    const char *summary;
     /* Writes the next batch, at most cap indices of variants not measured yet. It may read
      * the search's measured set, warm start, problem and seed, and nothing else, so that
      * the same arguments give the same batch. */
