@@ -657,39 +657,59 @@ static int parse_answer(const json_t *j, fdtune_answer *a, char *err, size_t err
     return FDTUNE_OK;
 }
 
-int fdtune_answer_parse(const char *answer_line, fdtune_answer *a, char *err, size_t errlen)
+/* An answer line as a JSON object, or NULL with why in err. */
+static json_t *load_answer(const char *answer_line, char *err, size_t errlen)
 {
-    memset(a, 0, sizeof *a);
     json_error_t jerr;
     json_t *j = json_loads(answer_line, 0, &jerr);
     if (!json_is_object(j)) {
         set_err(err, errlen, "the answer is not a JSON object%s%s", j ? "" : ": ",
                 j ? "" : jerr.text);
         json_decref(j);
-        return FDTUNE_ERR_ANSWER;
+        return NULL;
     }
+    return j;
+}
+
+int fdtune_answer_parse(const char *answer_line, fdtune_answer *a, char *err, size_t errlen)
+{
+    memset(a, 0, sizeof *a);
+    json_t *j = load_answer(answer_line, err, errlen);
+    if (!j)
+        return FDTUNE_ERR_ANSWER;
     const int st = parse_answer(j, a, err, errlen);
     json_decref(j);
     return st;
+}
+
+int fdtune_request_json(fdtune_conn *c, json_t *req, json_t **answer, char *err, size_t errlen)
+{
+    *answer = NULL;
+    char *line = req ? json_dumps(req, JSON_COMPACT) : NULL;
+    if (!line) {
+        set_err(err, errlen, "out of memory");
+        return FDTUNE_ERR_ARG;
+    }
+    char *text;
+    int st = fdtune_request(c, line, &text, err, errlen);
+    free(line);
+    if (st != FDTUNE_OK)
+        return st;
+    *answer = load_answer(text, err, errlen);
+    free(text);
+    return *answer ? FDTUNE_OK : FDTUNE_ERR_ANSWER;
 }
 
 int fdtune_query(fdtune_conn *c, const fdtune_problem *p, fdtune_answer *a, char *err,
                  size_t errlen)
 {
     memset(a, 0, sizeof *a);
-    json_t *req = fdtune_problem_request("query", p, 1);
-    char *line = req ? json_dumps(req, JSON_COMPACT) : NULL;
+    json_t *req = fdtune_problem_request("query", p, 1), *answer;
+    int st = fdtune_request_json(c, req, &answer, err, errlen);
     json_decref(req);
-    if (!line) {
-        set_err(err, errlen, "out of memory");
-        return FDTUNE_ERR_ARG;
-    }
-    char *answer;
-    int st = fdtune_request(c, line, &answer, err, errlen);
-    free(line);
     if (st == FDTUNE_OK) {
-        st = fdtune_answer_parse(answer, a, err, errlen);
-        free(answer);
+        st = parse_answer(answer, a, err, errlen);
+        json_decref(answer);
     }
     return st;
 }

@@ -1,6 +1,6 @@
-/* client_json.h - what the fdtune command shares with libfdtune beyond the public header:
- * the JSON form of a problem, so that every request names its fields one way. Not
- * installed, and hidden from libfdtune.so's symbols. */
+/* client_json.h - what the fdtune command and libfdtune's parts share beyond the public
+ * header: the JSON form of a problem, so that every request names its fields one way, and
+ * a request and its answer as JSON. Not installed, and hidden from libfdtune.so's symbols. */
 #ifndef FDT_CLIENT_JSON_H
 #define FDT_CLIENT_JSON_H
 
@@ -12,5 +12,12 @@
  * when with_shape, and "tune_if_missing" when set. NULL when out of memory. */
 __attribute__((visibility("hidden")))
 json_t *fdtune_problem_request(const char *op, const fdtune_problem *p, int with_shape);
+
+/* Sends req (left to the caller) and reads its answer as a JSON object (*answer, to be
+ * released with json_decref): fdtune_request's statuses, and FDTUNE_ERR_ARG when req is
+ * NULL or cannot be written, FDTUNE_ERR_ANSWER when the answer is not an object. */
+__attribute__((visibility("hidden")))
+int fdtune_request_json(fdtune_conn *c, json_t *req, json_t **answer, char *err,
+                        size_t errlen);
 
 #endif

@@ -95,9 +95,9 @@ static int parse_seconds(const char *arg, double *out)
 {
     char *end;
     const double v = strtod(arg, &end);
-    if (end == arg || *end || !(v >= 0 && v <= 31536000)) {
-        fprintf(stderr, "fdtune: --budget-s must be a number of seconds from 0 to 31536000, "
-                "got '%s'\n", arg);
+    if (end == arg || *end || !(v >= 0 && v <= FDT_SEARCH_SECONDS_MAX)) {
+        fprintf(stderr, "fdtune: --budget-s must be a number of seconds from 0 to %d, "
+                "got '%s'\n", FDT_SEARCH_SECONDS_MAX, arg);
         return -1;
     }
     *out = v;
@@ -118,9 +118,9 @@ static int own_option(int opt, const char *arg, void *ctx)
             return 0;
         fprintf(stderr, "fdtune: --strategy must be guided, random or exhaustive, got '%s'\n", arg);
         return -1;
-    case OPT_BUDGET: return fdt_parse_int(arg, 0, 100000000, "--budget", &t->budget);
+    case OPT_BUDGET: return fdt_parse_int(arg, 0, FDT_SEARCH_EVALS_MAX, "--budget", &t->budget);
     case OPT_BUDGET_S: return parse_seconds(arg, &t->budget_s);
-    case OPT_PATIENCE: return fdt_parse_int(arg, 0, 100000000, "--patience", &t->patience);
+    case OPT_PATIENCE: return fdt_parse_int(arg, 0, FDT_SEARCH_EVALS_MAX, "--patience", &t->patience);
     case OPT_WAIT: t->wait = 1; return 0;
     case OPT_SWEEP: t->sweep = 1; return 0;
     }

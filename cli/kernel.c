@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "backends/backend.h"
+#include "client_json.h"
 #include "engine/hashes.h"
 #include "engine/measure.h"
 #include "engine/variant.h"
@@ -166,17 +167,12 @@ static fdt_status fetch_source(fdtune_conn *c, const char *hash, char **text, fd
     if (!c)
         return fdt_fail(e, FDT_ERROR, "the module is not cached and no daemon can send its "
                         "source");
-    json_t *req = json_pack("{s:i, s:s, s:s}", "v", 1, "op", "source", "hash", hash);
-    char *line = req ? json_dumps(req, JSON_COMPACT) : NULL, *answer = NULL;
-    json_decref(req);
+    json_t *req = json_pack("{s:i, s:s, s:s}", "v", 1, "op", "source", "hash", hash), *j;
     char why[512];
-    const int st = line ? fdtune_request(c, line, &answer, why, sizeof why) : FDTUNE_ERR_ARG;
-    free(line);
+    const int st = fdtune_request_json(c, req, &j, why, sizeof why);
+    json_decref(req);
     if (st != FDTUNE_OK)
-        return fdt_fail(e, FDT_ERROR, "fetching source %s: %s", hash,
-                        st == FDTUNE_ERR_ARG ? "out of memory" : why);
-    json_t *j = json_loads(answer, 0, NULL);
-    free(answer);
+        return fdt_fail(e, FDT_ERROR, "fetching source %s: %s", hash, why);
     const char *got = json_string_value(json_object_get(j, "text"));
     char got_hash[33] = "";
     if (got)

@@ -70,9 +70,9 @@ static const key keys[] = {
     NUMBER("tuning", leader_samples, KIND_INT, 1, 100000),
     NUMBER("tuning", seed, KIND_UNSIGNED, 0, 2147483647),
     CHOICE("search", strategy, fdt_config_strategies),
-    NUMBER("search", budget, KIND_INT, 0, 100000000),
-    NUMBER("search", budget_s, KIND_REAL, 0, 31536000),
-    NUMBER("search", patience, KIND_INT, 0, 100000000),
+    NUMBER("search", budget, KIND_INT, 0, FDT_SEARCH_EVALS_MAX),
+    NUMBER("search", budget_s, KIND_REAL, 0, FDT_SEARCH_SECONDS_MAX),
+    NUMBER("search", patience, KIND_INT, 0, FDT_SEARCH_EVALS_MAX),
 };
 
 void fdt_config_defaults(fdt_config *c, int system)

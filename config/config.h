@@ -7,6 +7,10 @@
 #include <sys/types.h>
 
 #define FDT_PATH_MAX 4096
+/* The largest search budgets a job may have: evaluations (and patience), and seconds (a
+ * year); the settings file, fdtune and the daemon's requests are held to them alike. */
+#define FDT_SEARCH_EVALS_MAX 100000000
+#define FDT_SEARCH_SECONDS_MAX 31536000
 
 typedef struct fdt_config {
     int system;               /* what an empty socket or db means: a system service's paths */

@@ -105,7 +105,7 @@ static int add_warm_job(fdt_daemon *d, const fdt_search_space *space, fdt_warm *
     for (size_t i = 0; names && gbps && i < n; i++)
         if (!rows[i].leader) {
             memcpy(names[m], rows[i].variant, sizeof names[m]);
-            gbps[m++] = strcmp(rows[i].status, "ok") == 0 && rows[i].gbps > 0 ? rows[i].gbps : 0;
+            gbps[m++] = fdt_result_row_speed(&rows[i]);
         }
     const int rc = names && gbps ? fdt_warm_add(warm, space, &other.key.problem,
                                                 (const char(*)[FDT_VARIANT_NAME_MAX])names,
@@ -169,8 +169,7 @@ static int load_stored(fdt_daemon *d, fdt_job_search *js, int64_t job_id)
     for (size_t i = 0; i < n; i++) {
         const long k = rows[i].leader ? -1 : fdt_search_space_find(&js->space, rows[i].variant);
         if (k >= 0)
-            js->stored[k] = strcmp(rows[i].status, "ok") == 0 && rows[i].gbps > 0 ? rows[i].gbps
-                                                                                 : 0;
+            js->stored[k] = fdt_result_row_speed(&rows[i]);
     }
     free(rows);
     return 0;

@@ -247,13 +247,13 @@ static int parse_search(op_ctx *c, fdt_job *job)
     double budget_s = cfg->budget_s;
     fdt_copy_text(job->strategy, sizeof job->strategy, cfg->strategy);
     json_t *seconds = json_object_get(c->req, "budget_s");
-    if (opt_int(c, c->req, "budget", 0, 100000000, &budget) ||
-        opt_int(c, c->req, "patience", 0, 100000000, &patience))
+    if (opt_int(c, c->req, "budget", 0, FDT_SEARCH_EVALS_MAX, &budget) ||
+        opt_int(c, c->req, "patience", 0, FDT_SEARCH_EVALS_MAX, &patience))
         return -1;
     if (seconds && (!json_is_number(seconds) || !(json_number_value(seconds) >= 0) ||
-                    json_number_value(seconds) > 31536000))
-        return fail(c, "bad_request", "'budget_s' must be a number of seconds from 0 to "
-                    "31536000");
+                    json_number_value(seconds) > FDT_SEARCH_SECONDS_MAX))
+        return fail(c, "bad_request", "'budget_s' must be a number of seconds from 0 to %d",
+                    FDT_SEARCH_SECONDS_MAX);
     if (seconds)
         budget_s = json_number_value(seconds);
     if (json_object_get(c->req, "strategy")) {

@@ -348,7 +348,7 @@ static void store_result(lane *l, json_t *ev)
     /* The search moves on even when the row could not be stored: measuring the variant
      * again would not store it either, and the job would never end. */
     if (l->search)
-        fdt_job_search_feed(l->search, r.variant, strcmp(r.status, "ok") == 0 ? r.gbps : 0);
+        fdt_job_search_feed(l->search, r.variant, fdt_result_row_speed(&r));
     if (stored) {
         count_result(&l->job, &r);
         save_job(l);

@@ -5,6 +5,7 @@
 #define FDT_RESULT_ROW_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "engine/variant.h"
 
@@ -18,5 +19,12 @@ typedef struct fdt_result_row {
     int vgprs, sgprs, scratch_bytes, shared_bytes;
     char message[256];
 } fdt_result_row;
+
+/* The speed a search sees in a row: its GB/s when it ran and was right, else 0 (a variant
+ * measured and not worth proposing again). */
+static inline double fdt_result_row_speed(const fdt_result_row *r)
+{
+    return strcmp(r->status, "ok") == 0 && r->gbps > 0 ? r->gbps : 0;
+}
 
 #endif
