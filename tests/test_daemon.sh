@@ -24,23 +24,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() {
-    passed=$((passed + 1))
-    echo "ok - $1"
-}
-
-not_ok() {
-    failed=$((failed + 1))
-    echo "FAIL - $1"
-    [ -n "${2:-}" ] && sed 's/^/    /' "$2" | tail -20
-}
-
-# check NAME COMMAND...: the command succeeds.
-check() {
-    name=$1
-    shift
-    if "$@" >"$dir/out" 2>&1; then ok "$name"; else not_ok "$name" "$dir/out"; fi
-}
+scratch=$dir
+. "$(dirname "$0")/tap.sh"
 
 # A short heartbeat and deadline so that a hung variant is found in seconds; few samples so
 # that the cpu backend is quick. test_families offers the fault and spin families.

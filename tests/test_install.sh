@@ -38,29 +38,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-ok() {
-    passed=$((passed + 1))
-    echo "ok - $1"
-}
-
-not_ok() {
-    failed=$((failed + 1))
-    echo "FAIL - $1"
-    [ -n "${2:-}" ] && [ -f "$2" ] && sed 's/^/    /' "$2" | tail -20
-    return 0
-}
-
-skip() {
-    skipped=$((skipped + 1))
-    echo "skip - $1"
-}
-
-# check NAME COMMAND...: the command succeeds (its output is kept in $tmp/out).
-check() {
-    name=$1
-    shift
-    if "$@" >"$tmp/out" 2>&1; then ok "$name"; else not_ok "$name" "$tmp/out"; fi
-}
+scratch=$tmp
+. "$(dirname "$0")/tap.sh"
 
 # make install installs the build under test (SAN=1: build-san, STATIC=1: build-static).
 # The sanitizer build's programs and the solvers built here inherit the sanitizer settings
