@@ -84,6 +84,11 @@ build_ceiling() {
     /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -o /tmp/fdt-ceiling bench/ceiling.cu || exit 1
 }
 
+# bench/kernel3_sweep.cu, built on the lent machine, as /tmp/fdt-kernel3-sweep.
+build_sweep3() {
+    /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -o /tmp/fdt-kernel3-sweep bench/kernel3_sweep.cu || exit 1
+}
+
 # The recorded spaces that fdtune replay reads: exhaustive tunes through fdtuned of the
 # problems in SHAPES ("NXxNYxNZ[/PRECISION[/RADIUS]] ...", double R=1 unless said; TUNE_FLAGS
 # "--strategy exhaustive" since guided is the default), on the store $STORE, which the caller carries from one
@@ -282,6 +287,15 @@ cache_shapes)
         run cache_shapes "$FDTUNE" bench $shape --backend cuda --cache persist --top 5
     done
     ;;
+sweep3)
+    # A plain sweep of the seeds' kernel 3 over blocks, m and launch bounds (issue 12), with
+    # the device copy and kernel 1 beside its best, on each shape of $BENCH_SHAPES
+    # ("NXxNYxNZ ..."), in $PRECISION (default double); about 1.5 minutes a shape.
+    build_sweep3
+    for shape in $BENCH_SHAPES; do
+        run sweep3 /tmp/fdt-kernel3-sweep ${shape//x/ } "${PRECISION:-double}"
+    done
+    ;;
 persist)
     # The L2 state of cache mode "persist" (kernels_src/persist.hip) on the ceiling's copies:
     # made, released, made again, reset; then whether it outlives the process that made it.
@@ -307,7 +321,7 @@ profile)
     done
     ;;
 *)
-    echo "usage: bench/h100.sh spaces|guided|smoke|shapes|final|memcheck|ceiling|persist|cache|cache_shapes|profile|daemon|daemon_persist" >&2
+    echo "usage: bench/h100.sh spaces|guided|smoke|shapes|final|memcheck|ceiling|sweep3|persist|cache|cache_shapes|profile|daemon|daemon_persist" >&2
     exit 2
     ;;
 esac
