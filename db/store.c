@@ -13,14 +13,16 @@
 #include <time.h>
 
 /* Generated from db/schema.sql and db/migrate_N.sql by the Makefile. */
-extern const char fdt_schema_sql[], fdt_migrate_2_sql[], fdt_migrate_3_sql[];
+extern const char fdt_schema_sql[], fdt_migrate_2_sql[], fdt_migrate_3_sql[],
+    fdt_migrate_4_sql[];
 
 /* Written into every store's header, so that another program's SQLite file is refused
  * rather than migrated. "FDTu". */
 #define FDT_APPLICATION_ID 0x46445475
 
 /* Step i takes a file from schema version i to version i + 1, inside one transaction. */
-static const char *const migrations[] = {fdt_schema_sql, fdt_migrate_2_sql, fdt_migrate_3_sql};
+static const char *const migrations[] = {fdt_schema_sql, fdt_migrate_2_sql, fdt_migrate_3_sql,
+                                         fdt_migrate_4_sql};
 _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
                "one migration step per schema version");
 
@@ -41,8 +43,8 @@ _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
     "job_id, variant, status, leader, median_ms, min_ms, q1_ms, q3_ms, gbps, compile_ms, " \
     "samples, reps, vgprs, sgprs, scratch_bytes, shared_bytes, message"
 #define BEST_COLUMNS                                                                       \
-    "device_id, " KEY_COLUMNS ", variant, gbps, median_ms, copy_gbps, kernel1_gbps, "     \
-    "kernels, job_id, updated"
+    "device_id, " KEY_COLUMNS ", variant, gbps, median_ms, copy_gbps, interior_copy_gbps, " \
+    "kernel1_gbps, kernels, job_id, updated"
 #define SELECT_JOB "SELECT id, " JOB_COLUMNS " FROM jobs "
 
 static const char *const statements[ST_COUNT] = {
@@ -108,10 +110,11 @@ static const char *const statements[ST_COUNT] = {
         "WHERE excluded.leader = 1",
     [ST_BEST_PUT] =
         "INSERT INTO best (" BEST_COLUMNS ") "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (device_id, stencil, radius, precision, cache, nx, ny, nz) DO UPDATE SET "
         "variant = excluded.variant, gbps = excluded.gbps, median_ms = excluded.median_ms, "
-        "copy_gbps = excluded.copy_gbps, kernel1_gbps = excluded.kernel1_gbps, "
+        "copy_gbps = excluded.copy_gbps, interior_copy_gbps = excluded.interior_copy_gbps, "
+        "kernel1_gbps = excluded.kernel1_gbps, "
         "kernels = excluded.kernels, job_id = excluded.job_id, updated = excluded.updated",
     [ST_CODE_PUT] =
         "INSERT INTO code_cache (key, code, created) VALUES (?, ?, ?) "

@@ -20,7 +20,7 @@
 
 /* The schema version this build writes; older files are migrated on open, newer ones are
  * refused (a downgrade must not damage data it does not understand). */
-#define FDT_SCHEMA_VERSION 3
+#define FDT_SCHEMA_VERSION 4
 
 typedef struct fdt_store fdt_store;
 
@@ -75,6 +75,7 @@ typedef struct fdt_best {
     fdt_key key;
     char variant[FDT_VARIANT_NAME_MAX];
     double gbps, median_ms, copy_gbps, kernel1_gbps;
+    double interior_copy_gbps; /* the interior copy timed beside the copy; 0: not timed */
     char kernels[20];         /* the kernel sources' version it was measured with */
     int64_t job_id, updated;
 } fdt_best;

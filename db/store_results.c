@@ -173,6 +173,7 @@ static int read_best(fdt_store *s, sqlite3_stmt *st, void *out)
     best->gbps = col_real(&r);
     best->median_ms = col_real(&r);
     best->copy_gbps = col_real(&r);
+    best->interior_copy_gbps = col_real(&r);
     best->kernel1_gbps = col_real(&r);
     col_text(&r, best->kernels, sizeof best->kernels);
     best->job_id = col_int(&r);
@@ -192,6 +193,7 @@ int fdt_store_best_put(fdt_store *s, const fdt_best *best)
     bind_real(&b, best->gbps);
     bind_real(&b, best->median_ms);
     bind_real(&b, best->copy_gbps);
+    bind_real(&b, best->interior_copy_gbps);
     bind_real(&b, best->kernel1_gbps);
     bind_text(&b, best->kernels, sizeof best->kernels);
     if (best->job_id)

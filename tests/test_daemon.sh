@@ -128,6 +128,18 @@ if grep -q '"match":"exact"' "$dir/q" && grep -q '"variant":"naive:' "$dir/q"; t
 else
     not_ok "query 13x17x11 is an exact answer" "$dir/q"
 fi
+# The job's leaders round timed the interior copy beside the device copy: the answer and the
+# export carry the figure stored with the winner.
+icopy=$(field interior_copy_gbps <"$dir/q")
+"$FDTUNE" export --format csv >"$dir/best.csv"
+icopy_export=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+                        $col["nx"] == 13 && $col["ny"] == 17 && $col["nz"] == 11 {
+                            print $col["interior_copy_gbps"] }' "$dir/best.csv")
+if awk -v a="${icopy:-0}" -v b="${icopy_export:-0}" 'BEGIN { exit !(a > 0 && a == b) }'; then
+    ok "the answer and the export carry the job's interior copy ($icopy GB/s)"
+else
+    not_ok "the answer and the export carry the job's interior copy ('$icopy', '$icopy_export')" "$dir/q"
+fi
 "$FDTUNE" query 26 17 11 --json >"$dir/q"
 if grep -q '"match":"nearest"' "$dir/q" && grep -q '"from":{"nx":13,"ny":17,"nz":11' "$dir/q"; then
     ok "query 26x17x11 answers from the nearest tuned shape"

@@ -162,7 +162,7 @@ static void test_create_and_reopen(void **state)
     fdt_store_close(s);
 
     pragma_text(path, "PRAGMA user_version", answer, sizeof answer);
-    assert_string_equal(answer, "3");
+    assert_string_equal(answer, "4");
     pragma_text(path, "PRAGMA journal_mode", answer, sizeof answer);
     assert_string_equal(answer, "wal");
 
@@ -475,7 +475,8 @@ static void test_results(void **state)
 static fdt_best best_of(int64_t device_id, fdt_key key, const char *variant, double gbps)
 {
     fdt_best b = {.device_id = device_id, .key = key, .gbps = gbps, .median_ms = 1.5,
-                  .copy_gbps = 3013.7, .kernel1_gbps = 2708.2};
+                  .copy_gbps = 3013.7, .interior_copy_gbps = 2855.0,
+                  .kernel1_gbps = 2708.2};
     strcpy(b.variant, variant);
     strcpy(b.kernels, fdt_kernels_version());
     return b;
@@ -491,6 +492,7 @@ static void test_best(void **state)
     assert_int_equal(fdt_store_best_put(s, &b), 0);
     b = best_of(device_id, big, "tiled:64x2x2:m8:seed", 2930);
     b.job_id = job.id;
+    b.interior_copy_gbps = 2861.5; /* the upsert replaces it too */
     assert_int_equal(fdt_store_best_put(s, &b), 0);
     const fdt_best others[] = {
         best_of(device_id, key_of(256, FDT_DOUBLE, FDT_CACHE_HOT), "zmarch:32x4x1:mz4", 2500),
@@ -514,6 +516,7 @@ static void test_best(void **state)
     assert_string_equal(rows[2].variant, "tiled:64x2x2:m8:seed");
     assert_near(rows[2].gbps, 2930, 1e-9);
     assert_near(rows[2].copy_gbps, 3013.7, 1e-9);
+    assert_near(rows[2].interior_copy_gbps, 2861.5, 1e-9);
     assert_int_equal(rows[2].job_id, job.id);
     assert_true(rows[2].updated > 0);
     assert_string_equal(rows[2].kernels, fdt_kernels_version());
@@ -543,9 +546,10 @@ static const char version_1_rows[] =
     "INSERT INTO best VALUES (1, 'laplacian', 1, 'double', 'hot', 64, 64, 64, "
     "  'naive:256x1x1', 100.0, 0.1, 3000.0, 2700.0, 'k', 7, 1);";
 
-/* Opening it migrates it to version 3 (cache mode persist, then search strategies): every
- * row is kept, job ids are not given out again, a job from before strategies measures every
- * variant, and foreign keys are enforced again afterwards. */
+/* Opening it migrates it to version 4 (cache mode persist, search strategies, then the
+ * interior copy): every row is kept, job ids are not given out again, a job from before
+ * strategies measures every variant, a best row from before the interior copy says it was
+ * not timed (0), and foreign keys are enforced again afterwards. */
 static void test_migrates_version_1(void **state)
 {
     const char *path = ((fixture *)*state)->path;
@@ -567,6 +571,8 @@ static void test_migrates_version_1(void **state)
     assert_int_equal(fdt_store_best_all(s, &rows, &n), 0);
     assert_int_equal(n, 1);
     assert_int_equal(rows[0].job_id, 7);
+    assert_near(rows[0].copy_gbps, 3000.0, 1e-9);
+    assert_near(rows[0].interior_copy_gbps, 0, 0);
     free(rows);
 
     fdt_job next = job_of(0, 128);
@@ -579,7 +585,63 @@ static void test_migrates_version_1(void **state)
     assert_int_equal(fdt_store_best_put(s, &orphan), -1);
     fdt_store_close(s);
 
-    expect_sql(path, "PRAGMA user_version", "3");
+    expect_sql(path, "PRAGMA user_version", "4");
+    expect_sql(path, "SELECT count(*) FROM pragma_foreign_key_check", "0");
+}
+
+/* A file of schema version 3 as the previous release left it: version 1's rows taken
+ * through that release's own migrations, and a guided job with its warm start. */
+extern const char fdt_migrate_2_sql[], fdt_migrate_3_sql[];
+static void write_version_3(const char *path)
+{
+    sql_exec(path, fdt_schema_sql);
+    sql_exec(path, version_1_rows);
+    sql_exec(path, fdt_migrate_2_sql);
+    sql_exec(path, fdt_migrate_3_sql);
+    sql_exec(path, "PRAGMA user_version = 3;"
+                   "UPDATE jobs SET strategy = 'guided', budget = 20, warm = '3,5', "
+                   "  spent_s = 2.5 WHERE id = 7");
+}
+
+/* Opening it migrates it to version 4: every row is kept as it was, the best row's interior
+ * copy reads 0 (not timed), and a new best row keeps its interior copy. */
+static void test_migrates_version_3(void **state)
+{
+    const char *path = ((fixture *)*state)->path;
+    write_version_3(path);
+    fdt_store *s = open_store(state);
+
+    fdt_job job;
+    assert_int_equal(fdt_store_job_get(s, 7, &job), 1);
+    assert_string_equal(job.strategy, "guided");
+    assert_int_equal(job.budget, 20);
+    assert_true(job.has_warm);
+    assert_string_equal(job.warm, "3,5");
+    assert_near(job.spent_s, 2.5, 1e-9);
+    export_seen seen = {0};
+    assert_int_equal(fdt_store_results_each(s, on_export_row, &seen), 0);
+    assert_int_equal(seen.rows, 1);
+    fdt_best persist = best_of(1, key_of(64, FDT_DOUBLE, FDT_CACHE_PERSIST), "zvec:16x16x1:mz4",
+                               120);
+    assert_int_equal(fdt_store_best_put(s, &persist), 0);
+    fdt_best *rows;
+    size_t n;
+    assert_int_equal(fdt_store_best_all(s, &rows, &n), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(rows[0].variant, "naive:256x1x1");
+    assert_near(rows[0].gbps, 100.0, 1e-9);
+    assert_near(rows[0].copy_gbps, 3000.0, 1e-9);
+    assert_near(rows[0].kernel1_gbps, 2700.0, 1e-9);
+    assert_near(rows[0].interior_copy_gbps, 0, 0);
+    assert_int_equal(rows[0].job_id, 7);
+    assert_near(rows[1].interior_copy_gbps, 2855.0, 1e-9);
+    free(rows);
+    fdt_job next = job_of(0, 128);
+    assert_int_equal(fdt_store_job_create(s, &next), 0);
+    assert_int_equal(next.id, 41);
+    fdt_store_close(s);
+
+    expect_sql(path, "PRAGMA user_version", "4");
     expect_sql(path, "SELECT count(*) FROM pragma_foreign_key_check", "0");
 }
 
@@ -799,6 +861,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TEST(test_create_and_reopen),
         TEST(test_migrates_version_1),
+        TEST(test_migrates_version_3),
         TEST(test_migration_refuses_broken_references),
         TEST(test_refuses_newer_schema),
         TEST(test_refuses_what_is_not_a_store),

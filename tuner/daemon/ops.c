@@ -361,6 +361,7 @@ static int add_answer_fields(op_ctx *c, const fdt_answer *a, const fdt_problem *
     }
     json_object_set_new(to, "gbps", json_real(a->best.gbps));
     json_object_set_new(to, "copy_gbps", json_real(a->best.copy_gbps));
+    json_object_set_new(to, "interior_copy_gbps", json_real(a->best.interior_copy_gbps));
     json_object_set_new(to, "kernel1_gbps", json_real(a->best.kernel1_gbps));
     json_object_set_new(to, "kernels_current",
                         json_boolean(strcmp(a->best.kernels, fdt_kernels_version()) == 0));

@@ -391,6 +391,8 @@ static const char *store_winner(lane *l, json_t *ev)
     fdt_best b = {.device_id = d->devices[l->device].id, .key = l->job.key,
                   .gbps = win->gbps, .median_ms = win->median_ms,
                   .copy_gbps = json_number_value(json_object_get(ev, "copy_gbps")),
+                  .interior_copy_gbps =
+                      json_number_value(json_object_get(ev, "interior_copy_gbps")),
                   .kernel1_gbps = json_number_value(json_object_get(ev, "kernel1_gbps")),
                   .job_id = l->job.id, .updated = now_s()};
     fdt_copy_text(b.variant, sizeof b.variant, win->variant);
