@@ -12,6 +12,9 @@
  *   FDT_NT        1: nontemporal (streaming) stores of f, which is not read again soon
  *   FDT_MAP       1: blog part 4's remapped grid (blockIdx.x -> y, .y -> z, .z -> x), so that
  *                 consecutive blocks walk y first and share the xy planes they read in L2
+ *   FDT_BAND      0, or blog part 4's y-subdomains in one launch: blocks are taken x first,
+ *                 then FDT_BAND block rows in y, then z, then the next band of rows, so that
+ *                 the planes a band has in flight fit in L2 when whole planes do not
  * Families add their own (FDT_M, FDT_ORDER, FDT_MZ).
  *
  * Every kernel has the same signature, so one launcher serves every family:
@@ -81,6 +84,27 @@ __device__ __forceinline__ real star_point(const real *u, I pos, I line, I slice
 #define BLOCK_X blockIdx.z
 #define BLOCK_Y blockIdx.x
 #define BLOCK_Z blockIdx.y
+#elif FDT_BAND
+/* Blocks start in launch order, x fastest, then y, then z; this renumbers the (y, z) pairs
+ * so that launch order walks z inside a band of FDT_BAND block rows before the next band.
+ * The last band may be shorter. Unsigned: gridDim.y * gridDim.z can pass 2^31. */
+struct fdt_band_block {
+    unsigned y, z;
+};
+
+__device__ __forceinline__ fdt_band_block fdt_banded(unsigned by, unsigned bz)
+{
+    const unsigned rows = gridDim.y, planes = gridDim.z;
+    const unsigned at = by + rows * bz; /* the pair's place in launch order */
+    const unsigned band = at / (FDT_BAND * planes);
+    const unsigned in_band = at - band * FDT_BAND * planes;
+    const unsigned height = min((unsigned)FDT_BAND, rows - band * FDT_BAND);
+    return {band * FDT_BAND + in_band % height, in_band / height};
+}
+
+#define BLOCK_X blockIdx.x
+#define BLOCK_Y ((int)fdt_banded(blockIdx.y, blockIdx.z).y)
+#define BLOCK_Z ((int)fdt_banded(blockIdx.y, blockIdx.z).z)
 #else
 #define BLOCK_X blockIdx.x
 #define BLOCK_Y blockIdx.y

@@ -120,6 +120,37 @@ static void test_families_verify_on_odd_shapes(void **state)
             }
 }
 
+/* y-subdomains renumber the blocks: every tile must still be computed once, with a short
+ * last band (150 rows in 4-row blocks: bands of 16, 16 and 6 block rows). */
+static void test_banded_variants_verify(void **state)
+{
+    fixture *f = *state;
+    const char *names[] = {"zvec:16x4x1:mz2:band64", "zvec:32x2x1:mz1:lb:band64"};
+    for (int radius = 1; radius <= 4; radius *= 4)
+        for (int prec = 0; prec < 2; prec++) {
+            const fdt_problem p = {.nx = 40, .ny = 150, .nz = 13, .radius = radius,
+                                   .precision = prec ? FDT_DOUBLE : FDT_FLOAT};
+            fdt_runner r;
+            fdt_error err = {0};
+            if (fdt_runner_open(&r, f->ops, f->backend, &p, &quick, 11, &err) != FDT_OK)
+                fail_msg("runner: %s", err.msg);
+            fdt_compile_job jobs[2];
+            char why[128];
+            for (int i = 0; i < 2; i++) {
+                jobs[i] = (fdt_compile_job){0};
+                assert_int_equal(fdt_variant_parse(names[i], &jobs[i].variant, why, sizeof why), 0);
+                assert_null(fdt_variant_check(&jobs[i].variant, &p, f->ops->info(f->backend)));
+            }
+            fdt_compile_all(f->ops, f->ops->info(f->backend)->arch, &p, jobs, 2, 0);
+            for (int i = 0; i < 2; i++) {
+                fdt_verdict v;
+                expect_status(f, &r, &jobs[i], FDT_OK, &v);
+                fdt_code_free(&jobs[i].code);
+            }
+            fdt_runner_close(&r);
+        }
+}
+
 /* Each bug touches one point only; finding it proves every point is checked. The fourth
  * does not compile, and must come back as a compile error with the compiler's message. */
 static void test_broken_variants_are_caught(void **state)
@@ -304,6 +335,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_families_verify_on_odd_shapes),
+        cmocka_unit_test(test_banded_variants_verify),
         cmocka_unit_test(test_broken_variants_are_caught),
         cmocka_unit_test(test_compile_error_is_reported),
         cmocka_unit_test(test_attach_runs_a_kernel),

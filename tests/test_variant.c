@@ -44,7 +44,7 @@ static fdt_variant *space(const fdt_problem *p, const fdt_device_info *d, const 
 static void test_every_family_has_variants_and_all_pass_their_constraints(void **state)
 {
     (void)state;
-    const char *families[] = {"naive", "tiled", "zmarch", "zvec", "smem"};
+    const char *families[] = {"naive", "tiled", "zmarch", "zvec", "smem", "ztile"};
     size_t total = 0;
     for (size_t f = 0; f < sizeof families / sizeof *families; f++) {
         size_t n;
@@ -81,7 +81,7 @@ static void test_constraints_prune_by_device(void **state)
     assert_non_null(fdt_variant_check(&v, &cube, &nvidia));
 }
 
-static void test_shared_memory_limits_smem(void **state)
+static void test_shared_memory_limits_smem_and_ztile(void **state)
 {
     (void)state;
     fdt_variant v;
@@ -94,6 +94,36 @@ static void test_shared_memory_limits_smem(void **state)
     assert_non_null(fdt_variant_check(&v, &r4, &amd));
     assert_int_equal(fdt_variant_parse("smem:32x4x1:mz16", &v, err, sizeof err), 0);
     assert_null(fdt_variant_check(&v, &r4, &nvidia));
+    /* ztile keeps two plane tiles, whatever the radius. */
+    assert_int_equal(fdt_variant_parse("ztile:64x16x1:mz16", &v, err, sizeof err), 0);
+    assert_int_equal(fdt_variant_shared_bytes(&v, &r4), 2 * 72 * 24 * 8);
+    assert_null(fdt_variant_check(&v, &r4, &amd));
+}
+
+/* A band is whole block rows, fewer than the grid's, over more than one chunk in z. */
+static void test_bands_are_pruned_where_they_change_nothing(void **state)
+{
+    (void)state;
+    fdt_variant v;
+    char err[128];
+    assert_int_equal(fdt_variant_parse("zvec:32x8x1:mz2:band64", &v, err, sizeof err), 0);
+    assert_int_equal(v.band, 64);
+    assert_null(fdt_variant_check(&v, &cube, &nvidia));
+    const fdt_problem narrow = {.nx = 512, .ny = 64, .nz = 512, .radius = 1,
+                                .precision = FDT_DOUBLE};
+    assert_non_null(fdt_variant_check(&v, &narrow, &nvidia));
+    const fdt_problem flat = {.nx = 512, .ny = 512, .nz = 4, .radius = 1,
+                              .precision = FDT_DOUBLE};
+    assert_non_null(fdt_variant_check(&v, &flat, &nvidia));
+    assert_int_equal(fdt_variant_parse("zvec:32x16x1:mz2:band40", &v, err, sizeof err), 0);
+    assert_non_null(fdt_variant_check(&v, &cube, &nvidia));
+    fdt_defines d;
+    assert_int_equal(fdt_variant_parse("zvec:32x16x1:mz2:band256", &v, err, sizeof err), 0);
+    fdt_variant_defines(&v, &cube, &d);
+    int found = 0;
+    for (size_t i = 0; i < d.count; i++)
+        found |= strcmp(d.list[i], "FDT_BAND=16") == 0;
+    assert_true(found);
 }
 
 /* Every built-in source has its hash, which finds it again: the answers' source_hash and
@@ -138,7 +168,7 @@ static void test_bad_names_are_rejected(void **state)
     (void)state;
     const char *bad[] = {"", "warp:256x1x1", "naive", "naive:256x1", "naive:0x1x1",
                          "naive:256x1x1:lbx", "tiled:64x1x1:m", "tiled:64x1x1:m-2",
-                         "naive:256x1x1x", "zmarch:32x8x1:mz0",
+                         "naive:256x1x1x", "zmarch:32x8x1:mz0", "zvec:32x8x1:mz2:band0",
                          "naive:256x1x1:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
                          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -260,7 +290,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_family_has_variants_and_all_pass_their_constraints),
         cmocka_unit_test(test_constraints_prune_by_device),
-        cmocka_unit_test(test_shared_memory_limits_smem),
+        cmocka_unit_test(test_shared_memory_limits_smem_and_ztile),
+        cmocka_unit_test(test_bands_are_pruned_where_they_change_nothing),
         cmocka_unit_test(test_built_in_sources_have_hashes),
         cmocka_unit_test(test_names_round_trip),
         cmocka_unit_test(test_bad_names_are_rejected),

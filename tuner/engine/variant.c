@@ -9,7 +9,7 @@
 /* Kernel sources, common.h prepended, embedded at build time (see Makefile). */
 extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
     fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_smem[],
-    fdt_kernel_source_broken[], fdt_kernel_source_hazard[], fdt_kernel_source_compare[],
+    fdt_kernel_source_ztile[], fdt_kernel_source_broken[], fdt_kernel_source_hazard[], fdt_kernel_source_compare[],
     fdt_kernel_source_persist[], fdt_kernel_source_copy[];
 
 /* Parameter lists; 0 terminates each. */
@@ -17,15 +17,19 @@ typedef struct value_list {
     int v[8];
 } value_list;
 
+/* What a family keeps in shared memory: nothing, a queue of 2R+1 plane tiles (smem), or
+ * two plane tiles that alternate (ztile); a tile is the block's xy tile and its R-wide halo. */
+typedef enum shared_tiles { SHARED_NONE, SHARED_QUEUE, SHARED_PAIR } shared_tiles;
+
 struct fdt_family {
     const char *name;
     const char *source;
-    int needs_barriers;
+    shared_tiles shared; /* anything but none needs block barriers */
     int z_chunks;    /* walks chunks of mz planes in z instead of taking blocks in z */
     int x_vectors;   /* a thread owns one 16-byte vector of points in x, not one point */
     int test_only;
     int hazard;      /* test only: FDT_HAZARD, what its variant with 64-wide blocks does */
-    value_list bx, by, bz, m, mz, order, lb, nt, map, bug;
+    value_list bx, by, bz, m, mz, order, lb, nt, map, band, bug;
     int max_threads; /* a cap of the family's own, under the device limit */
 };
 
@@ -38,34 +42,40 @@ static const value_list one = {{1, -1}};
  * of two up to where registers or planes run out. */
 static const fdt_family families[] = {
     {.name = "naive", .source = fdt_kernel_source_naive,
-     .bx = {{64, 128, 256, 512, 1024, -1}}, .by = {{1, 2, -1}}, .bz = {{1, 2, -1}},
-     .m = one, .mz = one, .order = off, .lb = both, .nt = both, .map = both, .bug = off,
+     .bx = {{64, 128, 256, 512, 1024, -1}}, .by = {{1, 2, -1}}, .bz = {{1, 2, -1}}, .m = one,
+     .mz = one, .order = off, .lb = both, .nt = both, .map = both, .band = off, .bug = off,
      .max_threads = 1024},
     {.name = "tiled", .source = fdt_kernel_source_tiled,
      .bx = {{32, 64, 128, 256, -1}}, .by = {{1, 2, 4, -1}}, .bz = {{1, 2, -1}},
      .m = {{1, 2, 4, 8, -1}}, .mz = one, .order = both, .lb = both, .nt = both, .map = off,
-     .bug = off, .max_threads = 512},
+     .band = off, .bug = off, .max_threads = 512},
     {.name = "zmarch", .source = fdt_kernel_source_zmarch, .z_chunks = 1,
-     .bx = {{32, 64, 128, 256, -1}}, .by = {{1, 2, 4, 8, -1}}, .bz = one,
-     .m = one, .mz = {{8, 16, 32, 64, -1}}, .order = off, .lb = both, .nt = both, .map = off,
-     .bug = off, .max_threads = 1024},
+     .bx = {{32, 64, 128, 256, -1}}, .by = {{1, 2, 4, 8, -1}}, .bz = one, .m = one,
+     .mz = {{8, 16, 32, 64, -1}}, .order = off, .lb = both, .nt = both, .map = off,
+     .band = off, .bug = off, .max_threads = 1024},
+    /* Bands (rows of the grid) for planes too wide to stay in L2 over a chunk's z-window. */
     {.name = "zvec", .source = fdt_kernel_source_zvec, .z_chunks = 1, .x_vectors = 1,
-     .bx = {{16, 32, 64, 128, -1}}, .by = {{1, 2, 4, 8, 16, -1}}, .bz = one,
-     .m = one, .mz = {{1, 2, 4, 8, -1}}, .order = off, .lb = both, .nt = both, .map = off,
-     .bug = off, .max_threads = 1024},
-    {.name = "smem", .source = fdt_kernel_source_smem, .needs_barriers = 1, .z_chunks = 1,
-     .bx = {{32, 64, 128, -1}}, .by = {{2, 4, 8, -1}}, .bz = one,
-     .m = one, .mz = {{16, 32, 64, -1}}, .order = off, .lb = both, .nt = both, .map = off,
-     .bug = off, .max_threads = 1024},
+     .bx = {{16, 32, 64, 128, -1}}, .by = {{1, 2, 4, 8, 16, -1}}, .bz = one, .m = one,
+     .mz = {{1, 2, 4, 8, -1}}, .order = off, .lb = both, .nt = both, .map = off,
+     .band = {{0, 64, 256, -1}}, .bug = off, .max_threads = 1024},
+    {.name = "smem", .source = fdt_kernel_source_smem, .shared = SHARED_QUEUE, .z_chunks = 1,
+     .bx = {{32, 64, 128, -1}}, .by = {{2, 4, 8, -1}}, .bz = one, .m = one,
+     .mz = {{16, 32, 64, -1}}, .order = off, .lb = both, .nt = both, .map = off,
+     .band = off, .bug = off, .max_threads = 1024},
+    /* by >= 4 >= R: ztile's halo threads are its first R rows and columns. */
+    {.name = "ztile", .source = fdt_kernel_source_ztile, .shared = SHARED_PAIR, .z_chunks = 1,
+     .bx = {{32, 64, 128, -1}}, .by = {{4, 8, 16, -1}}, .bz = one, .m = one,
+     .mz = {{16, 32, 64, -1}}, .order = off, .lb = both, .nt = both, .map = off,
+     .band = off, .bug = off, .max_threads = 1024},
     {.name = "broken", .source = fdt_kernel_source_broken, .test_only = 1,
      .bx = {{256, -1}}, .by = one, .bz = one, .m = one, .mz = one, .order = off, .lb = off,
-     .nt = off, .map = off, .bug = {{1, 2, 3, 4, -1}}, .max_threads = 1024},
+     .nt = off, .map = off, .band = off, .bug = {{1, 2, 3, 4, -1}}, .max_threads = 1024},
     {.name = "fault", .source = fdt_kernel_source_hazard, .test_only = 1, .hazard = 1,
      .bx = {{32, 64, 128, 256, -1}}, .by = one, .bz = one, .m = one, .mz = one, .order = off,
-     .lb = off, .nt = off, .map = off, .bug = off, .max_threads = 1024},
+     .lb = off, .nt = off, .map = off, .band = off, .bug = off, .max_threads = 1024},
     {.name = "spin", .source = fdt_kernel_source_hazard, .test_only = 1, .hazard = 2,
      .bx = {{32, 64, 128, 256, -1}}, .by = one, .bz = one, .m = one, .mz = one, .order = off,
-     .lb = off, .nt = off, .map = off, .bug = off, .max_threads = 1024},
+     .lb = off, .nt = off, .map = off, .band = off, .bug = off, .max_threads = 1024},
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
 
@@ -141,7 +151,7 @@ const fdt_family *fdt_family_find(const char *name)
 }
 
 const char *fdt_family_name(const fdt_family *f) { return f->name; }
-int fdt_family_needs_barriers(const fdt_family *f) { return f->needs_barriers; }
+int fdt_family_needs_barriers(const fdt_family *f) { return f->shared != SHARED_NONE; }
 int fdt_family_test_only(const fdt_family *f) { return f->test_only; }
 int fdt_family_z_chunks(const fdt_family *f) { return f->z_chunks; }
 const char *fdt_family_source(const fdt_family *f) { return f->source; }
@@ -193,10 +203,13 @@ void fdt_interior_copy_kernel(int which, const fdt_problem *p, fdt_defines *d, f
 
 size_t fdt_variant_shared_bytes(const fdt_variant *v, const fdt_problem *p)
 {
-    if (!v->family->needs_barriers)
-        return 0;
     const int r = p->radius;
-    return (size_t)(2 * r + 1) * (v->bx + 2 * r) * (v->by + 2 * r) * fdt_real_size(p->precision);
+    const size_t tile = (size_t)(v->bx + 2 * r) * (v->by + 2 * r) * fdt_real_size(p->precision);
+    switch (v->family->shared) {
+    case SHARED_QUEUE: return (size_t)(2 * r + 1) * tile;
+    case SHARED_PAIR: return 2 * tile;
+    default: return 0;
+    }
 }
 
 int fdt_variant_points_x(const fdt_variant *v, const fdt_problem *p)
@@ -252,7 +265,7 @@ const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
         return "fewer threads per block than a warp";
     if (threads > dev->max_threads_per_block || threads > v->family->max_threads)
         return "too many threads per block";
-    if (v->family->needs_barriers && !dev->block_barriers)
+    if (fdt_family_needs_barriers(v->family) && !dev->block_barriers)
         return "needs block barriers, which this backend cannot run";
     if (fdt_variant_shared_bytes(v, p) > (size_t)dev->max_shared_per_block)
         return "needs more shared memory than a block may have";
@@ -264,6 +277,10 @@ const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
         return "points per thread exceed the grid";
     fdt_dim3 grid, block;
     fdt_variant_geometry(v, p, &grid, &block);
+    if (v->band && (v->band % (v->by * v->m) || v->map))
+        return "a band must be whole block rows, and excludes map";
+    if (v->band && (v->band >= p->ny || grid.z == 1))
+        return "one band or one chunk in z: a band changes nothing";
     if (grid.x > dev->max_grid[0] || grid.y > dev->max_grid[1] || grid.z > dev->max_grid[2])
         return "grid exceeds the device's limits";
     return NULL;
@@ -274,8 +291,8 @@ static size_t enumerate_family(const fdt_family *f, const fdt_problem *p,
                                const fdt_device_info *dev, fdt_variant *out, size_t cap,
                                size_t n)
 {
-    const value_list *lists[] = {&f->bx, &f->by, &f->bz, &f->m, &f->mz,
-                                 &f->order, &f->lb, &f->nt, &f->map, &f->bug};
+    const value_list *lists[] = {&f->bx,    &f->by, &f->bz, &f->m,   &f->mz,   &f->order,
+                                 &f->lb,    &f->nt, &f->map, &f->band, &f->bug};
     enum { NLISTS = sizeof lists / sizeof lists[0] };
     int at[NLISTS] = {0};
     for (;;) {
@@ -283,7 +300,7 @@ static size_t enumerate_family(const fdt_family *f, const fdt_problem *p,
             .family = f, .bx = f->bx.v[at[0]], .by = f->by.v[at[1]], .bz = f->bz.v[at[2]],
             .m = f->m.v[at[3]], .mz = f->mz.v[at[4]], .order = f->order.v[at[5]],
             .lb = f->lb.v[at[6]], .nt = f->nt.v[at[7]], .map = f->map.v[at[8]],
-            .bug = f->bug.v[at[9]],
+            .band = f->band.v[at[9]], .bug = f->bug.v[at[10]],
         };
         if (!fdt_variant_check(&v, p, dev)) {
             if (out && n < cap)
@@ -327,8 +344,10 @@ void fdt_variant_name(const fdt_variant *v, char *buf, size_t len)
         n += snprintf(buf + n, len - n, ":%s", v->order ? "asc" : "seed");
     if (f->bug.v[0] > 0)
         n += snprintf(buf + n, len - n, ":bug%d", v->bug);
-    snprintf(buf + n, len - n, "%s%s%s", v->lb ? ":lb" : "", v->nt ? ":nt" : "",
-             v->map ? ":map" : "");
+    n += snprintf(buf + n, len - n, "%s%s%s", v->lb ? ":lb" : "", v->nt ? ":nt" : "",
+                  v->map ? ":map" : "");
+    if (v->band)
+        snprintf(buf + n, len - n, ":band%d", v->band);
 }
 
 static int parse_option(const char *tok, fdt_variant *v)
@@ -342,6 +361,7 @@ static int parse_option(const char *tok, fdt_variant *v)
     if (sscanf(tok, "mz%d%c", &v->mz, &extra) == 1) return v->mz >= 1 ? 0 : -1;
     if (sscanf(tok, "m%d%c", &v->m, &extra) == 1) return v->m >= 1 ? 0 : -1;
     if (sscanf(tok, "bug%d%c", &v->bug, &extra) == 1) return 0;
+    if (sscanf(tok, "band%d%c", &v->band, &extra) == 1) return v->band >= 1 ? 0 : -1;
     return -1;
 }
 
@@ -406,6 +426,7 @@ void fdt_variant_defines(const fdt_variant *v, const fdt_problem *p, fdt_defines
     add_int_define(out, "FDT_LB", v->lb);
     add_int_define(out, "FDT_NT", v->nt);
     add_int_define(out, "FDT_MAP", v->map);
+    add_int_define(out, "FDT_BAND", v->band / (v->by * v->m));
     add_int_define(out, "FDT_BUG", v->bug);
     if (v->family && v->family->hazard)
         add_int_define(out, "FDT_HAZARD", v->family->hazard);

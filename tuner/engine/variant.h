@@ -39,10 +39,11 @@ typedef struct fdt_variant {
     int mz;    /* zmarch, zvec, smem: planes per thread (block) in z */
     int order; /* tiled: 0 = the seed's load order, 1 = ascending addresses */
     int lb, nt, map;
+    int band;  /* zvec: 0, or rows of the grid per y-subdomain (FDT_BAND in common.h) */
     int bug;   /* broken (test only): which bug */
 } fdt_variant;
 
-/* Longest variant name, e.g. "tiled:128x2x1:m16:asc:lb:nt:map". */
+/* Longest variant name, e.g. "zvec:128x16x1:mz8:lb:nt:band256". */
 #define FDT_VARIANT_NAME_MAX 64
 /* Room for every -D define of a variant. */
 #define FDT_DEFINES_MAX 16

@@ -35,7 +35,7 @@
 /* The offsets learned from this problem's results: one per family, and one per value of
  * each parameter within a family (mz = 32 of zmarch, nt of zvec...), so that the model
  * learns which corner of a family this problem likes even where no neighbour does. */
-enum { G_FAMILY, G_BX, G_BY, G_BZ, G_M, G_MZ, G_ORDER, G_LB, G_NT, G_MAP, GROUPS };
+enum { G_FAMILY, G_BX, G_BY, G_BZ, G_M, G_MZ, G_ORDER, G_LB, G_NT, G_MAP, G_BAND, GROUPS };
 #define SLOTS 16 /* values a parameter takes, by log2 (sizes) or as is (flags) */
 #define FEATURES (MAX_FAMILIES * GROUPS * SLOTS)
 
@@ -85,7 +85,7 @@ static int slot(int value)
 static void features_of(const fdt_variant *v, int family, int *out)
 {
     const int values[GROUPS] = {0, slot(v->bx), slot(v->by), slot(v->bz), slot(v->m),
-                                slot(v->mz), v->order, v->lb, v->nt, v->map};
+                                slot(v->mz), v->order, v->lb, v->nt, v->map, slot(v->band)};
     for (int g = 0; g < GROUPS; g++)
         out[g] = (family * GROUPS + g) * SLOTS + (values[g] & (SLOTS - 1));
 }
@@ -290,7 +290,7 @@ static int one_move(const picker *k, size_t v, const void *arg)
         return 0;
     const int differ = (a->bx != b->bx) + (a->by != b->by) + (a->bz != b->bz) + (a->m != b->m) +
                        (a->mz != b->mz) + (a->order != b->order) + (a->lb != b->lb) +
-                       (a->nt != b->nt) + (a->map != b->map);
+                       (a->nt != b->nt) + (a->map != b->map) + (a->band != b->band);
     return differ == 1;
 }
 
