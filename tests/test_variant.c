@@ -44,7 +44,7 @@ static fdt_variant *space(const fdt_problem *p, const fdt_device_info *d, const 
 static void test_every_family_has_variants_and_all_pass_their_constraints(void **state)
 {
     (void)state;
-    const char *families[] = {"naive", "tiled", "zmarch", "zvec", "smem", "ztile"};
+    const char *families[] = {"naive", "tiled", "zmarch", "zvec", "smem"};
     size_t total = 0;
     for (size_t f = 0; f < sizeof families / sizeof *families; f++) {
         size_t n;
@@ -81,7 +81,7 @@ static void test_constraints_prune_by_device(void **state)
     assert_non_null(fdt_variant_check(&v, &cube, &nvidia));
 }
 
-static void test_shared_memory_limits_smem_and_ztile(void **state)
+static void test_shared_memory_limits_smem(void **state)
 {
     (void)state;
     fdt_variant v;
@@ -94,10 +94,6 @@ static void test_shared_memory_limits_smem_and_ztile(void **state)
     assert_non_null(fdt_variant_check(&v, &r4, &amd));
     assert_int_equal(fdt_variant_parse("smem:32x4x1:mz16", &v, err, sizeof err), 0);
     assert_null(fdt_variant_check(&v, &r4, &nvidia));
-    /* ztile keeps two plane tiles, whatever the radius. */
-    assert_int_equal(fdt_variant_parse("ztile:64x16x1:mz16", &v, err, sizeof err), 0);
-    assert_int_equal(fdt_variant_shared_bytes(&v, &r4), 2 * 72 * 24 * 8);
-    assert_null(fdt_variant_check(&v, &r4, &amd));
 }
 
 /* A band is whole block rows, fewer than the grid's, over more than one chunk in z. */
@@ -290,7 +286,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_family_has_variants_and_all_pass_their_constraints),
         cmocka_unit_test(test_constraints_prune_by_device),
-        cmocka_unit_test(test_shared_memory_limits_smem_and_ztile),
+        cmocka_unit_test(test_shared_memory_limits_smem),
         cmocka_unit_test(test_bands_are_pruned_where_they_change_nothing),
         cmocka_unit_test(test_built_in_sources_have_hashes),
         cmocka_unit_test(test_names_round_trip),

@@ -9,7 +9,7 @@
 /* Kernel sources, common.h prepended, embedded at build time (see Makefile). */
 extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
     fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_smem[],
-    fdt_kernel_source_ztile[], fdt_kernel_source_broken[], fdt_kernel_source_hazard[], fdt_kernel_source_compare[],
+    fdt_kernel_source_broken[], fdt_kernel_source_hazard[], fdt_kernel_source_compare[],
     fdt_kernel_source_persist[], fdt_kernel_source_copy[];
 
 /* Parameter lists; 0 terminates each. */
@@ -17,14 +17,10 @@ typedef struct value_list {
     int v[8];
 } value_list;
 
-/* What a family keeps in shared memory: nothing, a queue of 2R+1 plane tiles (smem), or
- * two plane tiles that alternate (ztile); a tile is the block's xy tile and its R-wide halo. */
-typedef enum shared_tiles { SHARED_NONE, SHARED_QUEUE, SHARED_PAIR } shared_tiles;
-
 struct fdt_family {
     const char *name;
     const char *source;
-    shared_tiles shared; /* anything but none needs block barriers */
+    int needs_barriers;
     int z_chunks;    /* walks chunks of mz planes in z instead of taking blocks in z */
     int x_vectors;   /* a thread owns one 16-byte vector of points in x, not one point */
     int test_only;
@@ -58,13 +54,8 @@ static const fdt_family families[] = {
      .bx = {{16, 32, 64, 128, -1}}, .by = {{1, 2, 4, 8, 16, -1}}, .bz = one, .m = one,
      .mz = {{1, 2, 4, 8, -1}}, .order = off, .lb = both, .nt = both, .map = off,
      .band = {{0, 64, 256, -1}}, .bug = off, .max_threads = 1024},
-    {.name = "smem", .source = fdt_kernel_source_smem, .shared = SHARED_QUEUE, .z_chunks = 1,
+    {.name = "smem", .source = fdt_kernel_source_smem, .needs_barriers = 1, .z_chunks = 1,
      .bx = {{32, 64, 128, -1}}, .by = {{2, 4, 8, -1}}, .bz = one, .m = one,
-     .mz = {{16, 32, 64, -1}}, .order = off, .lb = both, .nt = both, .map = off,
-     .band = off, .bug = off, .max_threads = 1024},
-    /* by >= 4 >= R: ztile's halo threads are its first R rows and columns. */
-    {.name = "ztile", .source = fdt_kernel_source_ztile, .shared = SHARED_PAIR, .z_chunks = 1,
-     .bx = {{32, 64, 128, -1}}, .by = {{4, 8, 16, -1}}, .bz = one, .m = one,
      .mz = {{16, 32, 64, -1}}, .order = off, .lb = both, .nt = both, .map = off,
      .band = off, .bug = off, .max_threads = 1024},
     {.name = "broken", .source = fdt_kernel_source_broken, .test_only = 1,
@@ -151,7 +142,7 @@ const fdt_family *fdt_family_find(const char *name)
 }
 
 const char *fdt_family_name(const fdt_family *f) { return f->name; }
-int fdt_family_needs_barriers(const fdt_family *f) { return f->shared != SHARED_NONE; }
+int fdt_family_needs_barriers(const fdt_family *f) { return f->needs_barriers; }
 int fdt_family_test_only(const fdt_family *f) { return f->test_only; }
 int fdt_family_z_chunks(const fdt_family *f) { return f->z_chunks; }
 const char *fdt_family_source(const fdt_family *f) { return f->source; }
@@ -203,13 +194,10 @@ void fdt_interior_copy_kernel(int which, const fdt_problem *p, fdt_defines *d, f
 
 size_t fdt_variant_shared_bytes(const fdt_variant *v, const fdt_problem *p)
 {
+    if (!v->family->needs_barriers)
+        return 0;
     const int r = p->radius;
-    const size_t tile = (size_t)(v->bx + 2 * r) * (v->by + 2 * r) * fdt_real_size(p->precision);
-    switch (v->family->shared) {
-    case SHARED_QUEUE: return (size_t)(2 * r + 1) * tile;
-    case SHARED_PAIR: return 2 * tile;
-    default: return 0;
-    }
+    return (size_t)(2 * r + 1) * (v->bx + 2 * r) * (v->by + 2 * r) * fdt_real_size(p->precision);
 }
 
 int fdt_variant_points_x(const fdt_variant *v, const fdt_problem *p)
@@ -265,7 +253,7 @@ const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
         return "fewer threads per block than a warp";
     if (threads > dev->max_threads_per_block || threads > v->family->max_threads)
         return "too many threads per block";
-    if (fdt_family_needs_barriers(v->family) && !dev->block_barriers)
+    if (v->family->needs_barriers && !dev->block_barriers)
         return "needs block barriers, which this backend cannot run";
     if (fdt_variant_shared_bytes(v, p) > (size_t)dev->max_shared_per_block)
         return "needs more shared memory than a block may have";
@@ -291,8 +279,8 @@ static size_t enumerate_family(const fdt_family *f, const fdt_problem *p,
                                const fdt_device_info *dev, fdt_variant *out, size_t cap,
                                size_t n)
 {
-    const value_list *lists[] = {&f->bx,    &f->by, &f->bz, &f->m,   &f->mz,   &f->order,
-                                 &f->lb,    &f->nt, &f->map, &f->band, &f->bug};
+    const value_list *lists[] = {&f->bx, &f->by, &f->bz, &f->m,    &f->mz, &f->order,
+                                 &f->lb, &f->nt, &f->map, &f->band, &f->bug};
     enum { NLISTS = sizeof lists / sizeof lists[0] };
     int at[NLISTS] = {0};
     for (;;) {
