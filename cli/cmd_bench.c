@@ -16,9 +16,10 @@ static const char bench_help[] =
     "\n"
     "  --precision float|double  element type (default double)\n"
     "  --radius R                stencil radius 1..4; R=1 is the 7-point Laplacian (default 1)\n"
-    "  --cache hot|persist       hot: the same buffers every launch (default); persist: also\n"
+    "  --cache hot|persist|auto  hot: the same buffers every launch (default); persist: also\n"
     "                            f's row edges held in L2 (NVIDIA sm_80+; docs/measurement.md);\n"
-    "                            cold is a key of the store, not measured yet\n"
+    "                            auto: the leaders timed in both, persist kept only where it\n"
+    "                            wins by more than noise; cold is not measured yet\n"
     "  --backend B               auto, hip, cuda or cpu (default auto)\n"
     "  --device N                device index (default 0)\n"
     "  --family F                only this kernel family (" FDT_FAMILIES_HELP ")\n"
@@ -158,7 +159,7 @@ static int parse_option(int opt, const char *arg, bench_args *a)
     case OPT_CACHE:
         if (fdt_cache_mode_parse(arg, &o->problem.cache) == 0)
             return 0;
-        fprintf(stderr, "fdtune: --cache must be hot, cold or persist, not '%s'\n", arg);
+        fprintf(stderr, "fdtune: --cache must be hot, persist or auto, not '%s'\n", arg);
         return -1;
     case OPT_BACKEND:
         if (strcmp(arg, "auto") == 0 || fdt_backend_find(arg)) {
@@ -252,6 +253,8 @@ static void print_device(const fdt_bench_report *r)
         [FDT_CACHE_COLD] = "not measured yet",
         [FDT_CACHE_PERSIST] = "f's row edges held in L2; kernel 1, the copy and every variant "
                               "timed in that state",
+        [FDT_CACHE_AUTO] = "variants timed hot; the leaders and the copy timed hot and "
+                           "persist side by side, the table in the state chosen",
     };
     printf("cache: %s (%s)\n", fdt_cache_mode_name(r->problem.cache), notes[r->problem.cache]);
 }
@@ -286,6 +289,10 @@ static void print_table(const fdt_bench_report *r, long top)
                   r->interior_copy_gbps, r, NULL);
     printf("(* timed again with kernel 1 and the copies, %d samples each)\n",
            r->kernel1.stats.samples);
+    if (r->problem.cache == FDT_CACHE_AUTO)
+        printf("cache auto chose %s: fastest leader %.1f GB/s hot, %.1f GB/s persist%s\n",
+               fdt_cache_mode_name(r->timed_in), r->auto_hot_gbps, r->auto_persist_gbps,
+               r->auto_persist_gbps > 0 ? "" : " (this device cannot persist)");
 }
 
 static void print_failures(const fdt_bench_report *r, long top)
@@ -316,6 +323,9 @@ static void print_summary(const fdt_bench_report *r)
            r->ok, r->wrong, r->failed, r->copy_gbps, r->interior_copy_gbps, r->kernel1.gbps,
            best_gbps, ratio(best_gbps, r->copy_gbps), ratio(best_gbps, r->interior_copy_gbps),
            ratio(best_gbps, r->kernel1.gbps), name);
+    if (p->cache == FDT_CACHE_AUTO)
+        printf("auto cache_chosen=%s hot_gbps=%.1f persist_gbps=%.1f\n",
+               fdt_cache_mode_name(r->timed_in), r->auto_hot_gbps, r->auto_persist_gbps);
 }
 
 int fdt_cmd_bench(int argc, char **argv)

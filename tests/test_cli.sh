@@ -42,7 +42,7 @@ expect 2 'nx = 2 is out of range' -- bench 2 64 64
 expect 2 'nz = 8 is out of range: each side must be 9' -- bench 64 64 8 --radius 4
 expect 2 "--precision must be float or double, not 'half'" -- bench 64 64 64 --precision half
 expect 2 '--radius must be a whole number from 1 to 4' -- bench 64 64 64 --radius 5
-expect 2 "--cache must be hot, cold or persist, not 'warm'" -- bench 64 64 64 --cache warm
+expect 2 "--cache must be hot, persist or auto, not 'warm'" -- bench 64 64 64 --cache warm
 expect 2 "--backend must be auto, hip, cuda or cpu, not 'opencl'" -- bench 64 64 64 --backend opencl
 expect 2 "unknown kernel family 'warp'" -- bench 64 64 64 --family warp
 expect 2 "unknown option or missing value: '--bogus'" -- bench 64 64 64 --bogus
@@ -56,6 +56,9 @@ expect 1 'cold-cache measurement is not built yet' -- bench 13 17 11 --backend c
 # naming the device, before anything is measured.
 expect 1 'cache mode persist needs L2 eviction priorities \(NVIDIA sm_80 or later\); .* \([^,]+, cpu backend\) has none' \
     -- bench 13 17 11 --backend cpu --cache persist --subset 2
+# Cache mode auto on a device that cannot persist: everything timed hot, and said so.
+expect 0 'auto cache_chosen=hot hot_gbps=[1-9][0-9.]* persist_gbps=0.0' \
+    -- bench 13 17 11 --backend cpu --cache auto --subset 2 --samples 2 --leader-samples 5
 
 # Every broken test variant is caught (three wrong, one that does not compile); nothing is
 # ok, so there is no best.
@@ -93,6 +96,7 @@ expect 2 "query: expected the grid shape NX NY NZ" -- query 64 64 --socket "$non
 expect 2 "NZ must be a whole number from 1 to 65536, not 'x'" -- query 64 64 x --socket "$none"
 expect 2 'nx = 4 is out of range: each side must be 5' -- query 4 64 64 --radius 2 --socket "$none"
 expect 2 "--cache must be hot, cold or persist, not 'warm'" -- query 64 64 64 --cache warm --socket "$none"
+expect 2 "not 'auto' \(auto is fdtune bench's for now\)" -- query 64 64 64 --cache auto --socket "$none"
 expect 2 "--precision must be float or double, not 'half'" -- tune 64 64 64 --precision half --socket "$none"
 expect 2 "unknown kernel family 'warp'" -- tune 64 64 64 --family warp --socket "$none"
 expect 2 '--subset must be a whole number from 1' -- tune 64 64 64 --subset 0 --socket "$none"

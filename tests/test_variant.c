@@ -264,6 +264,23 @@ static void test_effective_bytes_match_the_seed_formula(void **state)
     assert_near(fdt_effective_bytes(&tiny), 14 * 8, 1e-9);
 }
 
+/* Cache mode auto's rule: faster by more than either spread and by the least gain. */
+static void test_faster_by_more_than_noise(void **state)
+{
+    (void)state;
+    const fdt_stats hot = {.median_ms = 1.00, .q1_ms = 0.995, .q3_ms = 1.005};
+    fdt_stats other = {.median_ms = 0.98, .q1_ms = 0.978, .q3_ms = 0.982};
+    assert_true(fdt_stats_faster(&hot, &other, 0.005));
+    assert_false(fdt_stats_faster(&other, &hot, 0.005));
+    other.median_ms = 0.996; /* inside 0.5% */
+    assert_false(fdt_stats_faster(&hot, &other, 0.005));
+    other = (fdt_stats){.median_ms = 0.98, .q1_ms = 0.95, .q3_ms = 1.01}; /* noisy */
+    assert_false(fdt_stats_faster(&hot, &other, 0.005));
+    assert_false(fdt_stats_faster(&hot, &other, 0.0));
+    other = (fdt_stats){.median_ms = 0.90, .q1_ms = 0.85, .q3_ms = 0.91};
+    assert_true(fdt_stats_faster(&hot, &other, 0.005));
+}
+
 static void test_stats(void **state)
 {
     (void)state;
@@ -296,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_defines_pick_wide_indices_only_when_needed),
         cmocka_unit_test(test_effective_bytes_match_the_seed_formula),
         cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_faster_by_more_than_noise),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

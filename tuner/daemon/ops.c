@@ -135,6 +135,11 @@ static int parse_problem_options(op_ctx *c, fdt_key *key, int *device)
     fdt_copy_text(key->stencil, sizeof key->stencil, stencils[stencil]);
     key->problem.cache = (fdt_cache_mode)cache;
     *device = (int)dev;
+    /* The store keeps the rows of a state, not a choice between two: until it keeps one,
+     * auto is decided by fdtune bench, and the daemon answers the state asked for. */
+    if (key->problem.cache == FDT_CACHE_AUTO)
+        return fail(c, "bad_request", "cache mode auto is chosen by 'fdtune bench --cache "
+                    "auto' for now; the daemon tunes and answers \"hot\" or \"persist\"");
     return 0;
 }
 

@@ -146,6 +146,9 @@ static fdt_status remeasure(bench *bn, fdt_error *err)
     rep->copy_gbps = base.copy_gbps;
     rep->interior_copy = base.interior_copy;
     rep->interior_copy_gbps = base.interior_copy_gbps;
+    rep->timed_in = base.cache;
+    rep->auto_hot_gbps = base.auto_hot_gbps;
+    rep->auto_persist_gbps = base.auto_persist_gbps;
     /* The winner is decided by the second, longer measurement. */
     qsort(rep->results, rep->count, sizeof *rep->results, by_speed);
     count_statuses(rep);

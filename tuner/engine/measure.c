@@ -31,6 +31,16 @@ void fdt_stats_compute(double *samples, int n, int reps, fdt_stats *out)
     out->reps = reps;
 }
 
+int fdt_stats_faster(const fdt_stats *a, const fdt_stats *b, double min_gain)
+{
+    double margin = min_gain * a->median_ms;
+    if (a->q3_ms - a->q1_ms > margin)
+        margin = a->q3_ms - a->q1_ms;
+    if (b->q3_ms - b->q1_ms > margin)
+        margin = b->q3_ms - b->q1_ms;
+    return b->median_ms < a->median_ms - margin;
+}
+
 double fdt_interior_points(const fdt_problem *p)
 {
     const double r2 = 2.0 * p->radius;

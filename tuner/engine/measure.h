@@ -14,6 +14,11 @@ typedef struct fdt_stats {
 /* Sorts samples in place and fills the statistics; n > 0. */
 void fdt_stats_compute(double *samples, int n, int reps, fdt_stats *out);
 
+/* Whether b is faster than a by more than noise: by more than either one's spread of
+ * samples (IQR), and by at least min_gain of a's median (cache mode auto keeps persist only
+ * so, since persist costs the solver a set-up step). */
+int fdt_stats_faster(const fdt_stats *a, const fdt_stats *b, double min_gain);
+
 /* Bytes a Laplacian of radius R must move at least: each point it reads once (the interior
  * and the six star arms of depth R) plus each interior point written once; the seeds'
  * formula for R = 1, generalized. */

@@ -341,17 +341,38 @@ static fdt_status persist_edges(fdt_runner *r, int release, fdt_error *err)
     return launch_and_wait(r, r->persist, grid, block, args, err);
 }
 
-/* Puts f's row edges in the persist state before anything is timed, so that kernel 1, the
- * copy and every variant are measured alike in it; fdt_runner_close releases them. */
+fdt_status fdt_runner_set_persist(fdt_runner *r, int on, fdt_error *err)
+{
+    if (!r->persist)
+        return fdt_fail(err, FDT_UNSUPPORTED, "this runner has no persist kernel");
+    if (r->persisting == on)
+        return FDT_OK;
+    const fdt_status s = persist_edges(r, !on, err);
+    if (s == FDT_OK)
+        r->persisting = on;
+    return s;
+}
+
+/* Mode persist puts f's row edges in the persist state before anything is timed, so that
+ * kernel 1, the copy and every variant are measured alike in it; mode auto opens hot and
+ * switches between the two (fdt_runner_set_persist). fdt_runner_close releases them. */
 static fdt_status persist_open(fdt_runner *r, fdt_error *err)
 {
     fdt_status s = compile_and_load(r, fdt_persist_source(), "fdt_persist_edges",
                                     &helper_variant, &r->persist, err);
-    return s == FDT_OK ? persist_edges(r, 0, err) : s;
+    if (s == FDT_OK && r->problem.cache == FDT_CACHE_PERSIST)
+        s = fdt_runner_set_persist(r, 1, err);
+    return s;
 }
 
-/* Hot always; persist where the device has L2 eviction priorities; cold not yet. Checked
- * before anything is allocated. */
+static int needs_persist_kernel(const fdt_runner *r)
+{
+    const fdt_cache_mode c = r->problem.cache;
+    return c == FDT_CACHE_PERSIST || (c == FDT_CACHE_AUTO && r->ops->info(r->backend)->l2_persist);
+}
+
+/* Hot and auto always; persist where the device has L2 eviction priorities; cold not yet.
+ * Checked before anything is allocated. */
 static fdt_status check_cache_mode(fdt_runner *r, fdt_error *err)
 {
     const fdt_device_info *dev = r->ops->info(r->backend);
@@ -391,7 +412,7 @@ fdt_status fdt_runner_open(fdt_runner *r, const fdt_backend_ops *ops, fdt_backen
     if (s == FDT_OK)
         s = compile_and_load(r, fdt_compare_source(), "fdt_compare", &helper_variant,
                              &r->compare, err);
-    if (s == FDT_OK && p->cache == FDT_CACHE_PERSIST)
+    if (s == FDT_OK && needs_persist_kernel(r))
         s = persist_open(r, err);
     if (s == FDT_OK)
         s = check_reference(r, seed, err);
@@ -407,7 +428,7 @@ void fdt_runner_close(fdt_runner *r)
          * priority. After a device fault this fails, and needs not succeed: the context,
          * and the state with it, is gone. */
         fdt_error ignored;
-        persist_edges(r, 1, &ignored);
+        fdt_runner_set_persist(r, 0, &ignored);
         r->ops->unload(r->backend, r->persist);
     }
     if (r->compare)

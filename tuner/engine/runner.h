@@ -25,7 +25,8 @@ typedef struct fdt_runner {
     double *partial_host;
     fdt_kernel *compare;
     fdt_dim3 compare_grid, compare_block;
-    fdt_kernel *persist;     /* cache mode persist: holds f's row edges in L2 until close */
+    fdt_kernel *persist;     /* cache modes persist and auto: holds f's row edges in L2 */
+    int persisting;          /* f's row edges are held now (released at close) */
     double gpu_ms;           /* device time inside every timed region so far */
 } fdt_runner;
 
@@ -55,6 +56,11 @@ fdt_status fdt_runner_time_copy(fdt_runner *r, int samples, fdt_samples *acc, fd
 fdt_status fdt_runner_time_copy_kernel(fdt_runner *r, fdt_kernel *k, fdt_dim3 grid,
                                        fdt_dim3 block, int samples, fdt_samples *acc,
                                        fdt_error *err);
+
+/* Cache mode auto, which opens hot: holds f's row edges in L2 (on) or releases them, so
+ * that the leaders are timed in both states side by side. FDT_UNSUPPORTED where the device
+ * has no persist (the runner then has no persist kernel). */
+fdt_status fdt_runner_set_persist(fdt_runner *r, int on, fdt_error *err);
 
 /* Host reference: the Laplacian of u in double precision at interior points. */
 void fdt_host_laplacian(const fdt_problem *p, const void *u, double cx, double cy, double cz,

@@ -279,11 +279,22 @@ typedef struct candidate {
     const fdt_code *code;    /* a variant's code object; NULL: a copy */
     fdt_result *result;      /* the variant's outcome; NULL: a copy */
     fdt_kernel *copy_kernel; /* an interior copy, loaded; NULL (no code): the device copy */
+    fdt_stats *copy_stats;   /* the device copy's statistics go here */
     fdt_dim3 grid, block;    /* the interior copy's launch */
     fdt_status status;       /* an interior copy's: one that fails drops out of the rounds */
     int baseline;            /* kernel 1 or the copy: without them the round means nothing */
+    int persist;             /* cache mode auto: timed with f's row edges held in L2 */
     fdt_samples samples;
 } candidate;
+
+/* Cache mode auto: f in the candidate's state before its turn (the other modes never
+ * switch). */
+static fdt_status set_state(fdt_session *s, const candidate *c, fdt_error *why)
+{
+    if (s->runner.problem.cache != FDT_CACHE_AUTO || !s->runner.persist)
+        return FDT_OK;
+    return fdt_runner_set_persist(&s->runner, c->persist, why);
+}
 
 /* One turn of one candidate; on a failure, lost_after says whether the device is gone. */
 static fdt_status time_turn(fdt_session *s, const fdt_session_hooks *h, candidate *c,
@@ -292,8 +303,9 @@ static fdt_status time_turn(fdt_session *s, const fdt_session_hooks *h, candidat
     const fdt_variant *v = c->result ? &c->result->variant : NULL;
     begin(h, v);
     fdt_kernel *k = NULL;
-    fdt_status st = c->code ? s->ops->load(s->backend, c->code, "fdt_laplacian", &k, why)
-                            : FDT_OK;
+    fdt_status st = set_state(s, c, why);
+    if (st == FDT_OK && c->code)
+        st = s->ops->load(s->backend, c->code, "fdt_laplacian", &k, why);
     if (st == FDT_OK && k) {
         s->ops->resources(k, &c->result->resources);
         st = fdt_runner_time(&s->runner, k, v, samples, &c->samples, why);
@@ -346,7 +358,7 @@ static fdt_status time_in_rounds(fdt_session *s, const fdt_session_hooks *h, can
 static void conclude(fdt_session *s, candidate *c, fdt_session_baseline *out)
 {
     fdt_stats interior;
-    fdt_stats *st = c->result ? &c->result->stats : c->copy_kernel ? &interior : &out->copy;
+    fdt_stats *st = c->result ? &c->result->stats : c->copy_kernel ? &interior : c->copy_stats;
     fdt_samples_stats(&c->samples, st);
     if (c->result && c->result->status == FDT_OK)
         c->result->gbps = fdt_gbps(s->bytes, st->median_ms);
@@ -383,24 +395,66 @@ static size_t interior_copies(fdt_session *s, candidate *cs)
     return FDT_INTERIOR_COPIES;
 }
 
-/* jobs[0] is kernel 1, jobs[1..n] the leaders; results likewise. */
-static fdt_status leaders_timed(fdt_session *s, const fdt_session_hooks *h,
-                                fdt_compile_job *jobs, fdt_result *results, size_t n,
-                                int samples, fdt_session_baseline *out, fdt_error *err)
+/* The candidates of jobs[0..n] (kernel 1, then the leaders) and of the copy, in one state;
+ * returns how many. */
+static size_t state_candidates(fdt_compile_job *jobs, fdt_result *results, size_t n,
+                               int persist, fdt_stats *copy_stats, candidate *cs)
 {
-    candidate *cs = calloc(n + 2 + FDT_INTERIOR_COPIES, sizeof *cs);
-    if (!cs)
-        return fdt_fail(err, FDT_ERROR, "out of memory");
-    for (size_t i = 0; i <= n; i++) {
+    for (size_t i = persist; i <= n; i++) { /* kernel 1 is the baseline in hot alone */
         results[i] = (fdt_result){.variant = jobs[i].variant, .index = i ? i - 1 : 0,
                                   .leader = 1, .status = jobs[i].status,
                                   .compile_ms = jobs[i].ms, .resources = unknown_resources};
         if (jobs[i].status != FDT_OK)
             fdt_copy_text(results[i].message, sizeof results[i].message, jobs[i].message);
-        cs[i] = (candidate){.code = &jobs[i].code, .result = &results[i], .baseline = i == 0};
+        cs[i - persist] = (candidate){.code = &jobs[i].code, .result = &results[i],
+                                      .baseline = i == 0, .persist = persist};
     }
-    cs[n + 1] = (candidate){.baseline = 1}; /* the copy */
-    const size_t all = n + 2 + interior_copies(s, cs + n + 2);
+    cs[n + 1 - persist] = (candidate){.baseline = 1, .persist = persist,
+                                      .copy_stats = copy_stats};
+    return n + 2 - persist;
+}
+
+/* The fastest of results[1..n] that ran, or NULL. */
+static const fdt_result *fastest(const fdt_result *results, size_t n)
+{
+    const fdt_result *best = NULL;
+    for (size_t i = 1; i <= n; i++)
+        if (results[i].status == FDT_OK &&
+            (!best || results[i].stats.median_ms < best->stats.median_ms))
+            best = &results[i];
+    return best;
+}
+
+/* Mode auto: which state's results stand (persist NULL: the device cannot persist), and
+ * each state's fastest leader. Persist must win by more than noise and by 0.5%. */
+static fdt_result *choose_state(fdt_result *hot, fdt_result *persist, size_t n,
+                                fdt_stats *persist_copy, fdt_session_baseline *out)
+{
+    const fdt_result *h = fastest(hot, n), *p = persist ? fastest(persist, n) : NULL;
+    out->auto_hot_gbps = h ? h->gbps : 0;
+    out->auto_persist_gbps = p ? p->gbps : 0;
+    if (!p || (h && !fdt_stats_faster(&h->stats, &p->stats, 0.005)))
+        return hot;
+    out->cache = FDT_CACHE_PERSIST;
+    out->copy = *persist_copy;
+    return persist;
+}
+
+/* jobs[0] is kernel 1, jobs[1..n] the leaders; results likewise, and persisted likewise
+ * (kernel 1's slot unused) when mode auto times the persist state too. */
+static fdt_status leaders_timed(fdt_session *s, const fdt_session_hooks *h,
+                                fdt_compile_job *jobs, fdt_result *results,
+                                fdt_result *persisted, size_t n, int samples,
+                                fdt_session_baseline *out, fdt_error *err)
+{
+    candidate *cs = calloc(2 * n + 3 + FDT_INTERIOR_COPIES, sizeof *cs);
+    if (!cs)
+        return fdt_fail(err, FDT_ERROR, "out of memory");
+    fdt_stats persist_copy = {0};
+    size_t all = state_candidates(jobs, results, n, 0, &out->copy, cs);
+    all += interior_copies(s, cs + all);
+    if (persisted)
+        all += state_candidates(jobs, persisted, n, 1, &persist_copy, cs + all);
     fdt_status st = time_in_rounds(s, h, cs, all, samples, err);
     for (size_t i = 0; i < all; i++) {
         conclude(s, &cs[i], out);
@@ -408,10 +462,15 @@ static fdt_status leaders_timed(fdt_session *s, const fdt_session_hooks *h,
     }
     free(cs);
     out->kernel1 = results[0];
+    out->cache = s->runner.problem.cache == FDT_CACHE_PERSIST ? FDT_CACHE_PERSIST
+                                                               : FDT_CACHE_HOT;
+    const fdt_result *chosen = s->runner.problem.cache == FDT_CACHE_AUTO
+                                   ? choose_state(results, persisted, n, &persist_copy, out)
+                                   : results;
     out->copy_gbps = fdt_gbps(2.0 * s->runner.bytes, out->copy.median_ms);
     if (st == FDT_OK)
         for (size_t i = 1; i <= n; i++)
-            h->result(h->ctx, &results[i]);
+            h->result(h->ctx, &chosen[i]);
     return st;
 }
 
@@ -423,8 +482,10 @@ fdt_status fdt_session_leaders(fdt_session *s, const fdt_variant *vs, size_t n, 
     fdt_status st = not_prepared(s, err);
     if (st != FDT_OK)
         return st;
+    /* Mode auto times the persist state too where the runner can make it. */
+    const int both = s->runner.problem.cache == FDT_CACHE_AUTO && s->runner.persist;
     fdt_variant *all = malloc((n + 1) * sizeof *all);
-    fdt_result *results = calloc(n + 1, sizeof *results);
+    fdt_result *results = calloc(2 * (n + 1), sizeof *results);
     if (!all || !results) {
         free(all);
         free(results);
@@ -439,7 +500,8 @@ fdt_status fdt_session_leaders(fdt_session *s, const fdt_variant *vs, size_t n, 
     else if (jobs[0].status != FDT_OK)
         st = fdt_fail(err, jobs[0].status, "kernel 1 does not compile: %s", jobs[0].message);
     else
-        st = leaders_timed(s, h, jobs, results, n, samples, out, err);
+        st = leaders_timed(s, h, jobs, results, both ? results + n + 1 : NULL, n, samples,
+                           out, err);
     if (jobs)
         free_jobs(jobs, n + 1);
     free(all);

@@ -36,6 +36,10 @@ typedef struct fdt_session_baseline {
     double copy_gbps;
     fdt_stats interior_copy;   /* the fastest interior copy (samples 0: none timed) */
     double interior_copy_gbps; /* its interior points read and written, per second */
+    /* The state the leaders' results and the copy were timed in: the problem's mode, or
+     * for auto the one chosen (hot where the device has no persist). */
+    fdt_cache_mode cache;
+    double auto_hot_gbps, auto_persist_gbps; /* auto: each state's fastest leader; 0: none */
 } fdt_session_baseline;
 
 typedef struct fdt_session {
@@ -72,7 +76,10 @@ fdt_status fdt_session_measure(fdt_session *s, const fdt_variant *vs, size_t n,
 /* Times kernel 1, the copy and vs[0..n) again in rotating rounds, samples each (rounded up
  * to a multiple of the rounds), calling h->begin before every turn and h->result for each
  * of vs (leader set) at the end. FDT_OK when kernel 1 and the copy were timed; a leader
- * that fails gets its status in its result. */
+ * that fails gets its status in its result. In cache mode auto the leaders and the copy
+ * take turns in both states, hot and persist, and the results reported are those of the
+ * state chosen (out->cache): persist only where its fastest leader beats hot's by more than
+ * noise, since it costs the solver a set-up step. */
 fdt_status fdt_session_leaders(fdt_session *s, const fdt_variant *vs, size_t n, int samples,
                                const fdt_session_hooks *h, fdt_session_baseline *out,
                                fdt_error *err);

@@ -87,7 +87,8 @@ int fdt_precision_parse(const char *s, fdt_precision *out)
 }
 
 static const char *const cache_modes[] = {[FDT_CACHE_HOT] = "hot", [FDT_CACHE_COLD] = "cold",
-                                          [FDT_CACHE_PERSIST] = "persist", NULL};
+                                          [FDT_CACHE_PERSIST] = "persist",
+                                          [FDT_CACHE_AUTO] = "auto", NULL};
 
 const char *fdt_cache_mode_name(fdt_cache_mode c)
 {

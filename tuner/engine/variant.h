@@ -18,8 +18,11 @@ typedef enum fdt_cache_mode {
     FDT_CACHE_HOT = 0,  /* the same buffers step after step (the default) */
     FDT_CACHE_COLD,     /* buffers not in cache: part of the store's key and the protocol,
                            not measured yet (the runner refuses it) */
-    FDT_CACHE_PERSIST   /* hot, and the partly written sectors at both ends of f's interior
+    FDT_CACHE_PERSIST,  /* hot, and the partly written sectors at both ends of f's interior
                            rows held in L2 by kernels_src/persist.hip (NVIDIA sm_80+) */
+    FDT_CACHE_AUTO      /* the tuner's choice: the leaders timed hot and persist side by side,
+                           persist kept only where it wins by more than noise (hot where the
+                           device has no persist) */
 } fdt_cache_mode;
 
 /* What is being computed: a Laplacian of radius R on an nx x ny x nz grid. */
