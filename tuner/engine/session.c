@@ -456,6 +456,8 @@ static fdt_status leaders_timed(fdt_session *s, const fdt_session_hooks *h,
     if (persisted)
         all += state_candidates(jobs, persisted, n, 1, &persist_copy, cs + all);
     fdt_status st = time_in_rounds(s, h, cs, all, samples, err);
+    if (persisted && st == FDT_OK) /* back to hot, the state variants are measured in */
+        st = fdt_runner_set_persist(&s->runner, 0, err);
     for (size_t i = 0; i < all; i++) {
         conclude(s, &cs[i], out);
         release(s, cs[i].copy_kernel);
