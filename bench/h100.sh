@@ -242,6 +242,24 @@ daemon_persist)
     run daemon_persist "$FDTUNE" query 256 256 256
     stop_daemon daemon_persist
     ;;
+auto)
+    # Cache mode auto (issue 12): the leaders and the copy timed hot and persist side by side
+    # on each shape of $BENCH_SHAPES, the state chosen; then the switching under memcheck.
+    for shape in $BENCH_SHAPES; do
+        run auto "$FDTUNE" bench ${shape//x/ } --backend cuda --cache auto --top 5
+    done
+    run auto_memcheck "$SANITIZER" --tool memcheck --leak-check full --error-exitcode 99 \
+        "$FDTUNE" bench 45 70 29 --backend cuda --cache auto --family zvec --subset 8 \
+        --samples 1 --leaders 2 --leader-samples 5 --min-sample-ms 0.01 --top 3
+    ;;
+variants)
+    # Named variants of $VARIANTS, in the space or not, on each shape of $BENCH_SHAPES.
+    for shape in $BENCH_SHAPES; do
+        for v in $VARIANTS; do
+            run variants "$FDTUNE" bench ${shape//x/ } --backend cuda --variant "$v" --top 1
+        done
+    done
+    ;;
 smoke)
     device
     verify
@@ -321,7 +339,7 @@ profile)
     done
     ;;
 *)
-    echo "usage: bench/h100.sh spaces|guided|smoke|shapes|final|memcheck|ceiling|sweep3|persist|cache|cache_shapes|profile|daemon|daemon_persist" >&2
+    echo "usage: bench/h100.sh benches|ab|solver|auto|variants|spaces|guided|smoke|shapes|final|memcheck|ceiling|sweep3|persist|cache|cache_shapes|profile|daemon|daemon_persist" >&2
     exit 2
     ;;
 esac
