@@ -147,8 +147,9 @@ static fdt_status remeasure(bench *bn, fdt_error *err)
     rep->interior_copy = base.interior_copy;
     rep->interior_copy_gbps = base.interior_copy_gbps;
     rep->timed_in = base.cache;
-    rep->auto_hot_gbps = base.auto_hot_gbps;
-    rep->auto_persist_gbps = base.auto_persist_gbps;
+    rep->persist_best = base.persist_best;
+    rep->persist_copy = base.persist_copy;
+    rep->persist_copy_gbps = base.persist_copy_gbps;
     /* The winner is decided by the second, longer measurement. */
     qsort(rep->results, rep->count, sizeof *rep->results, by_speed);
     count_statuses(rep);

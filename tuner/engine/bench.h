@@ -50,8 +50,10 @@ typedef struct fdt_bench_report {
     double copy_gbps;
     fdt_stats interior_copy;  /* the second ceiling (kernels_src/copy.hip), beside the copy */
     double interior_copy_gbps;
-    fdt_cache_mode timed_in;  /* the leaders' and the copy's state: for auto, the one chosen */
-    double auto_hot_gbps, auto_persist_gbps; /* auto: each state's fastest leader */
+    fdt_cache_mode timed_in;  /* the winner's state: the problem's, or the one auto chose */
+    fdt_result persist_best;  /* auto: the fastest leader timed persist (not FDT_OK: none) */
+    fdt_stats persist_copy;   /* auto: the copy timed persist */
+    double persist_copy_gbps;
     double compile_ms;        /* sum of every variant's compile time */
     double compile_wall_ms;   /* the pool's wall time */
     double gpu_ms;            /* device time inside timed regions */

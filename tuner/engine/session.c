@@ -425,19 +425,17 @@ static const fdt_result *fastest(const fdt_result *results, size_t n)
     return best;
 }
 
-/* Mode auto: which state's results stand (persist NULL: the device cannot persist), and
- * each state's fastest leader. Persist must win by more than noise and by 0.5%. */
-static fdt_result *choose_state(fdt_result *hot, fdt_result *persist, size_t n,
-                                fdt_stats *persist_copy, fdt_session_baseline *out)
+/* Mode auto: persist's fastest leader, and the state that wins (persist NULL: the device
+ * cannot persist). Persist must win by more than noise and by 0.5%. */
+static void choose_state(const fdt_result *hot, const fdt_result *persist, size_t n,
+                         fdt_session_baseline *out)
 {
     const fdt_result *h = fastest(hot, n), *p = persist ? fastest(persist, n) : NULL;
-    out->auto_hot_gbps = h ? h->gbps : 0;
-    out->auto_persist_gbps = p ? p->gbps : 0;
-    if (!p || (h && !fdt_stats_faster(&h->stats, &p->stats, 0.005)))
-        return hot;
-    out->cache = FDT_CACHE_PERSIST;
-    out->copy = *persist_copy;
-    return persist;
+    if (!p)
+        return;
+    out->persist_best = *p;
+    if (!h || fdt_stats_faster(&h->stats, &p->stats, 0.005))
+        out->cache = FDT_CACHE_PERSIST;
 }
 
 /* jobs[0] is kernel 1, jobs[1..n] the leaders; results likewise, and persisted likewise
@@ -450,11 +448,10 @@ static fdt_status leaders_timed(fdt_session *s, const fdt_session_hooks *h,
     candidate *cs = calloc(2 * n + 3 + FDT_INTERIOR_COPIES, sizeof *cs);
     if (!cs)
         return fdt_fail(err, FDT_ERROR, "out of memory");
-    fdt_stats persist_copy = {0};
     size_t all = state_candidates(jobs, results, n, 0, &out->copy, cs);
     all += interior_copies(s, cs + all);
     if (persisted)
-        all += state_candidates(jobs, persisted, n, 1, &persist_copy, cs + all);
+        all += state_candidates(jobs, persisted, n, 1, &out->persist_copy, cs + all);
     fdt_status st = time_in_rounds(s, h, cs, all, samples, err);
     if (persisted && st == FDT_OK) /* back to hot, the state variants are measured in */
         st = fdt_runner_set_persist(&s->runner, 0, err);
@@ -466,13 +463,14 @@ static fdt_status leaders_timed(fdt_session *s, const fdt_session_hooks *h,
     out->kernel1 = results[0];
     out->cache = s->runner.problem.cache == FDT_CACHE_PERSIST ? FDT_CACHE_PERSIST
                                                                : FDT_CACHE_HOT;
-    const fdt_result *chosen = s->runner.problem.cache == FDT_CACHE_AUTO
-                                   ? choose_state(results, persisted, n, &persist_copy, out)
-                                   : results;
+    if (s->runner.problem.cache == FDT_CACHE_AUTO)
+        choose_state(results, persisted, n, out);
     out->copy_gbps = fdt_gbps(2.0 * s->runner.bytes, out->copy.median_ms);
+    out->persist_copy_gbps = persisted ? fdt_gbps(2.0 * s->runner.bytes,
+                                                  out->persist_copy.median_ms) : 0;
     if (st == FDT_OK)
         for (size_t i = 1; i <= n; i++)
-            h->result(h->ctx, &chosen[i]);
+            h->result(h->ctx, &results[i]);
     return st;
 }
 
@@ -481,6 +479,7 @@ fdt_status fdt_session_leaders(fdt_session *s, const fdt_variant *vs, size_t n, 
                                fdt_error *err)
 {
     memset(out, 0, sizeof *out);
+    out->persist_best.status = FDT_ERROR; /* none, unless mode auto times one */
     fdt_status st = not_prepared(s, err);
     if (st != FDT_OK)
         return st;

@@ -36,10 +36,14 @@ typedef struct fdt_session_baseline {
     double copy_gbps;
     fdt_stats interior_copy;   /* the fastest interior copy (samples 0: none timed) */
     double interior_copy_gbps; /* its interior points read and written, per second */
-    /* The state the leaders' results and the copy were timed in: the problem's mode, or
-     * for auto the one chosen (hot where the device has no persist). */
+    /* The state the copy and the winner were timed in: the problem's mode, or for auto the
+     * one chosen (hot where the device has no persist). */
     fdt_cache_mode cache;
-    double auto_hot_gbps, auto_persist_gbps; /* auto: each state's fastest leader; 0: none */
+    /* Mode auto: the fastest leader in the persist state (status not FDT_OK: none), and
+     * the copy in that state. The leaders' results reported are the hot ones, always. */
+    fdt_result persist_best;
+    fdt_stats persist_copy;
+    double persist_copy_gbps;
 } fdt_session_baseline;
 
 typedef struct fdt_session {
@@ -77,9 +81,9 @@ fdt_status fdt_session_measure(fdt_session *s, const fdt_variant *vs, size_t n,
  * to a multiple of the rounds), calling h->begin before every turn and h->result for each
  * of vs (leader set) at the end. FDT_OK when kernel 1 and the copy were timed; a leader
  * that fails gets its status in its result. In cache mode auto the leaders and the copy
- * take turns in both states, hot and persist, and the results reported are those of the
- * state chosen (out->cache): persist only where its fastest leader beats hot's by more than
- * noise, since it costs the solver a set-up step. */
+ * take turns in both states, hot and persist; the results reported are the hot ones, and
+ * out says which state wins (persist only where its fastest leader beats hot's by more than
+ * noise, since it costs the solver a set-up step) and persist's fastest leader. */
 fdt_status fdt_session_leaders(fdt_session *s, const fdt_variant *vs, size_t n, int samples,
                                const fdt_session_hooks *h, fdt_session_baseline *out,
                                fdt_error *err);
