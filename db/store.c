@@ -38,13 +38,13 @@ _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
 #define JOB_COLUMNS                                                                        \
     "state, device_index, " KEY_COLUMNS ", family, subset, total, done, ok, failed, "      \
     "phase, best_variant, best_gbps, error, created, started, finished, strategy, budget, " \
-    "budget_s, patience, quick, warm, spent_s"
+    "budget_s, patience, quick, warm, spent_s, choose_cache"
 #define RESULT_COLUMNS                                                                     \
     "job_id, variant, status, leader, median_ms, min_ms, q1_ms, q3_ms, gbps, compile_ms, " \
     "samples, reps, vgprs, sgprs, scratch_bytes, shared_bytes, message"
 #define BEST_COLUMNS                                                                       \
     "device_id, " KEY_COLUMNS ", variant, gbps, median_ms, copy_gbps, interior_copy_gbps, " \
-    "kernel1_gbps, kernels, job_id, updated"
+    "kernel1_gbps, kernels, job_id, updated, state"
 #define SELECT_JOB "SELECT id, " JOB_COLUMNS " FROM jobs "
 
 static const char *const statements[ST_COUNT] = {
@@ -88,7 +88,7 @@ static const char *const statements[ST_COUNT] = {
     [ST_JOB_CREATE] =
         "INSERT INTO jobs (" JOB_COLUMNS ") "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?)",
+        "?, ?, ?, ?)",
     [ST_JOB_UPDATE] =
         "UPDATE jobs SET state = ?, total = ?, done = ?, ok = ?, failed = ?, phase = ?, "
         "best_variant = ?, best_gbps = ?, error = ?, started = ?, finished = ?, warm = ?, "
@@ -110,12 +110,13 @@ static const char *const statements[ST_COUNT] = {
         "WHERE excluded.leader = 1",
     [ST_BEST_PUT] =
         "INSERT INTO best (" BEST_COLUMNS ") "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (device_id, stencil, radius, precision, cache, nx, ny, nz) DO UPDATE SET "
         "variant = excluded.variant, gbps = excluded.gbps, median_ms = excluded.median_ms, "
         "copy_gbps = excluded.copy_gbps, interior_copy_gbps = excluded.interior_copy_gbps, "
         "kernel1_gbps = excluded.kernel1_gbps, "
-        "kernels = excluded.kernels, job_id = excluded.job_id, updated = excluded.updated",
+        "kernels = excluded.kernels, job_id = excluded.job_id, updated = excluded.updated, "
+        "state = excluded.state",
     [ST_CODE_PUT] =
         "INSERT INTO code_cache (key, code, created) VALUES (?, ?, ?) "
         "ON CONFLICT (key) DO UPDATE SET code = excluded.code, created = excluded.created",

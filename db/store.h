@@ -67,6 +67,8 @@ typedef struct fdt_job {
     int has_warm;
     char warm[256];
     double spent_s;           /* seconds spent measuring, over every run of the job */
+    int choose_cache;         /* cache mode auto: leaders timed hot and persist, the choice
+                                 stored under cache auto (the key's cache is hot) */
 } fdt_job;
 
 /* The best configuration of one problem on one device. */
@@ -76,6 +78,8 @@ typedef struct fdt_best {
     char variant[FDT_VARIANT_NAME_MAX];
     double gbps, median_ms, copy_gbps, kernel1_gbps;
     double interior_copy_gbps; /* the interior copy timed beside the copy; 0: not timed */
+    fdt_cache_mode state;     /* what gbps and copy_gbps were timed in: the key's cache, or
+                                 under cache auto the state chosen */
     char kernels[20];         /* the kernel sources' version it was measured with */
     int64_t job_id, updated;
 } fdt_best;

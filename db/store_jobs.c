@@ -54,6 +54,7 @@ static int read_job(fdt_store *s, sqlite3_stmt *st, void *out)
     j->has_warm = sqlite3_column_type(st, r.next) != SQLITE_NULL;
     col_text(&r, j->warm, sizeof j->warm);
     j->spent_s = col_real(&r);
+    j->choose_cache = (int)col_int(&r);
     if (fdt_job_state_parse(state, &j->state) != 0)
         return store_fail(s, "job %" PRId64 " has an unknown state '%s'", j->id, state);
     return 0;
@@ -95,6 +96,7 @@ int fdt_store_job_create(fdt_store *s, fdt_job *job)
     bind_int(&b, job->quick);
     bind_text(&b, job->has_warm ? job->warm : NULL, sizeof job->warm);
     bind_real(&b, job->spent_s);
+    bind_int(&b, job->choose_cache);
     if (stmt_run(s, &b) != 0)
         return -1;
     job->id = sqlite3_last_insert_rowid(s->db);

@@ -178,10 +178,22 @@ static int read_best(fdt_store *s, sqlite3_stmt *st, void *out)
     col_text(&r, best->kernels, sizeof best->kernels);
     best->job_id = col_int(&r);
     best->updated = col_int(&r);
+    char state[16];
+    col_text(&r, state, sizeof state);
+    if (fdt_cache_mode_parse(state, &best->state) != 0)
+        return store_fail(s, "a best row has an unknown state '%s'", state);
     return 0;
 }
 
-/* A row not tied to a job (job_id 0) stores NULL, which the foreign key allows. */
+/* The state a row was timed in: its key's cache, but for auto, the one chosen. */
+static fdt_cache_mode best_state(const fdt_best *best)
+{
+    const fdt_cache_mode key = best->key.problem.cache;
+    return key == FDT_CACHE_AUTO ? best->state : key;
+}
+
+/* A row not tied to a job (job_id 0) stores NULL, which the foreign key allows. The
+ * table's CHECK refuses a state of auto. */
 int fdt_store_best_put(fdt_store *s, const fdt_best *best)
 {
     binder b;
@@ -201,6 +213,7 @@ int fdt_store_best_put(fdt_store *s, const fdt_best *best)
     else
         bind_null(&b);
     bind_int(&b, best->updated ? best->updated : store_now());
+    bind_text(&b, fdt_cache_mode_name(best_state(best)), SIZE_MAX);
     return stmt_run(s, &b);
 }
 

@@ -522,8 +522,49 @@ static void test_best(void **state)
     assert_string_equal(rows[2].kernels, fdt_kernels_version());
     assert_int_equal(rows[3].key.problem.cache, FDT_CACHE_PERSIST);
     assert_string_equal(rows[3].variant, "zvec:16x16x1:mz4");
+    assert_int_equal(rows[3].state, FDT_CACHE_PERSIST); /* a state follows its key */
+    assert_int_equal(rows[2].state, FDT_CACHE_HOT);
     assert_int_equal(rows[4].key.problem.precision, FDT_FLOAT);
     free(rows);
+    fdt_store_close(s);
+}
+
+/* Cache auto's row keeps the state it chose; a row whose key is a state cannot say another
+ * one, and auto is no state. */
+static void test_best_under_auto_keeps_its_state(void **state)
+{
+    int64_t device_id;
+    fdt_job job;
+    fdt_store *s = store_with_job(state, &device_id, &job);
+    fdt_best chose = best_of(device_id, key_of(100, FDT_DOUBLE, FDT_CACHE_AUTO),
+                             "zvec:64x8x1:mz2:lb", 2688);
+    chose.state = FDT_CACHE_PERSIST;
+    assert_int_equal(fdt_store_best_put(s, &chose), 0);
+    fdt_best hot = best_of(device_id, key_of(100, FDT_DOUBLE, FDT_CACHE_HOT), "naive:256x1x1",
+                           2300);
+    hot.state = FDT_CACHE_PERSIST; /* ignored: the key says hot */
+    assert_int_equal(fdt_store_best_put(s, &hot), 0);
+    fdt_best bad = chose;
+    bad.state = FDT_CACHE_AUTO;
+    assert_int_equal(fdt_store_best_put(s, &bad), -1);
+    fdt_best *rows;
+    size_t n;
+    assert_int_equal(fdt_store_best_all(s, &rows, &n), 0);
+    assert_int_equal(n, 2);
+    /* Ordered by the cache's name: auto before hot. */
+    assert_int_equal(rows[0].key.problem.cache, FDT_CACHE_AUTO);
+    assert_int_equal(rows[0].state, FDT_CACHE_PERSIST);
+    assert_string_equal(rows[0].variant, "zvec:64x8x1:mz2:lb");
+    assert_int_equal(rows[1].key.problem.cache, FDT_CACHE_HOT);
+    assert_int_equal(rows[1].state, FDT_CACHE_HOT);
+    free(rows);
+
+    fdt_job choosing = job_of(0, 100);
+    choosing.choose_cache = 1;
+    assert_int_equal(fdt_store_job_create(s, &choosing), 0);
+    fdt_job back;
+    assert_int_equal(fdt_store_job_get(s, choosing.id, &back), 1);
+    assert_int_equal(back.choose_cache, 1);
     fdt_store_close(s);
 }
 
@@ -634,6 +675,8 @@ static void test_migrates_version_3(void **state)
     assert_near(rows[0].kernel1_gbps, 2700.0, 1e-9);
     assert_near(rows[0].interior_copy_gbps, 0, 0);
     assert_int_equal(rows[0].job_id, 7);
+    assert_int_equal(rows[0].state, rows[0].key.problem.cache);
+    assert_int_equal(job.choose_cache, 0);
     assert_near(rows[1].interior_copy_gbps, 2855.0, 1e-9);
     free(rows);
     fdt_job next = job_of(0, 128);
@@ -869,6 +912,7 @@ int main(void)
         TEST(test_job_lifecycle),
         TEST(test_results),
         TEST(test_best),
+        TEST(test_best_under_auto_keeps_its_state),
         TEST(test_code_cache),
         TEST(test_readonly),
         TEST(test_strings_are_stored_verbatim),
