@@ -423,7 +423,7 @@ int fdtune_request(fdtune_conn *c, const char *json_line, char **answer_line, ch
 json_t *fdtune_problem_request(const char *op, const fdtune_problem *p, int with_shape)
 {
     static const char *const caches[] = {[FDTUNE_HOT] = "hot", [FDTUNE_COLD] = "cold",
-                                         [FDTUNE_PERSIST] = "persist"};
+                                         [FDTUNE_PERSIST] = "persist", [FDTUNE_AUTO] = "auto"};
     if ((unsigned)p->cache >= sizeof caches / sizeof caches[0])
         return NULL;
     json_t *req = json_pack("{s:i, s:s, s:s, s:i, s:s, s:i}", "v", 1, "op", op, "precision",

@@ -294,7 +294,7 @@ static void print_table(const fdt_bench_report *r, long top)
 /* Cache mode auto: persist's fastest leader and copy, timed beside the table's leaders. */
 static void print_auto(const fdt_bench_report *r)
 {
-    if (r->problem.cache != FDT_CACHE_AUTO)
+    if (r->problem.cache != FDT_CACHE_AUTO || r->stopped[0])
         return;
     if (r->persist_best.status != FDT_OK) {
         printf("cache auto chose hot: no leader was timed persist (the device cannot persist, "

@@ -26,7 +26,7 @@ int fdt_usage_error(const char *cmd, const char *fmt, ...)
 static int parse_problem_option(int opt, const char *arg, fdtune_problem *p)
 {
     long v;
-    fdt_cache_mode mode = FDT_CACHE_HOT;
+    fdt_cache_mode mode;
     switch (opt) {
     case FDT_OPT_PRECISION:
         if (strcmp(arg, "double") == 0 || strcmp(arg, "float") == 0) {
@@ -36,14 +36,14 @@ static int parse_problem_option(int opt, const char *arg, fdtune_problem *p)
         fprintf(stderr, "fdtune: --precision must be float or double, not '%s'\n", arg);
         return -1;
     case FDT_OPT_CACHE:
-        if (fdt_cache_mode_parse(arg, &mode) == 0 && mode != FDT_CACHE_AUTO) {
+        if (fdt_cache_mode_parse(arg, &mode) == 0) {
             p->cache = mode == FDT_CACHE_PERSIST ? FDTUNE_PERSIST
                      : mode == FDT_CACHE_COLD    ? FDTUNE_COLD
+                     : mode == FDT_CACHE_AUTO    ? FDTUNE_AUTO
                                                  : FDTUNE_HOT;
             return 0;
         }
-        fprintf(stderr, "fdtune: --cache must be hot, cold or persist, not '%s'%s\n", arg,
-                mode == FDT_CACHE_AUTO ? " (auto is fdtune bench's for now)" : "");
+        fprintf(stderr, "fdtune: --cache must be hot, cold, persist or auto, not '%s'\n", arg);
         return -1;
     case FDT_OPT_RADIUS:
         if (fdt_parse_int(arg, 1, FDT_MAX_RADIUS, "--radius", &v))
@@ -80,6 +80,7 @@ int fdt_daemon_parse(int argc, char **argv, const char *shortopts,
 {
     memset(a, 0, sizeof *a);
     a->problem.radius = 1;
+    a->problem.cache = FDTUNE_AUTO; /* the daemon's default too; libfdtune's is hot */
     optind = 1;
     opterr = 0;
     int opt;

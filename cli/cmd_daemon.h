@@ -32,8 +32,10 @@ enum {
 #define FDT_PROBLEM_HELP                                                                  \
     "  --precision float|double  element type (default double)\n"                        \
     "  --radius R                stencil radius 1..4; 1 is the 7-point Laplacian (default 1)\n" \
-    "  --cache hot|cold|persist  hot: the same buffers every step, as a solver (default);\n" \
-    "                            persist: also f's row edges held in L2 (NVIDIA sm_80+)\n" \
+    "  --cache MODE              auto (default): the state the tuner chose for the shape, hot\n" \
+    "                            or persist; hot: the same buffers every step, as a solver;\n" \
+    "                            persist: also f's row edges held in L2 (NVIDIA sm_80+);\n" \
+    "                            cold: not measured yet\n" \
     "  --device N                the daemon's device index (default 0)\n"
 #define FDT_DAEMON_HELP                                                                   \
     "  --socket PATH             fdtuned's socket (default: $FDTUNE_SOCKET, else the\n"   \

@@ -254,7 +254,7 @@ static int problem_from(const fdtune_problem *p, fdt_problem *out, char *err, si
 {
     if (!p)
         return fail(err, errlen, FDTUNE_ERR_ARG, "no problem given");
-    if ((unsigned)p->precision > FDTUNE_FLOAT || (unsigned)p->cache > FDTUNE_PERSIST)
+    if ((unsigned)p->precision > FDTUNE_FLOAT || (unsigned)p->cache > FDTUNE_AUTO)
         return fail(err, errlen, FDTUNE_ERR_ARG, "the problem's precision or cache is unknown");
     *out = (fdt_problem){.nx = p->nx, .ny = p->ny, .nz = p->nz, .radius = p->radius ?: 1,
                          .precision = p->precision == FDTUNE_FLOAT ? FDT_FLOAT : FDT_DOUBLE,

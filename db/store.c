@@ -53,7 +53,8 @@ static const char *const statements[ST_COUNT] = {
     [ST_JOB_FIND_ACTIVE] =
         SELECT_JOB "WHERE state IN ('queued', 'running') AND device_index = ? "
         "AND stencil = ? AND radius = ? AND precision = ? AND nx = ? AND ny = ? AND nz = ? "
-        "AND cache = ? AND family = ? AND subset = ? AND strategy = ? ORDER BY id LIMIT 1",
+        "AND cache = ? AND family = ? AND subset = ? AND strategy = ? AND choose_cache = ? "
+        "ORDER BY id LIMIT 1",
     [ST_JOB_NEXT] =
         SELECT_JOB "WHERE state = 'queued' AND device_index = ? ORDER BY id LIMIT 1",
     [ST_JOBS] = SELECT_JOB "WHERE ?1 IS NULL OR state = ?1 ORDER BY id DESC LIMIT ?2",

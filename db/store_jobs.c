@@ -124,6 +124,7 @@ int fdt_store_job_find_active(fdt_store *s, const fdt_job *like, fdt_job *out)
     bind_text(&b, like->family, sizeof like->family);
     bind_int(&b, like->subset);
     bind_text(&b, like->strategy, sizeof like->strategy);
+    bind_int(&b, like->choose_cache);
     return stmt_fetch_one(s, &b, read_job, out);
 }
 

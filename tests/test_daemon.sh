@@ -133,12 +133,23 @@ fi
 icopy=$(field interior_copy_gbps <"$dir/q")
 "$FDTUNE" export --format csv >"$dir/best.csv"
 icopy_export=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-                        $col["nx"] == 13 && $col["ny"] == 17 && $col["nz"] == 11 {
-                            print $col["interior_copy_gbps"] }' "$dir/best.csv")
+                        $col["nx"] == 13 && $col["ny"] == 17 && $col["nz"] == 11 &&
+                        $col["cache"] == "auto" { print $col["interior_copy_gbps"] }' "$dir/best.csv")
 if awk -v a="${icopy:-0}" -v b="${icopy_export:-0}" 'BEGIN { exit !(a > 0 && a == b) }'; then
     ok "the answer and the export carry the job's interior copy ($icopy GB/s)"
 else
     not_ok "the answer and the export carry the job's interior copy ('$icopy', '$icopy_export')" "$dir/q"
+fi
+# Tuned in the default mode, auto: on a device that cannot persist the leaders are timed hot
+# alone, and the choice, hot, is stored under auto beside the hot winner.
+states=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+                  $col["nx"] == 13 && $col["ny"] == 17 && $col["nz"] == 11 {
+                      printf "%s=%s ", $col["cache"], $col["state"] }' "$dir/best.csv")
+if [ "$states" = "auto=hot hot=hot " ] && grep -q '"cache":"hot"' "$dir/q" &&
+    "$FDTUNE" jobs --json | grep -q '"cache":"auto"'; then
+    ok "an auto job stores its choice (hot here) beside the hot winner"
+else
+    not_ok "an auto job stores its choice (hot here) beside the hot winner ('$states')" "$dir/q"
 fi
 "$FDTUNE" query 26 17 11 --json >"$dir/q"
 if grep -q '"match":"nearest"' "$dir/q" && grep -q '"from":{"nx":13,"ny":17,"nz":11' "$dir/q"; then

@@ -252,8 +252,6 @@ static void test_bad_requests(void **state)
          "cold-cache tuning is not implemented"},
         {"{\"op\":\"query\",\"nx\":8,\"ny\":8,\"nz\":8,\"cache\":\"tepid\"}", "bad_request",
          "cache"},
-        {"{\"op\":\"query\",\"nx\":8,\"ny\":8,\"nz\":8,\"cache\":\"auto\"}", "bad_request",
-         "cache mode auto is chosen by 'fdtune bench --cache auto' for now"},
         {"{\"op\":\"tune\",\"nx\":8,\"ny\":8,\"nz\":8,\"cache\":\"persist\"}", "bad_request",
          "cannot hold f's row edges in L2: cache mode persist needs NVIDIA sm_80 or later"},
         {"{\"op\":\"batch\",\"shapes\":[[8,8,8],[8,0,8]]}", "bad_shape", "shapes[1][1]"},

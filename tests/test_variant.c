@@ -159,12 +159,31 @@ static void test_names_round_trip(void **state)
     free(vs);
 }
 
+/* The longest name the parser accepts fits FDT_VARIANT_NAME_MAX; a shorter buffer gets a
+ * cut name and nothing past its end. */
+static void test_names_fit_their_buffers(void **state)
+{
+    (void)state;
+    fdt_variant v;
+    char err[128], name[FDT_VARIANT_NAME_MAX], small[20 + 4];
+    assert_int_equal(fdt_variant_parse("tiled:1024x1024x1024:m1024:asc:lb:nt:map:band65536", &v,
+                                       err, sizeof err), 0);
+    fdt_variant_name(&v, name, sizeof name);
+    assert_string_equal(name, "tiled:1024x1024x1024:m1024:asc:lb:nt:map:band65536");
+    memset(small, '#', sizeof small);
+    fdt_variant_name(&v, small, 20);
+    assert_int_equal(strlen(small), 19);
+    assert_memory_equal(small + 20, "####", 4);
+}
+
 static void test_bad_names_are_rejected(void **state)
 {
     (void)state;
     const char *bad[] = {"", "warp:256x1x1", "naive", "naive:256x1", "naive:0x1x1",
                          "naive:256x1x1:lbx", "tiled:64x1x1:m", "tiled:64x1x1:m-2",
                          "naive:256x1x1x", "zmarch:32x8x1:mz0", "zvec:32x8x1:mz2:band0",
+                         "naive:2048x1x1", "zvec:1x1024x1:mz2:m4194304",
+                         "zvec:32x8x1:mz2:band2147483647", "broken:256x1x1:bug10",
                          "naive:256x1x1:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
                          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -308,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_built_in_sources_have_hashes),
         cmocka_unit_test(test_names_round_trip),
         cmocka_unit_test(test_bad_names_are_rejected),
+        cmocka_unit_test(test_names_fit_their_buffers),
         cmocka_unit_test(test_geometry_covers_odd_shapes),
         cmocka_unit_test(test_problem_check),
         cmocka_unit_test(test_defines_pick_wide_indices_only_when_needed),

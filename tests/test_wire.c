@@ -186,8 +186,8 @@ static void test_problem_refusals(void **state)
         {"radius", "true", "'radius' must be an integer"},
         {"precision", "\"half\"", "'precision' must be \"float\" or \"double\""},
         {"precision", "1", "'precision' must be \"float\" or \"double\""},
-        {"cache", "\"warm\"", "'cache' must be \"hot\", \"cold\" or \"persist\""},
-        {"cache", "0", "'cache' must be \"hot\", \"cold\" or \"persist\""},
+        {"cache", "\"warm\"", "'cache' must be \"hot\", \"cold\", \"persist\" or \"auto\""},
+        {"cache", "0", "'cache' must be \"hot\", \"cold\", \"persist\" or \"auto\""},
     };
     fdt_problem out;
     expect_refusals(good, parse_problem, &out, cases, sizeof cases / sizeof cases[0]);

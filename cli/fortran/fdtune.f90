@@ -55,7 +55,7 @@ module fdtune
 
     ! fdtune_precision, fdtune_cache (C enums: int on every ABI libfdtune supports)
     integer(c_int), parameter :: FDTUNE_DOUBLE = 0, FDTUNE_FLOAT = 1
-    integer(c_int), parameter :: FDTUNE_HOT = 0, FDTUNE_COLD = 1, FDTUNE_PERSIST = 2
+    integer(c_int), parameter :: FDTUNE_HOT = 0, FDTUNE_COLD = 1, FDTUNE_PERSIST = 2, FDTUNE_AUTO = 3
 
     integer(c_int), parameter :: FDTUNE_NAME_MAX = 128
     integer(c_int), parameter :: FDTUNE_DEFINES_MAX = 32

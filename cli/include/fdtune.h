@@ -67,8 +67,15 @@ int fdtune_request(fdtune_conn *c, const char *json_line, char **answer_line, ch
 
 typedef enum fdtune_precision { FDTUNE_DOUBLE = 0, FDTUNE_FLOAT = 1 } fdtune_precision;
 /* FDTUNE_PERSIST: hot, and the solver holds f's row edges in L2 with the answer's
- * persist kernel (NVIDIA sm_80 and later; docs/protocol.md, "query"). */
-typedef enum fdtune_cache { FDTUNE_HOT = 0, FDTUNE_COLD = 1, FDTUNE_PERSIST = 2 } fdtune_cache;
+ * persist kernel (NVIDIA sm_80 and later; docs/protocol.md, "query"). FDTUNE_AUTO: the
+ * state the tuner chose for the shape, hot or persist; an answer in persist carries the
+ * persist kernel. */
+typedef enum fdtune_cache {
+    FDTUNE_HOT = 0,
+    FDTUNE_COLD = 1,
+    FDTUNE_PERSIST = 2,
+    FDTUNE_AUTO = 3
+} fdtune_cache;
 
 /* A problem to ask about. Zero-initialized fields take the defaults: double precision,
  * radius 1 (the 7-point Laplacian), hot cache (the same buffers every time step), device 0. */

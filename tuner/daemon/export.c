@@ -41,12 +41,12 @@ static int add_best_rows(fdt_daemon *d, exporter *e)
     for (size_t i = 0; i < n; i++) {
         const fdt_best *b = &rows[i];
         json_t *row = key_json(e, b->device_id, &b->key);
-        json_t *rest = json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:I, s:I}", "variant",
-                                 b->variant, "gbps", b->gbps, "median_ms", b->median_ms,
-                                 "copy_gbps", b->copy_gbps, "interior_copy_gbps",
-                                 b->interior_copy_gbps, "kernel1_gbps", b->kernel1_gbps,
-                                 "kernels", b->kernels, "job", (json_int_t)b->job_id, "updated",
-                                 (json_int_t)b->updated);
+        json_t *rest = json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:I, s:I}",
+                                 "state", fdt_cache_mode_name(b->state), "variant", b->variant,
+                                 "gbps", b->gbps, "median_ms", b->median_ms, "copy_gbps",
+                                 b->copy_gbps, "interior_copy_gbps", b->interior_copy_gbps,
+                                 "kernel1_gbps", b->kernel1_gbps, "kernels", b->kernels, "job",
+                                 (json_int_t)b->job_id, "updated", (json_int_t)b->updated);
         json_object_update(row, rest);
         json_decref(rest);
         json_array_append_new(e->rows, row);

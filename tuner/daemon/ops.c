@@ -119,7 +119,7 @@ static const char *const stencils[] = {"laplacian", NULL};
 /* The fields every problem shares, the shape aside. */
 static int parse_problem_options(op_ctx *c, fdt_key *key, int *device)
 {
-    int precision = 1, cache = 0, stencil = 0;
+    int precision = 1, cache = FDT_CACHE_AUTO, stencil = 0;
     long long radius = 1, dev = 0;
     if (opt_choice(c, "precision", precisions, &precision) || opt_choice(c, "cache", fdt_cache_mode_names(), &cache) ||
         opt_choice(c, "stencil", stencils, &stencil) ||
@@ -135,11 +135,6 @@ static int parse_problem_options(op_ctx *c, fdt_key *key, int *device)
     fdt_copy_text(key->stencil, sizeof key->stencil, stencils[stencil]);
     key->problem.cache = (fdt_cache_mode)cache;
     *device = (int)dev;
-    /* The store keeps the rows of a state, not a choice between two: until it keeps one,
-     * auto is decided by fdtune bench, and the daemon answers the state asked for. */
-    if (key->problem.cache == FDT_CACHE_AUTO)
-        return fail(c, "bad_request", "cache mode auto is chosen by 'fdtune bench --cache "
-                    "auto' for now; the daemon tunes and answers \"hot\" or \"persist\"");
     return 0;
 }
 
@@ -172,14 +167,16 @@ static int job_id_field(op_ctx *c, int64_t *id)
 
 /* --- writing the answer ---------------------------------------------------------------- */
 
+/* A job that chooses the cache state reads as it was asked for: auto. */
 static json_t *job_json(const fdt_job *j)
 {
     const fdt_problem *p = &j->key.problem;
+    const fdt_cache_mode cache = j->choose_cache ? FDT_CACHE_AUTO : p->cache;
     json_t *o = json_pack("{s:I, s:s, s:s, s:i, s:i, s:i, s:s, s:i, s:s, s:s, s:i, s:s, s:i}",
                           "id", (json_int_t)j->id, "state", fdt_job_state_name(j->state), "phase",
                           j->phase, "nx", p->nx, "ny", p->ny, "nz", p->nz, "precision",
                           fdt_precision_name(p->precision), "radius", p->radius, "stencil",
-                          j->key.stencil, "cache", fdt_cache_mode_name(p->cache), "device",
+                          j->key.stencil, "cache", fdt_cache_mode_name(cache), "device",
                           j->device_index, "family", j->family, "subset", j->subset);
     json_t *more = json_pack("{s:i, s:i, s:i, s:i, s:s?, s:f, s:I, s:I, s:I, s:s}", "total",
                              j->total, "done", j->done, "ok", j->ok, "failed", j->failed, "best",
@@ -280,6 +277,11 @@ static int parse_tuning_options(op_ctx *c, fdt_job *job)
 {
     json_t *family = json_object_get(c->req, "family");
     long long subset = 0;
+    /* Auto measures hot, as its first pass does, and chooses in the leaders' rounds. */
+    if (job->key.problem.cache == FDT_CACHE_AUTO) {
+        job->key.problem.cache = FDT_CACHE_HOT;
+        job->choose_cache = 1;
+    }
     /* The workers time with the same buffers sample after sample; a cold-cache measurement
      * (L2 flushed or buffers rotated) is not built yet, and storing hot numbers under
      * "cold" would be a lie. */
@@ -349,8 +351,9 @@ static int add_answer_fields(op_ctx *c, const fdt_answer *a, const fdt_problem *
     json_object_set_new(to, "config", config);
     if (a->match == FDT_MATCH_DEFAULT)
         return 0;
-    /* Measured in cache mode persist: the solver must make that state to see these figures. */
-    if (asked->cache == FDT_CACHE_PERSIST)
+    /* The state the figures were timed in; persist's set-up step is the solver's to run. */
+    json_object_set_new(to, "cache", json_string(fdt_cache_mode_name(a->best.state)));
+    if (a->best.state == FDT_CACHE_PERSIST)
         json_object_set_new(config, "persist", fdt_query_persist_json(asked));
     const fdt_problem *t = &a->best.key.problem;
     json_object_set_new(to, "from",
@@ -376,14 +379,21 @@ static int add_answer_fields(op_ctx *c, const fdt_answer *a, const fdt_problem *
 /* The answer to a problem: from memory, and for a shape not tuned on a device that has
  * results, the guided model's choice among the nearest tuned problems' measured variants
  * rather than the nearest one's winner alone. */
-static void find_answer(op_ctx *c, const fdt_key *key, int device, fdt_answer *a)
+/* Auto answers a shape's own choice; a shape never tuned in auto answers as hot, which asks
+ * the solver for no set-up. */
+static void find_answer(op_ctx *c, const fdt_key *asked, int device, fdt_answer *a)
 {
-    fdt_query_find(c->d, &c->d->devices[device], key, a);
+    fdt_key key = *asked;
+    fdt_query_find(c->d, &c->d->devices[device], &key, a);
+    if (key.problem.cache == FDT_CACHE_AUTO && a->match != FDT_MATCH_EXACT) {
+        key.problem.cache = FDT_CACHE_HOT;
+        fdt_query_find(c->d, &c->d->devices[device], &key, a);
+    }
     if (a->match != FDT_MATCH_NEAREST)
         return;
     a->chosen_by = "nearest";
     char variant[FDT_VARIANT_NAME_MAX];
-    if (fdt_instant_answer(c->d, (size_t)device, a->best.device_id, key, variant,
+    if (fdt_instant_answer(c->d, (size_t)device, a->best.device_id, &key, variant,
                            sizeof variant, &a->expected, &a->neighbours) == 0) {
         fdt_copy_text(a->best.variant, sizeof a->best.variant, variant);
         a->chosen_by = "model";
@@ -518,7 +528,7 @@ static int op_batch(op_ctx *c)
     if (!ps)
         rc = fail(c, "internal", "out of memory");
     for (size_t i = 0; rc == 0 && i < json_array_size(shapes); i++) {
-        ps[i] = key.problem;
+        ps[i] = job.key.problem; /* as the job's options left it: auto tunes hot */
         rc = shape_triple(c, json_array_get(shapes, i), i, &ps[i]);
     }
     json_t *ids = json_array();

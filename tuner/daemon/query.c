@@ -288,9 +288,10 @@ json_t *fdt_query_config_json(const char *name, const fdt_problem *asked)
         json_array_append_new(defines, json_string(defs.list[i]));
     char source[32];
     snprintf(source, sizeof source, "%s.hip", fdt_family_name(v.family));
-    json_t *params = json_pack("{s:i, s:i, s:i, s:i, s:i, s:s, s:b, s:b, s:b}", "bx", v.bx, "by",
-                               v.by, "bz", v.bz, "m", v.m, "mz", v.mz, "order",
-                               v.order ? "asc" : "seed", "lb", v.lb, "nt", v.nt, "map", v.map);
+    json_t *params = json_pack("{s:i, s:i, s:i, s:i, s:i, s:s, s:b, s:b, s:b, s:i}", "bx", v.bx,
+                               "by", v.by, "bz", v.bz, "m", v.m, "mz", v.mz, "order",
+                               v.order ? "asc" : "seed", "lb", v.lb, "nt", v.nt, "map", v.map,
+                               "band", v.band);
     return json_pack("{s:s, s:s, s:[s,s], s:s, s:s, s:o, s:o, s:o, s:o}", "variant", name,
                      "family", fdt_family_name(v.family), "sources", "common.h", source,
                      "source_hash", fdt_built_in_hash(fdt_family_source(v.family)), "entry",

@@ -110,10 +110,16 @@ static void finish_job(lane *l, fdt_job_state state, const char *error)
         l->state = LANE_IDLE;
 }
 
+/* A job that chooses the cache state has its leaders timed in mode auto; its first pass
+ * is hot, as its key says. */
 static int send_task(lane *l, json_t *task)
 {
+    fdt_problem p = l->job.key.problem;
+    const char *op = json_string_value(json_object_get(task, "op"));
+    if (l->job.choose_cache && strcmp(op, "leaders") == 0)
+        p.cache = FDT_CACHE_AUTO;
     json_object_set_new(task, "task", json_integer(++l->task));
-    json_object_set_new(task, "problem", fdt_wire_problem_json(&l->job.key.problem));
+    json_object_set_new(task, "problem", fdt_wire_problem_json(&p));
     const fdt_config *c = &l->s->d->config;
     const fdt_timing timing = {.min_sample_ms = c->min_sample_ms, .samples = c->samples,
                                .timeout_ms = c->timeout_ms};
@@ -372,6 +378,28 @@ static void store_code(lane *l, json_t *ev)
 
 /* The leaders are timed: the fastest of every leader timing of the job so far is the
  * problem's best configuration, stored and answered at once. NULL, or why it could not be. */
+/* Cache mode auto's row: the hot winner hot, or persist's fastest leader with the copy
+ * timed beside it in that state, as the worker chose. */
+static const char *store_choice(fdt_daemon *d, const fdt_best *hot, json_t *ev)
+{
+    fdt_best b = *hot;
+    b.key.problem.cache = FDT_CACHE_AUTO;
+    b.state = FDT_CACHE_HOT;
+    const json_t *persist = json_object_get(ev, "persist");
+    const char *state = json_string_value(json_object_get(ev, "state"));
+    const char *variant = json_string_value(json_object_get(persist, "variant"));
+    if (state && strcmp(state, "persist") == 0 && variant) {
+        b.state = FDT_CACHE_PERSIST;
+        fdt_copy_text(b.variant, sizeof b.variant, variant);
+        b.gbps = json_number_value(json_object_get(persist, "gbps"));
+        b.median_ms = json_number_value(json_object_get(persist, "median_ms"));
+        b.copy_gbps = json_number_value(json_object_get(persist, "copy_gbps"));
+    }
+    if (fdt_store_best_put(d->store, &b) != 0)
+        return fdt_store_error(d->store);
+    return fdt_query_remember(d, &b) != 0 ? "out of memory" : NULL;
+}
+
 static const char *store_winner(lane *l, json_t *ev)
 {
     fdt_daemon *d = l->s->d;
@@ -404,7 +432,7 @@ static const char *store_winner(lane *l, json_t *ev)
         return fdt_store_error(d->store);
     if (fdt_query_remember(d, &b) != 0)
         return "out of memory";
-    return NULL;
+    return l->job.choose_cache ? store_choice(d, &b, ev) : NULL;
 }
 
 /* The search is over and its leaders timed: the job's winner, or why there is none. */

@@ -252,6 +252,7 @@ static fdt_status run(bench *bn, fdt_error *err)
 fdt_status fdt_bench_run(const fdt_bench_opts *o, fdt_bench_report *report, fdt_error *err)
 {
     memset(report, 0, sizeof *report);
+    report->persist_best.status = FDT_ERROR; /* none until cache auto times one */
     const uint64_t start = uv_hrtime();
     const char *why = fdt_problem_check(&o->problem);
     if (why)

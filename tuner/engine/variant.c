@@ -2,6 +2,7 @@
  * that prune it, and how a variant becomes defines, a name and a launch geometry. */
 #include "engine/variant.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,22 +322,41 @@ size_t fdt_space_enumerate(const fdt_problem *p, const fdt_device_info *dev,
     return n;
 }
 
+/* Appends at *n, never past len: a name too long for buf is cut, not overrun. */
+static void append(char *buf, size_t len, size_t *n, const char *fmt, ...)
+{
+    if (*n >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    const int wrote = vsnprintf(buf + *n, len - *n, fmt, ap);
+    va_end(ap);
+    *n = wrote < 0 ? len : *n + (size_t)wrote;
+}
+
 void fdt_variant_name(const fdt_variant *v, char *buf, size_t len)
 {
     const fdt_family *f = v->family;
-    int n = snprintf(buf, len, "%s:%dx%dx%d", f->name, v->bx, v->by, v->bz);
+    size_t n = 0;
+    append(buf, len, &n, "%s:%dx%dx%d", f->name, v->bx, v->by, v->bz);
     if (f->m.v[1] != -1)
-        n += snprintf(buf + n, len - n, ":m%d", v->m);
+        append(buf, len, &n, ":m%d", v->m);
     if (f->z_chunks)
-        n += snprintf(buf + n, len - n, ":mz%d", v->mz);
+        append(buf, len, &n, ":mz%d", v->mz);
     if (f->order.v[1] != -1)
-        n += snprintf(buf + n, len - n, ":%s", v->order ? "asc" : "seed");
+        append(buf, len, &n, ":%s", v->order ? "asc" : "seed");
     if (f->bug.v[0] > 0)
-        n += snprintf(buf + n, len - n, ":bug%d", v->bug);
-    n += snprintf(buf + n, len - n, "%s%s%s", v->lb ? ":lb" : "", v->nt ? ":nt" : "",
-                  v->map ? ":map" : "");
+        append(buf, len, &n, ":bug%d", v->bug);
+    append(buf, len, &n, "%s%s%s", v->lb ? ":lb" : "", v->nt ? ":nt" : "", v->map ? ":map" : "");
     if (v->band)
-        snprintf(buf + n, len - n, ":band%d", v->band);
+        append(buf, len, &n, ":band%d", v->band);
+}
+
+/* Whether x is from lo to hi: a name's numbers are bounded so that products of them (threads
+ * per block, rows per band) cannot overflow an int. */
+static int within(int x, int lo, int hi)
+{
+    return x >= lo && x <= hi;
 }
 
 static int parse_option(const char *tok, fdt_variant *v)
@@ -347,10 +367,11 @@ static int parse_option(const char *tok, fdt_variant *v)
     if (strcmp(tok, "map") == 0) return v->map = 1, 0;
     if (strcmp(tok, "asc") == 0) return v->order = 1, 0;
     if (strcmp(tok, "seed") == 0) return v->order = 0, 0;
-    if (sscanf(tok, "mz%d%c", &v->mz, &extra) == 1) return v->mz >= 1 ? 0 : -1;
-    if (sscanf(tok, "m%d%c", &v->m, &extra) == 1) return v->m >= 1 ? 0 : -1;
-    if (sscanf(tok, "bug%d%c", &v->bug, &extra) == 1) return 0;
-    if (sscanf(tok, "band%d%c", &v->band, &extra) == 1) return v->band >= 1 ? 0 : -1;
+    if (sscanf(tok, "mz%d%c", &v->mz, &extra) == 1) return within(v->mz, 1, 1024) ? 0 : -1;
+    if (sscanf(tok, "m%d%c", &v->m, &extra) == 1) return within(v->m, 1, 1024) ? 0 : -1;
+    if (sscanf(tok, "bug%d%c", &v->bug, &extra) == 1) return within(v->bug, 0, 9) ? 0 : -1;
+    if (sscanf(tok, "band%d%c", &v->band, &extra) == 1)
+        return within(v->band, 1, FDT_MAX_SIDE) ? 0 : -1;
     return -1;
 }
 
@@ -372,13 +393,15 @@ int fdt_variant_parse(const char *name, fdt_variant *v, char *err, size_t errlen
     char extra;
     tok = strtok_r(NULL, ":", &save);
     if (!tok || sscanf(tok, "%dx%dx%d%c", &v->bx, &v->by, &v->bz, &extra) != 3 ||
-        v->bx < 1 || v->by < 1 || v->bz < 1) {
-        snprintf(err, errlen, "'%s': expected family:BXxBYxBZ[:options]", name);
+        !within(v->bx, 1, 1024) || !within(v->by, 1, 1024) || !within(v->bz, 1, 1024)) {
+        snprintf(err, errlen, "'%s': expected family:BXxBYxBZ[:options], each side 1 to 1024",
+                 name);
         return -1;
     }
     while ((tok = strtok_r(NULL, ":", &save)))
         if (parse_option(tok, v) != 0) {
-            snprintf(err, errlen, "'%s': unknown option '%s'", name, tok);
+            snprintf(err, errlen, "'%s': unknown option '%s', or its value out of range", name,
+                     tok);
             return -1;
         }
     return 0;

@@ -212,7 +212,7 @@ int fdt_wire_problem_parse(const json_t *j, fdt_problem *p, char *err, size_t er
     const json_t *cache = json_object_get(j, "cache");
     if (cache && (!json_is_string(cache) ||
                   fdt_cache_mode_parse(json_string_value(cache), &p->cache) != 0)) {
-        snprintf(err, errlen, "'cache' must be \"hot\", \"cold\" or \"persist\"");
+        snprintf(err, errlen, "'cache' must be \"hot\", \"cold\", \"persist\" or \"auto\"");
         return -1;
     }
     const char *why = fdt_problem_check(p);

@@ -337,9 +337,26 @@ static void give_up_if_lost(const worker *w)
     _exit(EXIT_DEVICE_LOST);
 }
 
-static void finish_leaders(worker *w, const fdt_session_baseline *base)
+/* Cache mode auto: the state chosen, and persist's fastest leader with the copy beside it
+ * (the hot leaders came as result events). */
+static void add_auto(json_t *ev, const fdt_session_baseline *base)
+{
+    json_object_set_new(ev, "state", json_string(fdt_cache_mode_name(base->cache)));
+    if (base->persist_best.status != FDT_OK)
+        return;
+    char name[FDT_VARIANT_NAME_MAX];
+    fdt_variant_name(&base->persist_best.variant, name, sizeof name);
+    json_object_set_new(ev, "persist",
+                        json_pack("{s:s, s:f, s:f, s:f}", "variant", name, "median_ms",
+                                  base->persist_best.stats.median_ms, "gbps",
+                                  base->persist_best.gbps, "copy_gbps", base->persist_copy_gbps));
+}
+
+static void finish_leaders(worker *w, const task *t, const fdt_session_baseline *base)
 {
     json_t *ev = task_event(w, "done");
+    if (t->problem.cache == FDT_CACHE_AUTO)
+        add_auto(ev, base);
     json_object_set_new(ev, "copy", fdt_wire_stats_json(&base->copy));
     json_object_set_new(ev, "copy_gbps", json_real(base->copy_gbps));
     json_object_set_new(ev, "interior_copy", fdt_wire_stats_json(&base->interior_copy));
@@ -368,7 +385,7 @@ static void run_task(worker *w, const task *t, int leaders)
         json_object_set_new(ev, "message", fdt_wire_text(err.msg));
         emit(ev);
     } else if (leaders)
-        finish_leaders(w, &base);
+        finish_leaders(w, t, &base);
     else
         emit(task_event(w, "done"));
 }
