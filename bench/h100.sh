@@ -242,6 +242,16 @@ daemon_persist)
     run daemon_persist "$FDTUNE" query 256 256 256
     stop_daemon daemon_persist
     ;;
+daemon_auto)
+    # Cache mode auto through fdtuned (the default): tune 100x200x300, whose short rows gain
+    # from persist, then what a solver is told in auto and in hot, and the rows stored.
+    start_daemon daemon_auto
+    run daemon_auto "$FDTUNE" tune 100 200 300 --family zvec --subset 60 --wait
+    run daemon_auto "$FDTUNE" query 100 200 300 --json
+    run daemon_auto "$FDTUNE" query 100 200 300 --cache hot --json
+    run daemon_auto "$FDTUNE" export --what best --format csv
+    stop_daemon daemon_auto
+    ;;
 auto)
     # Cache mode auto (issue 12): the leaders and the copy timed hot and persist side by side
     # on each shape of $BENCH_SHAPES, the state chosen; then the switching under memcheck.
@@ -339,7 +349,7 @@ profile)
     done
     ;;
 *)
-    echo "usage: bench/h100.sh benches|ab|solver|auto|variants|spaces|guided|smoke|shapes|final|memcheck|ceiling|sweep3|persist|cache|cache_shapes|profile|daemon|daemon_persist" >&2
+    echo "usage: bench/h100.sh benches|ab|solver|auto|daemon_auto|variants|spaces|guided|smoke|shapes|final|memcheck|ceiling|sweep3|persist|cache|cache_shapes|profile|daemon|daemon_persist" >&2
     exit 2
     ;;
 esac
