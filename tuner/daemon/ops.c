@@ -378,9 +378,8 @@ static int add_answer_fields(op_ctx *c, const fdt_answer *a, const fdt_problem *
 
 /* The answer to a problem: from memory, and for a shape not tuned on a device that has
  * results, the guided model's choice among the nearest tuned problems' measured variants
- * rather than the nearest one's winner alone. */
-/* Auto answers a shape's own choice; a shape never tuned in auto answers as hot, which asks
- * the solver for no set-up. */
+ * rather than the nearest one's winner alone. Auto answers a shape's own choice; a shape
+ * never tuned in auto answers as hot, which asks the solver for no set-up. */
 static void find_answer(op_ctx *c, const fdt_key *asked, int device, fdt_answer *a)
 {
     fdt_key key = *asked;

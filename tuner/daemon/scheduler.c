@@ -376,8 +376,6 @@ static void store_code(lane *l, json_t *ev)
     free(bytes);
 }
 
-/* The leaders are timed: the fastest of every leader timing of the job so far is the
- * problem's best configuration, stored and answered at once. NULL, or why it could not be. */
 /* Cache mode auto's row: the hot winner hot, or persist's fastest leader with the copy
  * timed beside it in that state, as the worker chose. */
 static const char *store_choice(fdt_daemon *d, const fdt_best *hot, json_t *ev)
@@ -400,6 +398,8 @@ static const char *store_choice(fdt_daemon *d, const fdt_best *hot, json_t *ev)
     return fdt_query_remember(d, &b) != 0 ? "out of memory" : NULL;
 }
 
+/* The leaders are timed: the fastest of every leader timing of the job so far is the
+ * problem's best configuration, stored and answered at once. NULL, or why it could not be. */
 static const char *store_winner(lane *l, json_t *ev)
 {
     fdt_daemon *d = l->s->d;
