@@ -357,6 +357,10 @@ static int check_file(fdt_store *s, int64_t *version)
     if (query_one(s, "PRAGMA user_version", version, NULL, 0) != 0 ||
         query_one(s, "SELECT count(*) FROM sqlite_master", &objects, NULL, 0) != 0)
         return -1;
+    /* A version below 0 is no fdtuned's: it would also index the migrations out of bounds. */
+    if (*version < 0)
+        return store_fail(s, "schema version %" PRId64 " is not one fdtuned knows; left "
+                             "untouched", *version);
     if ((*version > 0 && app_id != FDT_APPLICATION_ID) || (*version == 0 && objects > 0))
         return store_fail(s, "a SQLite database of another program, not an fdtuned store; "
                              "left untouched");
@@ -364,6 +368,19 @@ static int check_file(fdt_store *s, int64_t *version)
         return store_fail(s, "schema version %" PRId64 " is newer than this fdtuned's (%d); "
                              "refusing to open it so that a newer fdtuned's data stays intact",
                           *version, FDT_SCHEMA_VERSION);
+    return 0;
+}
+
+/* A damaged file is refused, not served: answers read from it could be wrong, and writing
+ * to it could lose what is left. README.md ("The service") says how to salvage its rows. */
+static int check_integrity(fdt_store *s)
+{
+    char verdict[256] = "";
+    if (query_one(s, "PRAGMA quick_check", NULL, verdict, sizeof verdict) != 0)
+        return -1;
+    if (strcmp(verdict, "ok") != 0)
+        return store_fail(s, "the file is damaged (quick_check: %s); left untouched: salvage "
+                             "its rows with sqlite3's .recover into a new store", verdict);
     return 0;
 }
 
@@ -449,7 +466,7 @@ static int open_file(fdt_store *s, const char *path)
     if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK)
         return s->db ? sql_fail(s) : store_fail(s, "out of memory");
     sqlite3_busy_timeout(s->db, 5000);
-    if (check_file(s, &version) != 0)
+    if (check_file(s, &version) != 0 || check_integrity(s) != 0)
         return -1;
     if (s->readonly && version < FDT_SCHEMA_VERSION)
         return store_fail(s, "schema version %" PRId64 " is older than %d; start fdtuned once to "

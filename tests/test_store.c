@@ -185,6 +185,41 @@ static void test_refuses_newer_schema(void **state)
     assert_refused(path, "newer");
 }
 
+/* A version below any fdtuned's is refused, not migrated from (it indexed the migrations
+ * out of bounds). */
+static void test_refuses_unknown_schema(void **state)
+{
+    const char *path = ((fixture *)*state)->path;
+    fdt_store_close(open_store(state));
+    sql_exec(path, "PRAGMA user_version = -1");
+    assert_refused(path, "schema version -1 is not one fdtuned knows");
+    expect_sql(path, "PRAGMA user_version", "-1");
+}
+
+/* A damaged file is refused, and left as it was. */
+static void test_refuses_damaged_file(void **state)
+{
+    const char *path = ((fixture *)*state)->path;
+    fdt_store *s = open_store(state);
+    fdt_store_close(s);
+    sql_exec(path, "PRAGMA journal_mode = DELETE; CREATE TABLE filler (x BLOB);"
+                   "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200)"
+                   " INSERT INTO filler SELECT randomblob(300) FROM n;");
+    size_t size;
+    char *bytes = read_file(path, &size);
+    assert_true(size > 8 * 4096);
+    for (size_t i = 3 * 4096; i < 6 * 4096; i++) /* interior pages, not the header */
+        bytes[i] = (char)(i * 7);
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(bytes, 1, size, fp), size);
+    fclose(fp);
+    free(bytes);
+    char err[512] = "";
+    assert_null(fdt_store_open(path, err, sizeof err));
+    assert_true(strstr(err, "damaged") || strstr(err, "malformed"));
+}
+
 static void test_refuses_what_is_not_a_store(void **state)
 {
     const char *path = ((fixture *)*state)->path;
@@ -907,6 +942,8 @@ int main(void)
         TEST(test_migrates_version_3),
         TEST(test_migration_refuses_broken_references),
         TEST(test_refuses_newer_schema),
+        TEST(test_refuses_unknown_schema),
+        TEST(test_refuses_damaged_file),
         TEST(test_refuses_what_is_not_a_store),
         TEST(test_devices_round_trip),
         TEST(test_job_lifecycle),
