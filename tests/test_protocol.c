@@ -519,6 +519,25 @@ static void test_too_many_clients(void **state)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* What follows shutdown on its connection, even in the same write, is refused: the daemon
+ * is stopping, and a job queued then would be answered ok and never run. */
+static void test_requests_after_shutdown_are_refused(void **state)
+{
+    (void)state;
+    daemon_proc d;
+    start_daemon(&d, "");
+    const int fd = connect_or_die(d.socket);
+    const char *both = "{\"op\":\"shutdown\"}\n"
+                       "{\"op\":\"tune\",\"nx\":13,\"ny\":17,\"nz\":11}\n";
+    send_all(fd, both, strlen(both));
+    assert_contains(read_line(fd), "\"ok\":true");
+    assert_contains(read_line(fd), "\"code\":\"shutting_down\"");
+    close(fd);
+    int status = 0;
+    waitpid(d.pid, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 static void test_second_daemon_refuses_live_socket(void **state)
 {
     (void)state;
@@ -550,6 +569,7 @@ int main(void)
         cmocka_unit_test(test_other_uid_cannot_connect_to_0660),
         cmocka_unit_test(test_rights_by_uid_and_group),
         cmocka_unit_test(test_too_many_clients),
+        cmocka_unit_test(test_requests_after_shutdown_are_refused),
         cmocka_unit_test(test_second_daemon_refuses_live_socket),
         cmocka_unit_test(test_stored_results_survive),
     };

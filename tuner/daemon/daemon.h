@@ -37,6 +37,7 @@ typedef struct fdt_daemon {
     int has_admin_gid;
     uint64_t start_ns;
     int stopping;             /* no new work; the loop ends once every handle is closed */
+    int stop_asked;           /* the shutdown op was answered; the stop begins right after */
     fdt_server *server;
     fdt_scheduler *scheduler;
     fdt_query_cache *query_cache; /* the best rows, answered from memory */

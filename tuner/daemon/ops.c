@@ -628,8 +628,11 @@ static int op_cancel(op_ctx *c)
     return 0;
 }
 
+/* The stop begins once the answer is written; until then requests already read, even on
+ * the same connection, are refused as if it had begun. */
 static int op_shutdown(op_ctx *c)
 {
+    c->d->stop_asked = 1;
     c->d->stop_soon(c->d, "asked to shut down");
     return 0;
 }
@@ -681,7 +684,7 @@ static int dispatch(op_ctx *c)
         if (ops[i].admin && !fdt_peer_is_admin(c->d, c->peer))
             return fail(c, "forbidden", "'%s' is allowed only to uid %d, root or the admin group",
                         ops[i].name, (int)getuid());
-        if (ops[i].admin && c->d->stopping)
+        if (ops[i].admin && (c->d->stopping || c->d->stop_asked))
             return fail(c, "shutting_down", "the daemon is stopping");
         return ops[i].run(c);
     }
