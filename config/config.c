@@ -2,13 +2,16 @@
  * the INI reader. Every key, from the file or the command line, goes through the table, so
  * each value is parsed and range-checked by the same few functions. */
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include "config.h"
 
@@ -396,6 +399,37 @@ static int on_key(void *user, const char *section, const char *name, const char 
     return 1;
 }
 
+/* Opens the settings file for reading, refusing anything but a regular file: a FIFO with
+ * no writer or a device would block the daemon at start or inside its SIGHUP handler.
+ * O_NONBLOCK makes the open itself return at once for those; a symlink is followed (a
+ * linked config is legitimate) and what it leads to is judged by fstat. NULL with err. */
+static FILE *open_regular(const char *path, char *err, size_t errlen)
+{
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "cannot read %s: not a regular file (a settings file must be "
+                              "one, not a FIFO, device, directory or socket)", path);
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
 int fdt_config_load(fdt_config *c, const char *path, char *err, size_t errlen)
 {
     loader *l = calloc(1, sizeof *l);
@@ -405,9 +439,8 @@ int fdt_config_load(fdt_config *c, const char *path, char *err, size_t errlen)
     }
     l->work = *c;
     l->path = path;
-    l->file = fopen(path, "r");
+    l->file = open_regular(path, err, errlen);
     if (!l->file) {
-        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
         free(l);
         return -1;
     }

@@ -62,7 +62,9 @@ int fdt_config_set(fdt_config *c, const char *section, const char *key, const ch
                    char *err, size_t errlen);
 
 /* Reads an INI file over c; 0, or -1 with "FILE:LINE: ..." naming the key in err, the first
- * error found, and c unchanged. A missing file is an error (the user named it). inih reads
+ * error found, and c unchanged. A missing file is an error (the user named it), and so is
+ * anything but a regular file (a symlink to one is followed): a FIFO or a device is refused
+ * at once, never waited on. inih reads
  * lines of at most 198 characters; a longer one is an error, never cut short. */
 int fdt_config_load(fdt_config *c, const char *path, char *err, size_t errlen);
 

@@ -4,13 +4,18 @@
  * theirs: devices, jobs, results and best, the code cache. */
 #include "store_int.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Generated from db/schema.sql and db/migrate_N.sql by the Makefile. */
 extern const char fdt_schema_sql[], fdt_migrate_2_sql[], fdt_migrate_3_sql[],
@@ -476,6 +481,75 @@ static int open_file(fdt_store *s, const char *path)
     return prepare(s);
 }
 
+/* ---- one daemon per store ---- */
+
+/* The pid the lock file names, or 0 when it names none: its holder may be between taking
+ * the lock and writing its pid, or could not write it. */
+static long lock_holder(int fd)
+{
+    char text[32] = "";
+    if (pread(fd, text, sizeof text - 1, 0) <= 0)
+        return 0;
+    const long pid = strtol(text, NULL, 10);
+    return pid > 0 ? pid : 0;
+}
+
+/* Writes this process's pid into the lock file it holds; 0, or -1 when the file cannot
+ * take it (a full disk). */
+static int record_pid(int fd)
+{
+    char text[32];
+    const int n = snprintf(text, sizeof text, "%ld\n", (long)getpid());
+    return ftruncate(fd, 0) == 0 && pwrite(fd, text, (size_t)n, 0) == n ? 0 : -1;
+}
+
+/* Two daemons on one store would take each other's jobs and measure on one device at once,
+ * so the daemon holds an exclusive lock on "<path>.lock" for as long as its store is open,
+ * as PostgreSQL's postmaster.pid. flock rather than fcntl: its lock belongs to the open
+ * file, so a second open in the same process is refused too, and it goes with the last
+ * close, however the process ends: the file a dead daemon left is simply taken. It is
+ * never unlinked, which would let two daemons lock two different files of one name. The
+ * fd is close-on-exec: workers never hold it. */
+static int lock_store(fdt_store *s, const char *path)
+{
+    char lock[PATH_MAX + 8];
+    if (snprintf(lock, sizeof lock, "%s.lock", path) >= (int)sizeof lock)
+        return store_fail(s, "the lock file's path is too long");
+    s->lock_fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+    if (s->lock_fd < 0)
+        return store_fail(s, "cannot open the lock file %s: %s", lock, strerror(errno));
+    if (flock(s->lock_fd, LOCK_EX | LOCK_NB) == 0) {
+        /* The lock, not the pid, is what excludes: a file that cannot take the pid leaves a
+         * refused daemon's message without it, and must not keep this one from starting. */
+        (void)record_pid(s->lock_fd);
+        return 0;
+    }
+    if (errno != EWOULDBLOCK)
+        return store_fail(s, "cannot lock %s: %s", lock, strerror(errno));
+    const long pid = lock_holder(s->lock_fd);
+    if (pid)
+        return store_fail(s, "in use by another fdtuned: pid %ld holds the lock file %s", pid,
+                          lock);
+    return store_fail(s, "in use by another fdtuned: the lock file %s is held, by a pid it "
+                         "does not name yet", lock);
+}
+
+/* A new store is created 0600 before SQLite opens it, because SQLite gives its -wal and
+ * -shm files the database file's mode: all three are private. O_EXCL: an existing file
+ * keeps the mode its owner chose, and nothing is created through a symlink. */
+static int create_private(fdt_store *s, const char *path)
+{
+    const int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        /* Nothing was written through it: a failing close loses nothing. */
+        close(fd);
+        return 0;
+    }
+    if (errno == EEXIST)
+        return 0;
+    return store_fail(s, "cannot create the store: %s", strerror(errno));
+}
+
 static fdt_store *store_open(const char *path, int readonly, char *err, size_t errlen)
 {
     fdt_store *s = calloc(1, sizeof *s);
@@ -484,7 +558,9 @@ static fdt_store *store_open(const char *path, int readonly, char *err, size_t e
         return NULL;
     }
     s->readonly = readonly;
-    if (open_file(s, path) != 0) {
+    s->lock_fd = -1;
+    if ((!readonly && (lock_store(s, path) != 0 || create_private(s, path) != 0)) ||
+        open_file(s, path) != 0) {
         snprintf(err, errlen, "%s: %s", path, s->err);
         fdt_store_close(s);
         return NULL;
@@ -509,5 +585,8 @@ void fdt_store_close(fdt_store *s)
     for (int i = 0; i < ST_COUNT; i++)
         sqlite3_finalize(s->st[i]);
     sqlite3_close_v2(s->db);
+    /* Only now, with the file closed and its WAL checkpointed, may another daemon take it. */
+    if (s->lock_fd >= 0)
+        close(s->lock_fd);
     free(s);
 }

@@ -2,7 +2,7 @@
  * best configuration per problem, and the code-object cache. The only code in fdtuned that
  * speaks SQL; every statement is prepared once with bound parameters.
  *
- * The daemon is the store's only writer. fdtune-worker opens the same file read-only
+ * The daemon is the store's only writer (the lock of fdt_store_open). fdtune-worker opens the same file read-only
  * (fdt_store_open_readonly) to look up cached code objects; new ones travel back to the
  * daemon over the worker pipe and are written here.
  *
@@ -92,7 +92,10 @@ typedef struct fdt_device_row {
 } fdt_device_row;
 
 /* Opens (creating if needed) the store at path for the daemon: WAL, foreign keys, schema
- * migrated to FDT_SCHEMA_VERSION. On failure returns NULL with the reason in err. */
+ * migrated to FDT_SCHEMA_VERSION. One daemon per store: it holds an exclusive lock on
+ * "<path>.lock" (0600, naming its pid) until fdt_store_close, and an open while another
+ * handle holds it fails naming that pid. A new store and its -wal and -shm are created
+ * 0600; an existing one keeps its mode. On failure returns NULL with the reason in err. */
 fdt_store *fdt_store_open(const char *path, char *err, size_t errlen);
 /* Opens an existing store read-only (the worker's code-cache lookups). */
 fdt_store *fdt_store_open_readonly(const char *path, char *err, size_t errlen);

@@ -1,6 +1,7 @@
 /* test_config.c - the settings: embedded defaults, the shipped config/fdtuned.conf (which
  * must state every default), every key's parsing and range checks, the INI reader's
- * "FILE:LINE: ..." messages, and the default socket and database paths. */
+ * "FILE:LINE: ..." messages, the refusal of anything but a regular file, and the default
+ * socket and database paths. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -508,11 +509,50 @@ static void unreadable_files(void **state)
     assert_int_equal(fdt_config_load(&c, missing, err, sizeof err), -1);
     snprintf(want, sizeof want, "cannot read %s: No such file or directory", missing);
     assert_string_equal(err, want);
-    assert_int_equal(fdt_config_load(&c, d->path, err, sizeof err), -1);
-    snprintf(want, sizeof want, "cannot read %s: Is a directory", d->path);
-    assert_string_equal(err, want);
     write_file(d, "", 0);
     assert_int_equal(fdt_config_load(&c, d->file, err, sizeof err), 0);
+}
+
+/* Anything but a regular file is refused at once with the same message, c unchanged. */
+static void assert_not_regular(const char *path)
+{
+    fdt_config c, before;
+    fdt_config_defaults(&c, 0);
+    before = c;
+    char err[512], want[512];
+    assert_int_equal(fdt_config_load(&c, path, err, sizeof err), -1);
+    snprintf(want, sizeof want, "cannot read %s: not a regular file (a settings file must be "
+                                "one, not a FIFO, device, directory or socket)", path);
+    assert_string_equal(err, want);
+    assert_memory_equal(&c, &before, sizeof c);
+}
+
+/* A FIFO with no writer would block the open, and a read from it, for ever: the test
+ * itself would hang if the refusal were not made before any read. */
+static void only_regular_files_are_read(void **state)
+{
+    const dir *d = *state;
+    char fifo[300], link[300];
+    snprintf(fifo, sizeof fifo, "%s/fifo.conf", d->path);
+    snprintf(link, sizeof link, "%s/link.conf", d->path);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_not_regular(fifo);
+    assert_not_regular("/dev/null");
+    assert_not_regular(d->path);
+    /* A symlink is followed: to a FIFO it is refused, to a regular file it is read. */
+    assert_int_equal(symlink(fifo, link), 0);
+    assert_not_regular(link);
+    assert_int_equal(unlink(link), 0);
+    write_file(d, "[tuning]\nsamples = 9\n", strlen("[tuning]\nsamples = 9\n"));
+    assert_int_equal(symlink(d->file, link), 0);
+    fdt_config c;
+    fdt_config_defaults(&c, 0);
+    char err[512];
+    if (fdt_config_load(&c, link, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(c.samples, 9);
+    unlink(link);
+    unlink(fifo);
 }
 
 /* --- default paths ------------------------------------------------------------------- */
@@ -589,6 +629,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(long_lines_and_nul_bytes_are_errors, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(later_lines_override_earlier, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(unreadable_files, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(only_regular_files_are_read, make_dir, remove_dir),
         cmocka_unit_test(default_paths),
         cmocka_unit_test(default_paths_never_cut_short),
     };

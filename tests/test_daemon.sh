@@ -3,7 +3,8 @@
 # cpu backend with a temporary socket and database. Tune and query; restart and the answer
 # is still there; kill -9 during a batch and the batch resumes without losing or measuring
 # again a finished result; a worker killed mid-job, a variant that faults and one that
-# hangs: the job completes; cancel; SIGHUP; a bad config file.
+# hangs: the job completes; cancel; SIGHUP, with a bad config file and with a FIFO; one
+# daemon per store and its files' modes; a bad config file.
 # Usage: BUILD=build sh tests/test_daemon.sh
 set -u
 BUILD=${BUILD:-build}
@@ -386,6 +387,36 @@ kill -HUP "$pid"
 sleep 0.5
 if grep -q "SIGHUP: reloaded" "$LOG"; then ok "SIGHUP reloads the config file"
 else not_ok "SIGHUP reloads the config file" "$LOG"; fi
+# A config replaced by a FIFO no one writes to would block the daemon inside its handler.
+mv "$CONF" "$CONF.saved"
+mkfifo "$CONF"
+kill -HUP "$pid"
+sleep 0.5
+if grep -q "SIGHUP: cannot read $CONF: not a regular file" "$LOG" &&
+    timeout 10 "$FDTUNE" status >/dev/null; then
+    ok "SIGHUP with the config file a FIFO: refused at once, the daemon keeps answering"
+else
+    not_ok "SIGHUP with the config file a FIFO: refused at once, the daemon keeps answering" "$LOG"
+fi
+rm -f "$CONF"
+mv "$CONF.saved" "$CONF"
+
+# --- one daemon per store ---------------------------------------------------------------------
+timeout 20 "$FDTUNED" --config "$CONF" --socket "$dir/second.sock" --db "$DB" --backend cpu \
+    >"$dir/out" 2>&1
+if [ $? -eq 1 ] && grep -q "pid $pid holds the lock file $DB.lock" "$dir/out" &&
+    "$FDTUNE" status >/dev/null; then
+    ok "a second fdtuned on the same store exits 1 naming the first's pid and the lock file"
+else
+    not_ok "a second fdtuned on the same store exits 1 naming the first's pid and the lock file" \
+        "$dir/out"
+fi
+if [ "$(stat -c %a "$DB" "$DB-wal" "$DB.lock" | sort -u)" = 600 ]; then
+    ok "the store, its -wal and its lock file are private (0600)"
+else
+    stat -c '%a %n' "$DB" "$DB-wal" "$DB.lock" >"$dir/out" 2>&1
+    not_ok "the store, its -wal and its lock file are private (0600)" "$dir/out"
+fi
 
 check "shutdown stops the daemon" "$FDTUNE" shutdown
 if wait "$pid"; then ok "after shutdown fdtuned exits 0"; else not_ok "after shutdown fdtuned exits 0" "$LOG"; fi
@@ -422,6 +453,13 @@ if [ $? -eq 2 ] && grep -q "bad.conf:2" "$dir/out" && grep -q socket_mode "$dir/
     ok "a bad config value: exit 2 naming file, line and key"
 else
     not_ok "a bad config value: exit 2 naming file, line and key" "$dir/out"
+fi
+mkfifo "$dir/fifo.conf"
+timeout 10 "$FDTUNED" --config "$dir/fifo.conf" --socket "$FDTUNE_SOCKET" --db "$DB" >"$dir/out" 2>&1
+if [ $? -eq 2 ] && grep -q "fifo.conf: not a regular file" "$dir/out"; then
+    ok "a config file that is a FIFO: exit 2 at once with a message"
+else
+    not_ok "a config file that is a FIFO: exit 2 at once with a message" "$dir/out"
 fi
 printf 'not a socket\n' >"$dir/not-a-socket"
 "$FDTUNED" --socket "$dir/not-a-socket" --db "$DB" --backend cpu >"$dir/out" 2>&1

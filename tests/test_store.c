@@ -1,5 +1,6 @@
 /* test_store.c - the SQLite store on real files in a temporary directory: opening, the
- * schema version and the files it refuses, the job queue, results, best, the code cache, the
+ * schema version and the files it refuses, the lock of one writer per store and the
+ * private modes of its files, the job queue, results, best, the code cache, the
  * read-only store, bound parameters, and the hashes that key devices and code objects. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -175,6 +177,93 @@ static void test_create_and_reopen(void **state)
     assert_int_equal(fdt_store_device_upsert(s, &h100, &same_id), 0);
     assert_int_equal(same_id, device_id);
     fdt_store_close(s);
+}
+
+static unsigned mode_of(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        fail_msg("stat %s failed", path);
+    return st.st_mode & 07777;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fputs(text, f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* One daemon per store: while one handle is open a second writable open is refused, naming
+ * the lock file and the holder's pid; readers are not locked out; after close, and over a
+ * lock file a dead holder left, the open succeeds. */
+static void test_one_writer_per_store(void **state)
+{
+    const char *path = ((fixture *)*state)->path;
+    char lock[128], want[256], err[512] = "";
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    fdt_store *s = open_store(state);
+    assert_int_equal(mode_of(lock), 0600);
+    assert_null(fdt_store_open(path, err, sizeof err));
+    snprintf(want, sizeof want, "pid %ld holds the lock file %s", (long)getpid(), lock);
+    if (!strstr(err, want))
+        fail_msg("message '%s' does not say '%s'", err, want);
+    fdt_store *reader = fdt_store_open_readonly(path, err, sizeof err);
+    if (!reader)
+        fail_msg("read-only open: %s", err);
+    fdt_store_close(reader);
+    fdt_store_close(s);
+
+    write_text(lock, "999999\n");
+    s = open_store(state);
+    size_t size;
+    char *text = read_file(lock, &size);
+    snprintf(want, sizeof want, "%ld\n", (long)getpid());
+    assert_int_equal(size, strlen(want));
+    assert_memory_equal(text, want, size);
+    free(text);
+    fdt_store_close(s);
+}
+
+/* A lock file that is a symlink is refused, never followed to what it names. */
+static void test_lock_file_is_never_followed(void **state)
+{
+    const fixture *f = *state;
+    char lock[128], target[128], err[512] = "";
+    snprintf(lock, sizeof lock, "%s.lock", f->path);
+    snprintf(target, sizeof target, "%s/elsewhere", f->dir);
+    assert_int_equal(symlink(target, lock), 0);
+    assert_null(fdt_store_open(f->path, err, sizeof err));
+    if (!strstr(err, "cannot open the lock file") || !strstr(err, lock))
+        fail_msg("message '%s' does not name the lock file", err);
+    assert_int_equal(access(target, F_OK), -1);
+}
+
+/* A new store and its -wal and -shm are private whatever the umask lets through; an
+ * existing store keeps the mode its owner gave it. */
+static void test_store_files_are_private(void **state)
+{
+    const char *path = ((fixture *)*state)->path;
+    char wal[128], shm[128];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    snprintf(shm, sizeof shm, "%s-shm", path);
+    const mode_t old_mask = umask(022);
+    fdt_store *s = open_store(state);
+    int64_t device_id;
+    assert_int_equal(fdt_store_device_upsert(s, &h100, &device_id), 0);
+    assert_int_equal(mode_of(path), 0600);
+    assert_int_equal(mode_of(wal), 0600);
+    assert_int_equal(mode_of(shm), 0600);
+    fdt_store_close(s);
+
+    assert_int_equal(chmod(path, 0640), 0);
+    s = open_store(state);
+    assert_int_equal(fdt_store_device_upsert(s, &h100, &device_id), 0);
+    assert_int_equal(mode_of(path), 0640);
+    assert_int_equal(mode_of(wal), 0640);
+    fdt_store_close(s);
+    umask(old_mask);
 }
 
 static void test_refuses_newer_schema(void **state)
@@ -941,6 +1030,9 @@ int main(void)
         TEST(test_migrates_version_1),
         TEST(test_migrates_version_3),
         TEST(test_migration_refuses_broken_references),
+        TEST(test_one_writer_per_store),
+        TEST(test_lock_file_is_never_followed),
+        TEST(test_store_files_are_private),
         TEST(test_refuses_newer_schema),
         TEST(test_refuses_unknown_schema),
         TEST(test_refuses_damaged_file),
