@@ -208,6 +208,7 @@ test: $(TESTS:%=$(BUILD)/tests/%) all
 	@set -e; for t in $(TESTS); do echo "== $$t"; FDT_BUILD=$(BUILD) FDTUNE_REPORT_DIR=$(BUILD) $(BUILD)/tests/$$t; done
 	@FDTUNE=$(BUILD)/fdtune sh tests/test_cli.sh
 	@BUILD=$(BUILD) sh tests/test_daemon.sh
+	@BUILD=$(BUILD) sh tests/test_security.sh
 	@BUILD=$(BUILD) SANFLAGS="$(SANFLAGS)" MAKE="$(MAKE)" sh tests/test_install.sh
 
 check:

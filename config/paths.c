@@ -2,6 +2,7 @@
  * Shared by the daemon and the client library (which looks for the socket the same way),
  * so it depends on libc alone. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "paths.h"
 
 /* The XDG base-directory spec says a relative value is invalid and must be ignored. */
 static const char *absolute_env(const char *name)
@@ -102,5 +104,83 @@ int fdt_make_parent_dirs(const char *path, char *err, size_t errlen)
     if (!slash || slash == dir)
         return 0;
     *slash = '\0';
-    return fdt_make_dirs(dir, 0755, err, errlen);
+    /* Owner only: the store and its -wal/-shm are read through the daemon, never directly. */
+    return fdt_make_dirs(dir, 0700, err, errlen);
+}
+
+/* The directory part of path: "." for a bare name, "/" for a name at the root. Repeated
+ * slashes before the name go too, since O_NOFOLLOW does not guard a trailing slash. */
+static int parent_of(const char *path, char *out, size_t len)
+{
+    if (format_path(out, len, "%s", path) != 0)
+        return -1;
+    char *slash = strrchr(out, '/');
+    if (!slash)
+        return format_path(out, len, ".");
+    while (slash > out && slash[-1] == '/')
+        slash--;
+    slash[slash == out] = '\0';
+    return 0;
+}
+
+static int open_dir_nofollow(const char *dir, char *err, size_t errlen)
+{
+    const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0)
+        return fd;
+    /* Linux answers ENOTDIR for a symbolic link, O_DIRECTORY being checked first. */
+    const int why = errno;
+    struct stat st;
+    if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+        snprintf(err, errlen, "%s is a symbolic link; it must be a real directory, one that "
+                 "no one else can point elsewhere", dir);
+    else
+        snprintf(err, errlen, "cannot open the directory %s: %s", dir, strerror(why));
+    return -1;
+}
+
+/* Root owns the directories above every user's; anyone else's could be swapped out. */
+static int check_private(int fd, const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "cannot stat the directory %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    const unsigned owner = (unsigned)st.st_uid, mode = (unsigned)(st.st_mode & 07777);
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
+        snprintf(err, errlen, "%s belongs to uid %u (mode %04o), not to uid %u or root, "
+                 "and its owner could replace what is in it; remove it or choose another "
+                 "directory", dir, owner, mode, (unsigned)geteuid());
+        return -1;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        snprintf(err, errlen, "%s (owner uid %u, mode %04o) can be written by its group or "
+                 "others, who could replace what is in it; chmod go-w %s or choose another "
+                 "directory", dir, owner, mode, dir);
+        return -1;
+    }
+    return 0;
+}
+
+int fdt_open_private_parent(const char *path, mode_t mode, int *created, char *err,
+                            size_t errlen)
+{
+    char dir[FDT_PATH_MAX];
+    if (parent_of(path, dir, sizeof dir) != 0) {
+        snprintf(err, errlen, "the path is too long");
+        return -1;
+    }
+    struct stat st;
+    *created = lstat(dir, &st) != 0 && errno == ENOENT;
+    if (*created && fdt_make_dirs(dir, mode, err, errlen) != 0)
+        return -1;
+    const int fd = open_dir_nofollow(dir, err, errlen);
+    if (fd < 0)
+        return -1;
+    if (check_private(fd, dir, err, errlen) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
 }

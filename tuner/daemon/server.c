@@ -8,6 +8,7 @@
 #include "daemon/server.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "daemon/log.h"
 #include "daemon/ops.h"
 #include "engine/jsonl.h"
+#include "paths.h"
 
 /* A client that does not read its answers is dropped before its backlog grows past this. */
 #define MAX_UNREAD_BYTES (64u << 20)
@@ -261,44 +263,120 @@ static int clear_stale(fdt_daemon *d, const char *path, char *err, size_t errlen
     return 0;
 }
 
-static int set_owner_and_mode(const fdt_config *c, char *err, size_t errlen)
+/* The group that socket_group names; (gid_t)-1 when none is set. */
+static int socket_gid(const fdt_config *c, gid_t *gid, char *err, size_t errlen)
 {
-    if (c->socket_group[0]) {
-        struct group *g = getgrnam(c->socket_group);
-        if (!g) {
-            snprintf(err, errlen, "socket_group '%s' does not exist", c->socket_group);
-            return -1;
-        }
-        if (chown(c->socket, (uid_t)-1, g->gr_gid) != 0) {
-            snprintf(err, errlen, "cannot give %s to group %s: %s", c->socket, c->socket_group,
-                     strerror(errno));
-            return -1;
-        }
+    *gid = (gid_t)-1;
+    if (!c->socket_group[0])
+        return 0;
+    const struct group *g = getgrnam(c->socket_group);
+    if (!g) {
+        snprintf(err, errlen, "socket_group '%s' does not exist", c->socket_group);
+        return -1;
     }
-    if (chmod(c->socket, c->socket_mode) != 0) {
-        snprintf(err, errlen, "cannot set the mode of %s: %s", c->socket, strerror(errno));
+    *gid = g->gr_gid;
+    return 0;
+}
+
+/* Who may pass through a directory fdtuned makes for its socket: its owner, socket_group's
+ * members when one is set (the directory is given that group), and everyone, to search
+ * only, when socket_mode lets others connect. */
+static mode_t socket_dir_mode(const fdt_config *c)
+{
+    mode_t mode = 0700;
+    if (c->socket_group[0])
+        mode |= 0050;
+    if (c->socket_mode & S_IWOTH)
+        mode |= 0001;
+    return mode;
+}
+
+/* A directory fdtuned made for the socket goes to socket_group, else its members could
+ * not reach the socket; one that existed is the administrator's, left as it is. */
+static int give_dir_group(int dirfd, int created, gid_t gid, const char *path, char *err,
+                          size_t errlen)
+{
+    if (!created || gid == (gid_t)-1 || fchown(dirfd, (uid_t)-1, gid) == 0)
+        return 0;
+    snprintf(err, errlen, "cannot give the directory of %s to socket_group: %s", path,
+             strerror(errno));
+    return -1;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* By name in the directory found private, not following a symbolic link: nothing between
+ * bind and here can make this change another file. */
+static int set_socket_group(const fdt_config *c, int dirfd, gid_t gid, char *err,
+                            size_t errlen)
+{
+    if (gid == (gid_t)-1 ||
+        fchownat(dirfd, base_name(c->socket), (uid_t)-1, gid, AT_SYMLINK_NOFOLLOW) == 0)
+        return 0;
+    snprintf(err, errlen, "cannot give %s to group %s: %s", c->socket, c->socket_group,
+             strerror(errno));
+    return -1;
+}
+
+/* A default ACL on the directory overrides the umask; the socket is never left more (or
+ * less) open than socket_mode says. */
+static int check_socket_mode(const fdt_config *c, int dirfd, char *err, size_t errlen)
+{
+    struct stat st;
+    if (fstatat(dirfd, base_name(c->socket), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        snprintf(err, errlen, "cannot stat %s: %s", c->socket, strerror(errno));
+        return -1;
+    }
+    if (!S_ISSOCK(st.st_mode) || (st.st_mode & 0777) != c->socket_mode) {
+        snprintf(err, errlen, "%s came out with mode %04o, not socket_mode %04o; does its "
+                 "directory carry a default ACL?", c->socket, (unsigned)(st.st_mode & 07777),
+                 (unsigned)c->socket_mode);
         return -1;
     }
     return 0;
 }
 
-static int bind_socket(fdt_server *s, char *err, size_t errlen)
+static int bind_socket(fdt_server *s, int dirfd, gid_t gid, char *err, size_t errlen)
 {
     const fdt_config *c = &s->d->config;
-    /* Created owner-only, then opened up to socket_mode: no moment exists when anyone
-     * else could connect before the group and mode are right. */
-    const mode_t old = umask(0177);
+    /* Born with socket_mode: never chmod-ed through a path that could be swapped for a
+     * symbolic link. */
+    const mode_t old = umask(~c->socket_mode & 0777);
     const int rc = uv_pipe_bind(&s->listener, c->socket);
     umask(old);
     if (rc != 0) {
         snprintf(err, errlen, "cannot bind %s: %s", c->socket, uv_strerror(rc));
         return -1;
     }
-    if (set_owner_and_mode(c, err, errlen) != 0)
+    if (set_socket_group(c, dirfd, gid, err, errlen) != 0 ||
+        check_socket_mode(c, dirfd, err, errlen) != 0)
         return -1;
     const int lrc = uv_listen((uv_stream_t *)&s->listener, 511, on_connection);
     if (lrc != 0) {
         snprintf(err, errlen, "cannot listen on %s: %s", c->socket, uv_strerror(lrc));
+        return -1;
+    }
+    return 0;
+}
+
+/* The socket's directory is made private or found private first (paths.h): no one else
+ * can then swap the socket, or a file it is mistaken for, between the steps below. */
+static int listen_in(fdt_server *s, int dirfd, int created, gid_t gid, char *err,
+                     size_t errlen)
+{
+    fdt_daemon *d = s->d;
+    if (give_dir_group(dirfd, created, gid, d->config.socket, err, errlen) != 0 ||
+        clear_stale(d, d->config.socket, err, errlen) != 0)
+        return -1;
+    uv_pipe_init(d->loop, &s->listener, 0);
+    s->listener.data = s;
+    s->listening = 1;
+    if (bind_socket(s, dirfd, gid, err, errlen) != 0) {
+        fdt_server_close(d);
         return -1;
     }
     return 0;
@@ -313,17 +391,17 @@ int fdt_server_start(fdt_daemon *d, char *err, size_t errlen)
     }
     s->d = d;
     d->server = s;
-    if (fdt_make_parent_dirs(d->config.socket, err, errlen) != 0 ||
-        clear_stale(d, d->config.socket, err, errlen) != 0)
+    gid_t gid;
+    int created;
+    if (socket_gid(&d->config, &gid, err, errlen) != 0)
         return -1;
-    uv_pipe_init(d->loop, &s->listener, 0);
-    s->listener.data = s;
-    s->listening = 1;
-    if (bind_socket(s, err, errlen) != 0) {
-        fdt_server_close(d);
+    const int dirfd = fdt_open_private_parent(d->config.socket, socket_dir_mode(&d->config),
+                                              &created, err, errlen);
+    if (dirfd < 0)
         return -1;
-    }
-    return 0;
+    const int rc = listen_in(s, dirfd, created, gid, err, errlen);
+    close(dirfd);
+    return rc;
 }
 
 void fdt_server_close(fdt_daemon *d)

@@ -1,0 +1,19 @@
+/* config/paths.h - the private directory that holds fdtuned's socket. paths.c's default
+ * paths and fdt_make_dirs are declared in config.h, which the client library shares; this
+ * check is the daemon's alone. */
+#ifndef FDT_PATHS_H
+#define FDT_PATHS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Opens the directory that holds path (O_DIRECTORY | O_NOFOLLOW), first creating it and
+ * the missing directories above it with mode (before umask) when it does not exist;
+ * *created says whether it was made now. As OpenSSH's StrictModes and tmux demand, it
+ * must be private: a real directory, not a symbolic link, owned by this uid or root, that
+ * neither its group nor others may write, so that no one else can replace a file in it.
+ * The descriptor, or -1 with a reason that names the directory, its owner and its mode. */
+int fdt_open_private_parent(const char *path, mode_t mode, int *created, char *err,
+                            size_t errlen);
+
+#endif
