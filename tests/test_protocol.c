@@ -538,6 +538,41 @@ static void test_requests_after_shutdown_are_refused(void **state)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+static int log_contains(const daemon_proc *d, const char *words)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "grep -q '%s' %s", words, d->log);
+    return system(cmd) == 0;
+}
+
+/* A daemon paused past the heartbeat timeout (SIGSTOP, a paused VM) does not take its own
+ * pause for its workers' silence: after SIGCONT it reads what they sent meanwhile before it
+ * judges them, so no healthy worker is killed and no variant is stored as a timeout. */
+static void test_a_paused_daemon_keeps_its_workers(void **state)
+{
+    (void)state;
+    daemon_proc d;
+    start_daemon(&d, "[worker]\nheartbeat_ms = 250\nheartbeat_timeout_ms = 2000\n");
+    assert_contains(ask(d.socket, "{\"op\":\"tune\",\"nx\":13,\"ny\":17,\"nz\":11,"
+                                  "\"family\":\"naive\",\"subset\":6}"), "\"job\":1");
+    for (int i = 0; i < 100 && !strstr(ask(d.socket, "{\"op\":\"status\",\"job\":1}"),
+                                        "\"state\":\"running\""); i++)
+        usleep(20 * 1000);
+    kill(d.pid, SIGSTOP);
+    usleep(4000 * 1000);
+    kill(d.pid, SIGCONT);
+    wait_job(d.socket, 1);
+    assert_contains(ask(d.socket, "{\"op\":\"status\",\"job\":1}"), "\"state\":\"done\"");
+    const char *results = ask(d.socket, "{\"op\":\"export\",\"what\":\"results\"}");
+    assert_not_contains(results, "timeout");
+    assert_not_contains(results, "crashed");
+    if (log_contains(&d, "sent nothing for") || log_contains(&d, "killing it"))
+        fail_msg("a worker was killed; see %s", d.log);
+    assert_true(log_contains(&d, "fired .* ms late"));
+    const int status = stop_daemon(&d);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 static void test_second_daemon_refuses_live_socket(void **state)
 {
     (void)state;
@@ -570,6 +605,7 @@ int main(void)
         cmocka_unit_test(test_rights_by_uid_and_group),
         cmocka_unit_test(test_too_many_clients),
         cmocka_unit_test(test_requests_after_shutdown_are_refused),
+        cmocka_unit_test(test_a_paused_daemon_keeps_its_workers),
         cmocka_unit_test(test_second_daemon_refuses_live_socket),
         cmocka_unit_test(test_stored_results_survive),
     };

@@ -24,6 +24,7 @@ struct fdt_worker {
     uv_process_t proc;
     uv_pipe_t in, out;
     uv_timer_t silence, deadline;
+    uint64_t silence_due, deadline_due; /* loop times the timers are due at */
     int open_handles;
     int spawned, exited, closing;
     int discarded;       /* never started: closed without an ended() call */
@@ -110,9 +111,35 @@ void fdt_worker_stop(fdt_worker *w)
     kill_for(w, FDT_END_STOPPED);
 }
 
+/* (Re)arms a watchdog: due in ms from now. */
+static void arm(fdt_worker *w, uv_timer_t *t, uv_timer_cb cb, uint64_t *due, uint64_t ms)
+{
+    *due = uv_now(w->d->loop) + ms;
+    uv_timer_start(t, cb, ms, 0);
+}
+
+/* A watchdog that fires more than half its period late means the daemon itself was not
+ * running (SIGSTOP, a paused VM, a stalled loop): libuv runs due timers before it reads the
+ * pipes, so the worker's lines of that time are still unread. The watchdog is armed again
+ * instead, to judge the worker once they are. */
+static int daemon_stalled(fdt_worker *w, uv_timer_t *t, uv_timer_cb cb, uint64_t *due,
+                          uint64_t period)
+{
+    const uint64_t now = uv_now(w->d->loop);
+    if (now <= *due + period / 2)
+        return 0;
+    fdt_log("a watchdog of worker %d fired %llu ms late (was the daemon paused?): it is judged "
+            "again once its lines are read", w->device, (unsigned long long)(now - *due));
+    arm(w, t, cb, due, period);
+    return 1;
+}
+
 static void on_silence(uv_timer_t *t)
 {
     fdt_worker *w = t->data;
+    const uint64_t period = (uint64_t)w->d->config.heartbeat_timeout_ms;
+    if (daemon_stalled(w, t, on_silence, &w->silence_due, period))
+        return;
     fdt_log("worker %d (pid %d) sent nothing for %d ms: killing it", w->device, w->proc.pid,
             w->d->config.heartbeat_timeout_ms);
     kill_for(w, FDT_END_SILENT);
@@ -121,6 +148,9 @@ static void on_silence(uv_timer_t *t)
 static void on_deadline(uv_timer_t *t)
 {
     fdt_worker *w = t->data;
+    const uint64_t period = (uint64_t)w->d->config.variant_deadline_ms;
+    if (daemon_stalled(w, t, on_deadline, &w->deadline_due, period))
+        return;
     fdt_log("worker %d (pid %d) spent over %d ms on %s: killing it", w->device, w->proc.pid,
             w->d->config.variant_deadline_ms, w->current);
     kill_for(w, FDT_END_DEADLINE);
@@ -147,7 +177,8 @@ static void track_progress(fdt_worker *w, json_t *ev)
     if (strcmp(kind, "begin") == 0) {
         fdt_copy_text(w->current, sizeof w->current,
                       json_string_value(json_object_get(ev, "variant")) ?: "?");
-        uv_timer_start(&w->deadline, on_deadline, (uint64_t)w->d->config.variant_deadline_ms, 0);
+        arm(w, &w->deadline, on_deadline, &w->deadline_due,
+            (uint64_t)w->d->config.variant_deadline_ms);
     } else if (strcmp(kind, "result") == 0 || strcmp(kind, "done") == 0) {
         w->current[0] = '\0';
         uv_timer_stop(&w->deadline);
@@ -181,7 +212,8 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 {
     fdt_worker *w = stream->data;
     if (nread > 0) {
-        uv_timer_again(&w->silence);
+        arm(w, &w->silence, on_silence, &w->silence_due,
+            (uint64_t)w->d->config.heartbeat_timeout_ms);
         if (fdt_jsonl_feed(&w->framer, buf->base, (size_t)nread, on_line, w) < 0) {
             fdt_log("worker %d sent an unreadable stream: killing it", w->device);
             kill_for(w, FDT_END_SIGNALED);
@@ -276,8 +308,7 @@ static int spawn(fdt_worker *w, char **argv, char *err, size_t errlen)
     }
     w->spawned = 1;
     uv_read_start((uv_stream_t *)&w->out, on_alloc, on_read);
-    const uint64_t silence = (uint64_t)w->d->config.heartbeat_timeout_ms;
-    uv_timer_start(&w->silence, on_silence, silence, silence);
+    arm(w, &w->silence, on_silence, &w->silence_due, (uint64_t)w->d->config.heartbeat_timeout_ms);
     return 0;
 }
 
