@@ -91,8 +91,4 @@ int fdt_default_cache_dir(char *out, size_t len);
  * 0, or -1 with the reason. */
 int fdt_make_dirs(const char *path, mode_t mode, char *err, size_t errlen);
 
-/* Creates the directories above path that do not exist yet (mode 0755, before umask):
- * the socket's and the database's, at the daemon's start. 0, or -1 with the reason. */
-int fdt_make_parent_dirs(const char *path, char *err, size_t errlen);
-
 #endif

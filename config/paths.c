@@ -93,21 +93,6 @@ int fdt_make_dirs(const char *path, mode_t mode, char *err, size_t errlen)
     return 0;
 }
 
-int fdt_make_parent_dirs(const char *path, char *err, size_t errlen)
-{
-    char dir[FDT_PATH_MAX];
-    if (format_path(dir, sizeof dir, "%s", path) != 0) {
-        snprintf(err, errlen, "the path is too long");
-        return -1;
-    }
-    char *slash = strrchr(dir, '/');
-    if (!slash || slash == dir)
-        return 0;
-    *slash = '\0';
-    /* Owner only: the store and its -wal/-shm are read through the daemon, never directly. */
-    return fdt_make_dirs(dir, 0700, err, errlen);
-}
-
 /* The directory part of path: "." for a bare name, "/" for a name at the root. Repeated
  * slashes before the name go too, since O_NOFOLLOW does not guard a trailing slash. */
 static int parent_of(const char *path, char *out, size_t len)

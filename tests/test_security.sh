@@ -1,8 +1,8 @@
 #!/bin/sh
 # test_security.sh - the socket's directory as another local user could leave it (issue 13,
 # items 1 and 2): a real fdtuned on the cpu backend refuses a directory that others can
-# write, one that is a symbolic link and one that another uid owns, exiting 1 with a
-# message naming it; a directory it makes is private, and the socket is born with
+# write, one that is a symbolic link and one that another uid owns, and a store directory
+# that others can write, exiting 1 with a message naming it; a directory it makes is private, and the socket is born with
 # socket_mode and given socket_group without a chmod or chown by path.
 # Usage: BUILD=build sh tests/test_security.sh
 set -u
@@ -87,6 +87,21 @@ if [ "$(id -u)" -eq 0 ]; then
         "$dir/theirs" "belongs to uid 65534 (mode 0700), not to uid 0 or root"
 else
     skip "a socket directory another uid owns: making one needs root"
+fi
+
+# The store's directory is held to the same rules, before the store is opened.
+mkdir -m 0700 "$dir/openstore"
+chmod 0777 "$dir/openstore"
+"$FDTUNED" --socket "$dir/sd/fdtuned.sock" --db "$dir/openstore/fdtuned.db" --backend cpu \
+    >"$dir/out" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -qF "$dir/openstore" "$dir/out" &&
+    grep -qF "can be written by its group or others" "$dir/out" &&
+    [ ! -e "$dir/openstore/fdtuned.db" ]; then
+    ok "a store directory others can write (0777): exit 1 naming it, no store made"
+else
+    echo "(exit $rc)" >>"$dir/out"
+    not_ok "a store directory others can write (0777): exit 1 naming it, no store made" "$dir/out"
 fi
 
 # --- a directory fdtuned makes, with the default settings --------------------------------

@@ -15,6 +15,7 @@
 #include "daemon/scheduler.h"
 #include "daemon/server.h"
 #include "daemon/supervisor.h"
+#include "paths.h"
 
 /* Read by a system service when no --config is given. */
 #define SYSTEM_CONFIG "/etc/fdtuned/fdtuned.conf"
@@ -202,10 +203,15 @@ static int start(fdt_daemon *d)
     char err[512];
     if (resolve_admin_group(d) != 0)
         return -1;
-    if (fdt_make_parent_dirs(d->config.db, err, sizeof err) != 0) {
+    /* The store's directory is held to the socket's rules: another user who could write it
+     * could replace the store, its -wal or its lock file between two opens. */
+    int created;
+    const int dir = fdt_open_private_parent(d->config.db, 0700, &created, err, sizeof err);
+    if (dir < 0) {
         fprintf(stderr, "fdtuned: %s\n", err);
         return -1;
     }
+    close(dir);
     d->store = fdt_store_open(d->config.db, err, sizeof err);
     if (!d->store) {
         fprintf(stderr, "fdtuned: %s\n", err);
