@@ -263,8 +263,9 @@ static void print_row(const char *rank, const char *name, const fdt_stats *s, do
                       const fdt_bench_report *r, const fdt_resources *res)
 {
     const double iqr = s->median_ms > 0 ? 100.0 * (s->q3_ms - s->q1_ms) / s->median_ms : 0;
+    const fdt_session_baseline *b = &r->base;
     printf("%5s  %-34s %9.4f  %8.4f %5.1f%%  %7.1f  %5.1f%%  %6.3f", rank, name, s->median_ms,
-           s->min_ms, iqr, gbps, 100.0 * ratio(gbps, r->copy_gbps), ratio(gbps, r->kernel1.gbps));
+           s->min_ms, iqr, gbps, 100.0 * ratio(gbps, b->copy_gbps), ratio(gbps, b->kernel1.gbps));
     if (res && res->vgprs >= 0)
         printf("  %4d %6d", res->vgprs, res->scratch_bytes);
     printf("\n");
@@ -281,33 +282,34 @@ static void print_table(const fdt_bench_report *r, long top)
         snprintf(rank, sizeof rank, "%s%zu", res->leader ? "*" : "", i + 1);
         print_row(rank, name, &res->stats, res->gbps, r, &res->resources);
     }
-    fdt_variant_name(&r->kernel1.variant, name, sizeof name);
-    print_row("k1", name, &r->kernel1.stats, r->kernel1.gbps, r, NULL);
-    print_row("copy", "device-to-device copy", &r->copy, r->copy_gbps, r, NULL);
-    if (r->interior_copy.samples)
-        print_row("icopy", "interior copy (fastest shape)", &r->interior_copy,
-                  r->interior_copy_gbps, r, NULL);
+    fdt_variant_name(&r->base.kernel1.variant, name, sizeof name);
+    print_row("k1", name, &r->base.kernel1.stats, r->base.kernel1.gbps, r, NULL);
+    print_row("copy", "device-to-device copy", &r->base.copy, r->base.copy_gbps, r, NULL);
+    if (r->base.interior_copy.samples)
+        print_row("icopy", "interior copy (fastest shape)", &r->base.interior_copy,
+                  r->base.interior_copy_gbps, r, NULL);
     printf("(* timed again with kernel 1 and the copies, %d samples each)\n",
-           r->kernel1.stats.samples);
+           r->base.kernel1.stats.samples);
 }
 
 /* Cache mode auto: persist's fastest leader and copy, timed beside the table's leaders. */
 static void print_auto(const fdt_bench_report *r)
 {
+    const fdt_session_baseline *b = &r->base;
     if (r->problem.cache != FDT_CACHE_AUTO || r->stopped[0])
         return;
-    if (r->persist_best.status != FDT_OK) {
+    if (b->persist_best.status != FDT_OK) {
         printf("cache auto chose hot: no leader was timed persist (the device cannot persist, "
                "or every leader failed in it)\n");
         return;
     }
     char name[FDT_VARIANT_NAME_MAX];
-    fdt_variant_name(&r->persist_best.variant, name, sizeof name);
-    print_row("p", name, &r->persist_best.stats, r->persist_best.gbps, r, NULL);
-    print_row("pcopy", "device-to-device copy, persist", &r->persist_copy, r->persist_copy_gbps,
+    fdt_variant_name(&b->persist_best.variant, name, sizeof name);
+    print_row("p", name, &b->persist_best.stats, b->persist_best.gbps, r, NULL);
+    print_row("pcopy", "device-to-device copy, persist", &b->persist_copy, b->persist_copy_gbps,
               r, NULL);
     printf("(p: the fastest leader timed persist, beside the others; cache auto chose %s)\n",
-           fdt_cache_mode_name(r->timed_in));
+           fdt_cache_mode_name(b->cache));
 }
 
 static void print_failures(const fdt_bench_report *r, long top)
@@ -327,9 +329,10 @@ static void print_failures(const fdt_bench_report *r, long top)
 static void print_summary(const fdt_bench_report *r)
 {
     const fdt_problem *p = &r->problem;
-    const int persisted = p->cache == FDT_CACHE_AUTO && r->timed_in == FDT_CACHE_PERSIST;
-    const fdt_result *best = persisted ? &r->persist_best : r->ok ? &r->results[0] : NULL;
-    const double copy_gbps = persisted ? r->persist_copy_gbps : r->copy_gbps;
+    const fdt_session_baseline *b = &r->base;
+    const int persisted = p->cache == FDT_CACHE_AUTO && b->cache == FDT_CACHE_PERSIST;
+    const fdt_result *best = persisted ? &b->persist_best : r->ok ? &r->results[0] : NULL;
+    const double copy_gbps = persisted ? b->persist_copy_gbps : b->copy_gbps;
     char name[FDT_VARIANT_NAME_MAX] = "none";
     if (best)
         fdt_variant_name(&best->variant, name, sizeof name);
@@ -339,13 +342,13 @@ static void print_summary(const fdt_bench_report *r)
            "best_gbps=%.1f best_over_copy=%.4f best_over_interior_copy=%.4f "
            "best_over_kernel1=%.4f best=%s\n",
            p->nx, p->ny, p->nz, fdt_precision_name(p->precision), p->radius, r->backend, r->count,
-           r->ok, r->wrong, r->failed, copy_gbps, r->interior_copy_gbps, r->kernel1.gbps,
-           best_gbps, ratio(best_gbps, copy_gbps), ratio(best_gbps, r->interior_copy_gbps),
-           ratio(best_gbps, r->kernel1.gbps), name);
+           r->ok, r->wrong, r->failed, copy_gbps, b->interior_copy_gbps, b->kernel1.gbps,
+           best_gbps, ratio(best_gbps, copy_gbps), ratio(best_gbps, b->interior_copy_gbps),
+           ratio(best_gbps, b->kernel1.gbps), name);
     if (p->cache == FDT_CACHE_AUTO)
         printf("auto cache_chosen=%s hot_gbps=%.1f persist_gbps=%.1f\n",
-               fdt_cache_mode_name(r->timed_in), r->ok ? r->results[0].gbps : 0,
-               r->persist_best.status == FDT_OK ? r->persist_best.gbps : 0);
+               fdt_cache_mode_name(b->cache), r->ok ? r->results[0].gbps : 0,
+               b->persist_best.status == FDT_OK ? b->persist_best.gbps : 0);
 }
 
 int fdt_cmd_bench(int argc, char **argv)

@@ -324,10 +324,10 @@ static void test_bench_end_to_end(void **state)
     for (size_t i = 1; i < rep.ok; i++)
         assert_true(rep.results[i].stats.median_ms >= rep.results[i - 1].stats.median_ms ||
                     rep.results[i].leader != rep.results[i - 1].leader);
-    assert_true(rep.copy_gbps > 0 && rep.kernel1.gbps > 0 && rep.gpu_ms > 0);
-    assert_true(rep.kernel1.stats.samples >= o.leader_samples);
-    assert_int_equal(rep.kernel1.stats.samples, rep.results[0].stats.samples);
-    assert_int_equal(rep.copy.samples, rep.kernel1.stats.samples);
+    assert_true(rep.base.copy_gbps > 0 && rep.base.kernel1.gbps > 0 && rep.gpu_ms > 0);
+    assert_true(rep.base.kernel1.stats.samples >= o.leader_samples);
+    assert_int_equal(rep.base.kernel1.stats.samples, rep.results[0].stats.samples);
+    assert_int_equal(rep.base.copy.samples, rep.base.kernel1.stats.samples);
     fdt_bench_report_free(&rep);
 }
 

@@ -137,19 +137,9 @@ static fdt_status remeasure(bench *bn, fdt_error *err)
         vs[i] = rep->results[i].variant;
     const fdt_session_hooks hooks = {.ctx = bn, .code_get = kept_code_get,
                                      .result = on_leader_result};
-    fdt_session_baseline base;
     const fdt_status s = fdt_session_leaders(&bn->session, vs, leaders,
-                                             bn->opts->leader_samples, &hooks, &base, err);
+                                             bn->opts->leader_samples, &hooks, &rep->base, err);
     free(vs);
-    rep->kernel1 = base.kernel1;
-    rep->copy = base.copy;
-    rep->copy_gbps = base.copy_gbps;
-    rep->interior_copy = base.interior_copy;
-    rep->interior_copy_gbps = base.interior_copy_gbps;
-    rep->timed_in = base.cache;
-    rep->persist_best = base.persist_best;
-    rep->persist_copy = base.persist_copy;
-    rep->persist_copy_gbps = base.persist_copy_gbps;
     /* The winner is decided by the second, longer measurement. */
     qsort(rep->results, rep->count, sizeof *rep->results, by_speed);
     count_statuses(rep);
@@ -252,7 +242,7 @@ static fdt_status run(bench *bn, fdt_error *err)
 fdt_status fdt_bench_run(const fdt_bench_opts *o, fdt_bench_report *report, fdt_error *err)
 {
     memset(report, 0, sizeof *report);
-    report->persist_best.status = FDT_ERROR; /* none until cache auto times one */
+    report->base.persist_best.status = FDT_ERROR; /* none unless the leaders are timed */
     const uint64_t start = uv_hrtime();
     const char *why = fdt_problem_check(&o->problem);
     if (why)

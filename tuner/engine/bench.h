@@ -38,6 +38,24 @@ typedef struct fdt_result {
     char message[256];
 } fdt_result;
 
+/* The baseline and the ceilings of a leaders round (fdt_session_leaders), timed side by
+ * side with the leaders; a bench report keeps it whole. */
+typedef struct fdt_session_baseline {
+    fdt_result kernel1;
+    fdt_stats copy;
+    double copy_gbps;
+    fdt_stats interior_copy;   /* the fastest interior copy (samples 0: none timed) */
+    double interior_copy_gbps; /* its interior points read and written, per second */
+    /* The state the copy and the winner were timed in: the problem's mode, or for auto the
+     * one chosen (hot where the device has no persist). */
+    fdt_cache_mode cache;
+    /* Mode auto: the fastest leader in the persist state (status not FDT_OK: none), and
+     * the copy in that state. The leaders' results reported are the hot ones, always. */
+    fdt_result persist_best;
+    fdt_stats persist_copy;
+    double persist_copy_gbps;
+} fdt_session_baseline;
+
 typedef struct fdt_bench_report {
     fdt_device_info device;
     char backend[8];
@@ -45,15 +63,7 @@ typedef struct fdt_bench_report {
     fdt_result *results;      /* ok first, fastest first; then the failures */
     size_t count;
     size_t ok, wrong, failed;
-    fdt_result kernel1;       /* the baseline, timed with the leaders */
-    fdt_stats copy;
-    double copy_gbps;
-    fdt_stats interior_copy;  /* the second ceiling (kernels_src/copy.hip), beside the copy */
-    double interior_copy_gbps;
-    fdt_cache_mode timed_in;  /* the winner's state: the problem's, or the one auto chose */
-    fdt_result persist_best;  /* auto: the fastest leader timed persist (not FDT_OK: none) */
-    fdt_stats persist_copy;   /* auto: the copy timed persist */
-    double persist_copy_gbps;
+    fdt_session_baseline base; /* kernel 1 and the ceilings, timed with the leaders */
     double compile_ms;        /* sum of every variant's compile time */
     double compile_wall_ms;   /* the pool's wall time */
     double gpu_ms;            /* device time inside timed regions */

@@ -287,13 +287,16 @@ typedef struct candidate {
     fdt_samples samples;
 } candidate;
 
-/* Cache mode auto: f in the candidate's state before its turn (the other modes never
- * switch). */
+/* Cache mode auto times the leaders in both states where the runner can make persist. */
+static int times_both_states(const fdt_session *s)
+{
+    return s->runner.problem.cache == FDT_CACHE_AUTO && s->runner.persist;
+}
+
+/* f in the candidate's state before its turn (only mode auto switches). */
 static fdt_status set_state(fdt_session *s, const candidate *c, fdt_error *why)
 {
-    if (s->runner.problem.cache != FDT_CACHE_AUTO || !s->runner.persist)
-        return FDT_OK;
-    return fdt_runner_set_persist(&s->runner, c->persist, why);
+    return times_both_states(s) ? fdt_runner_set_persist(&s->runner, c->persist, why) : FDT_OK;
 }
 
 /* One turn of one candidate; on a failure, lost_after says whether the device is gone. */
@@ -483,8 +486,7 @@ fdt_status fdt_session_leaders(fdt_session *s, const fdt_variant *vs, size_t n, 
     fdt_status st = not_prepared(s, err);
     if (st != FDT_OK)
         return st;
-    /* Mode auto times the persist state too where the runner can make it. */
-    const int both = s->runner.problem.cache == FDT_CACHE_AUTO && s->runner.persist;
+    const int both = times_both_states(s);
     fdt_variant *all = malloc((n + 1) * sizeof *all);
     fdt_result *results = calloc(2 * (n + 1), sizeof *results);
     if (!all || !results) {

@@ -29,23 +29,6 @@ typedef struct fdt_session_hooks {
     void (*result)(void *ctx, const fdt_result *r);
 } fdt_session_hooks;
 
-/* The baseline and the ceiling of a leaders round, timed side by side with the leaders. */
-typedef struct fdt_session_baseline {
-    fdt_result kernel1;
-    fdt_stats copy;
-    double copy_gbps;
-    fdt_stats interior_copy;   /* the fastest interior copy (samples 0: none timed) */
-    double interior_copy_gbps; /* its interior points read and written, per second */
-    /* The state the copy and the winner were timed in: the problem's mode, or for auto the
-     * one chosen (hot where the device has no persist). */
-    fdt_cache_mode cache;
-    /* Mode auto: the fastest leader in the persist state (status not FDT_OK: none), and
-     * the copy in that state. The leaders' results reported are the hot ones, always. */
-    fdt_result persist_best;
-    fdt_stats persist_copy;
-    double persist_copy_gbps;
-} fdt_session_baseline;
-
 typedef struct fdt_session {
     const fdt_backend_ops *ops;
     fdt_backend *backend;
