@@ -110,14 +110,11 @@ static void finish_job(lane *l, fdt_job_state state, const char *error)
         l->state = LANE_IDLE;
 }
 
-/* A job that chooses the cache state has its leaders timed in mode auto; its first pass
- * is hot, as its key says. */
-static int send_task(lane *l, json_t *task)
+/* The job's problem, timed in cache mode cache. */
+static int send_task(lane *l, json_t *task, fdt_cache_mode cache)
 {
     fdt_problem p = l->job.key.problem;
-    const char *op = json_string_value(json_object_get(task, "op"));
-    if (l->job.choose_cache && strcmp(op, "leaders") == 0)
-        p.cache = FDT_CACHE_AUTO;
+    p.cache = cache;
     json_object_set_new(task, "task", json_integer(++l->task));
     json_object_set_new(task, "problem", fdt_wire_problem_json(&p));
     const fdt_config *c = &l->s->d->config;
@@ -150,12 +147,13 @@ static void send_chunk(lane *l, const char **names, size_t n)
     fdt_copy_text(l->job.phase, sizeof l->job.phase, "measure");
     save_job(l);
     json_t *task = json_pack("{s:s, s:o}", "op", "measure", "variants", list);
-    if (send_task(l, task) != 0)
+    if (send_task(l, task, l->job.key.problem.cache) != 0)
         fdt_worker_stop(l->worker); /* it is going away; ended() resumes the job */
 }
 
 /* phase: "quick" (the quick job's winner, stored at once; the search goes on) or "leaders"
- * (the search is over). */
+ * (the search is over). A job that chooses the cache state times its leaders in mode auto;
+ * its first pass is hot, as its key says. */
 static void send_leaders(lane *l, const char *phase)
 {
     fdt_daemon *d = l->s->d;
@@ -175,7 +173,7 @@ static void send_leaders(lane *l, const char *phase)
     json_t *task = json_pack("{s:s, s:i, s:o}", "op", "leaders", "samples",
                              d->config.leader_samples, "variants", names_json(names, 0, n));
     fdt_store_names_free(names, n);
-    if (send_task(l, task) != 0)
+    if (send_task(l, task, l->job.choose_cache ? FDT_CACHE_AUTO : l->job.key.problem.cache) != 0)
         fdt_worker_stop(l->worker);
 }
 
