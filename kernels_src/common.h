@@ -131,5 +131,67 @@ __device__ __forceinline__ bool interior(int i, int n)
     return i >= R && i < n - R;
 }
 
+/* The families that give a thread one 16-byte vector of x points (zvec, zroll): 2 doubles
+ * or 4 floats, loaded and stored with one wide access where the row allows it. */
+#define LANES ((int)(16 / sizeof(real)))
+
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+template <int BYTES> struct vector_of;
+template <> struct vector_of<8> { typedef double2 type; };
+template <> struct vector_of<4> { typedef float4 type; };
+typedef vector_of<sizeof(real)>::type vec_t;
+#else /* clang (hiprtc) and the host compiler: a GCC-style vector */
+typedef real vec_t __attribute__((vector_size(16)));
+#endif
+
+/* The lanes of one vector, addressable one by one. */
+union lanes {
+    vec_t v;
+    real e[LANES];
+};
+
+/* The row's vector at pos; in an unaligned row lanes past the row's end are not read. */
+template <bool ALIGNED>
+__device__ __forceinline__ lanes load_lanes(const real *u, idx_t pos, int in_row)
+{
+    lanes l;
+    if (ALIGNED)
+        l.v = *reinterpret_cast<const vec_t *>(u + pos);
+    else
+#pragma unroll
+        for (int e = 0; e < LANES; e++)
+            l.e[e] = e < in_row ? u[pos + e] : 0;
+    return l;
+}
+
+/* Row's vector v at p (first point i0) with R points on each side: row[R + e] is lane e, and
+ * the R outside the vector on each side come from memory (0 past the row's ends). */
+__device__ __forceinline__ void lanes_with_x_halo(const real *u, idx_t p, int i0, int nx,
+                                                  const lanes &v, real *row)
+{
+#pragma unroll
+    for (int e = 0; e < LANES; e++)
+        row[R + e] = v.e[e];
+#pragma unroll
+    for (int r = 1; r <= R; r++) {
+        row[R - r] = i0 - r >= 0 ? u[p - r] : 0;
+        row[R + LANES - 1 + r] = i0 + LANES - 1 + r < nx ? u[p + LANES - 1 + r] : 0;
+    }
+}
+
+/* Stores the vector out whose first point is i0: one wide store where every lane is an
+ * interior point of an aligned row (whole), else only the interior lanes one by one. */
+__device__ __forceinline__ void store_lanes(real *dst, const lanes &out, int i0, int nx, bool whole)
+{
+    if (whole) {
+        store_f(reinterpret_cast<vec_t *>(dst), out.v);
+        return;
+    }
+#pragma unroll
+    for (int e = 0; e < LANES; e++)
+        if (interior(i0 + e, nx))
+            store_f(dst + e, out.e[e]);
+}
+
 #define FDT_KERNEL_ARGS \
     real *__restrict__ f, const real *__restrict__ u, int nx, int ny, int nz, real cx, real cy, real cz

@@ -9,37 +9,7 @@
  * boundary (nx not a multiple of the lanes) take the same code with scalar loads and stores.
  * Blocks are FDT_BX x FDT_BY x 1; grid x counts vectors, grid z chunks of FDT_MZ planes. */
 
-#define LANES ((int)(16 / sizeof(real)))
 #define WIN (FDT_MZ + 2 * R) /* planes k0-R .. k0+FDT_MZ-1+R */
-
-#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
-template <int BYTES> struct vector_of;
-template <> struct vector_of<8> { typedef double2 type; };
-template <> struct vector_of<4> { typedef float4 type; };
-typedef vector_of<sizeof(real)>::type vec_t;
-#else /* clang (hiprtc) and the host compiler: a GCC-style vector */
-typedef real vec_t __attribute__((vector_size(16)));
-#endif
-
-/* The lanes of one vector, addressable one by one. */
-union lanes {
-    vec_t v;
-    real e[LANES];
-};
-
-/* The row's vector at pos; in an unaligned row lanes past the row's end are not read. */
-template <bool ALIGNED>
-__device__ __forceinline__ lanes load_lanes(const real *u, idx_t pos, int in_row)
-{
-    lanes l;
-    if (ALIGNED)
-        l.v = *reinterpret_cast<const vec_t *>(u + pos);
-    else
-#pragma unroll
-        for (int e = 0; e < LANES; e++)
-            l.e[e] = e < in_row ? u[pos + e] : 0;
-    return l;
-}
 
 struct column {
     const real *u;
@@ -54,14 +24,7 @@ __device__ __forceinline__ void plane_outputs(const column &t, const lanes *w, i
 {
     const idx_t p = t.pos + q * t.slice;
     real row[LANES + 2 * R];
-#pragma unroll
-    for (int e = 0; e < LANES; e++)
-        row[R + e] = w[q + R].e[e];
-#pragma unroll
-    for (int r = 1; r <= R; r++) {
-        row[R - r] = t.i0 - r >= 0 ? t.u[p - r] : 0;
-        row[R + LANES - 1 + r] = t.i0 + LANES - 1 + r < t.nx ? t.u[p + LANES - 1 + r] : 0;
-    }
+    lanes_with_x_halo(t.u, p, t.i0, t.nx, w[q + R], row);
 #pragma unroll
     for (int e = 0; e < LANES; e++)
         out[e] = c.c0 * row[R + e];
@@ -92,15 +55,7 @@ __device__ __forceinline__ void run_column(const column &t, const coeffs &c, rea
             continue;
         lanes out;
         plane_outputs<ALIGNED>(t, w, q, c, out.e);
-        real *dst = f + t.pos + q * t.slice;
-        if (whole) {
-            store_f(reinterpret_cast<vec_t *>(dst), out.v);
-            continue;
-        }
-#pragma unroll
-        for (int e = 0; e < LANES; e++)
-            if (interior(t.i0 + e, t.nx))
-                store_f(dst + e, out.e[e]);
+        store_lanes(f + t.pos + q * t.slice, out, t.i0, t.nx, whole);
     }
 }
 

@@ -107,7 +107,7 @@ static void test_families_verify_on_odd_shapes(void **state)
 {
     fixture *f = *state;
     const int shapes[][3] = {{13, 17, 11}, {33, 9, 21}};
-    const char *families[] = {"naive", "tiled", "zmarch", "zvec"};
+    const char *families[] = {"naive", "tiled", "zmarch", "zvec", "zroll"};
     size_t salt = 0;
     for (size_t s = 0; s < 2; s++)
         for (int radius = 1; radius <= 4; radius *= 2)

@@ -9,9 +9,9 @@
 
 /* Kernel sources, common.h prepended, embedded at build time (see Makefile). */
 extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
-    fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_smem[],
-    fdt_kernel_source_broken[], fdt_kernel_source_hazard[], fdt_kernel_source_compare[],
-    fdt_kernel_source_persist[], fdt_kernel_source_copy[];
+    fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_zroll[],
+    fdt_kernel_source_smem[], fdt_kernel_source_broken[], fdt_kernel_source_hazard[],
+    fdt_kernel_source_compare[], fdt_kernel_source_persist[], fdt_kernel_source_copy[];
 
 /* Parameter lists; 0 terminates each. */
 typedef struct value_list {
@@ -55,6 +55,11 @@ static const fdt_family families[] = {
      .bx = {{16, 32, 64, 128, -1}}, .by = {{1, 2, 4, 8, 16, -1}}, .bz = one, .m = one,
      .mz = {{1, 2, 4, 8, -1}}, .order = off, .lb = both, .nt = both, .map = off,
      .band = {{0, 64, 256, -1}}, .bug = off, .max_threads = 1024},
+    /* Long chunks and m rows per thread: L2 reads little more than the grid once (issue 16). */
+    {.name = "zroll", .source = fdt_kernel_source_zroll, .z_chunks = 1, .x_vectors = 1,
+     .bx = {{32, 64, -1}}, .by = {{2, 4, 8, -1}}, .bz = one, .m = {{1, 2, -1}},
+     .mz = {{8, 16, 32, -1}}, .order = off, .lb = both, .nt = off, .map = off, .band = off,
+     .bug = off, .max_threads = 1024},
     {.name = "smem", .source = fdt_kernel_source_smem, .needs_barriers = 1, .z_chunks = 1,
      .bx = {{32, 64, 128, -1}}, .by = {{2, 4, 8, -1}}, .bz = one, .m = one,
      .mz = {{16, 32, 64, -1}}, .order = off, .lb = both, .nt = both, .map = off,
