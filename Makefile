@@ -32,14 +32,14 @@ else
 LDLIBS := -lsqlite3 -ljansson -linih -luv -lmsgpackc -lelf -lcsv -lz -ldl -lm
 endif
 
-KERNELS := naive tiled zmarch zvec zroll smem broken hazard compare persist copy
+KERNELS := naive tiled zmarch zvec zroll smem ring broken hazard compare persist copy l2read
 # The store's schema (version 1) and its migrations, in order.
-SQL := schema migrate_2 migrate_3 migrate_4
+SQL := schema migrate_2 migrate_3 migrate_4 migrate_5
 STORE := store store_devices store_jobs store_results store_code
 # What every program shares: the backends, the tuning engine (tuner/engine/, the worker's
 # main aside), the store and the settings.
 BACKENDS := backend hip cuda cpu amdgpu_codeobj
-ENGINE := variant measure runner compile_pool session bench hashes wire jsonl base64
+ENGINE := variant measure runner compile_pool session bench hashes wire jsonl base64 balance
 # The search strategies and the replay backend they are compared on.
 SEARCH := search exhaustive random guided replay
 CORE_OBJS := $(BACKENDS:%=$(BUILD)/tuner/backends/%.o) $(ENGINE:%=$(BUILD)/tuner/engine/%.o) \
@@ -47,7 +47,7 @@ CORE_OBJS := $(BACKENDS:%=$(BUILD)/tuner/backends/%.o) $(ENGINE:%=$(BUILD)/tuner
              $(BUILD)/kernel_sources.o $(STORE:%=$(BUILD)/db/%.o) $(SQL:%=$(BUILD)/db/%_sql.o) \
              $(BUILD)/config/config.o $(BUILD)/config/paths.o
 # The daemon's parts; its main is tuner/daemon/fdtuned.c.
-DAEMON := log server ops export query job_search scheduler supervisor
+DAEMON := log server ops export query job_search scheduler supervisor balance
 DAEMON_OBJS := $(DAEMON:%=$(BUILD)/tuner/daemon/%.o)
 # libfdtune: the client library solvers link: the client, the kernel API and its module
 # cache, and the parts of the tuner they run on (the backends, the variants, the hashes,
@@ -208,6 +208,7 @@ test: $(TESTS:%=$(BUILD)/tests/%) all
 	@set -e; for t in $(TESTS); do echo "== $$t"; FDT_BUILD=$(BUILD) FDTUNE_REPORT_DIR=$(BUILD) $(BUILD)/tests/$$t; done
 	@FDTUNE=$(BUILD)/fdtune sh tests/test_cli.sh
 	@BUILD=$(BUILD) sh tests/test_daemon.sh
+	@BUILD=$(BUILD) sh tests/test_balance.sh
 	@BUILD=$(BUILD) sh tests/test_security.sh
 	@BUILD=$(BUILD) SANFLAGS="$(SANFLAGS)" MAKE="$(MAKE)" sh tests/test_install.sh
 

@@ -19,7 +19,8 @@ static const char status_help[] =
 static const char cancel_help[] =
     ADMIN_HELP("cancel JOB", "Cancels a queued or running job; what it measured stays stored.");
 static const char devices_help[] =
-    ADMIN_HELP("devices", "The devices the daemon found at start-up, and their workers.");
+    ADMIN_HELP("devices", "The devices the daemon found at start-up, their balance (copy and "
+               "L2 bandwidth, measured once per device) and their workers.");
 static const char shutdown_help[] =
     ADMIN_HELP("shutdown", "Stops the daemon as SIGTERM would: running jobs go back to the "
                "queue.");
@@ -142,6 +143,17 @@ int fdt_cmd_cancel(int argc, char **argv)
     return fdt_client_run("cancel", &a, job_request("cancel", id), show_cancel, NULL);
 }
 
+/* A figure of a device's balance, or "-" where none was measured (0). */
+static const char *balance_text(const json_t *d, const char *key, char *buf, size_t len)
+{
+    const double gbps = fdt_jnum(json_object_get(d, "balance"), key);
+    if (gbps > 0)
+        snprintf(buf, len, "%.1f", gbps);
+    else
+        snprintf(buf, len, "-");
+    return buf;
+}
+
 static int show_devices(const json_t *answer, void *ctx)
 {
     (void)ctx;
@@ -150,16 +162,20 @@ static int show_devices(const json_t *answer, void *ctx)
         printf("no devices\n");
         return FDT_EXIT_OK;
     }
-    printf("%3s  %-7s  %-26s %-8s %4s %10s %8s  %-8s %-14s %s\n", "DEV", "BACKEND", "NAME",
-           "ARCH", "CUs", "MEMORY", "L2", "DRIVER", "COMPILER", "WORKER");
+    printf("%3s  %-7s  %-26s %-8s %4s %10s %8s %9s %9s  %-8s %-14s %s\n", "DEV", "BACKEND",
+           "NAME", "ARCH", "CUs", "MEMORY", "L2", "COPY GB/s", "L2 GB/s", "DRIVER", "COMPILER",
+           "WORKER");
     size_t i;
     const json_t *d;
+    char copy[32], l2[32];
     json_array_foreach(devices, i, d)
-        printf("%3lld  %-7s  %-26s %-8s %4lld %6.1f GiB %4.0f MiB  %-8s %-14s %s\n",
+        printf("%3lld  %-7s  %-26s %-8s %4lld %6.1f GiB %4.0f MiB %9s %9s  %-8s %-14s %s\n",
                fdt_jint(d, "index"), fdt_jstr(d, "backend"), fdt_jstr(d, "name"),
                fdt_jstr(d, "arch"), fdt_jint(d, "compute_units"),
                fdt_jnum(d, "memory_bytes") / 1073741824.0, fdt_jnum(d, "l2_bytes") / 1048576.0,
-               fdt_jstr(d, "driver"), fdt_jstr(d, "compiler"), fdt_jstr(d, "worker"));
+               balance_text(d, "copy_gbps", copy, sizeof copy),
+               balance_text(d, "l2_gbps", l2, sizeof l2), fdt_jstr(d, "driver"),
+               fdt_jstr(d, "compiler"), fdt_jstr(d, "worker"));
     return FDT_EXIT_OK;
 }
 

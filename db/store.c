@@ -19,7 +19,7 @@
 
 /* Generated from db/schema.sql and db/migrate_N.sql by the Makefile. */
 extern const char fdt_schema_sql[], fdt_migrate_2_sql[], fdt_migrate_3_sql[],
-    fdt_migrate_4_sql[];
+    fdt_migrate_4_sql[], fdt_migrate_5_sql[];
 
 /* Written into every store's header, so that another program's SQLite file is refused
  * rather than migrated. "FDTu". */
@@ -27,7 +27,7 @@ extern const char fdt_schema_sql[], fdt_migrate_2_sql[], fdt_migrate_3_sql[],
 
 /* Step i takes a file from schema version i to version i + 1, inside one transaction. */
 static const char *const migrations[] = {fdt_schema_sql, fdt_migrate_2_sql, fdt_migrate_3_sql,
-                                         fdt_migrate_4_sql};
+                                         fdt_migrate_4_sql, fdt_migrate_5_sql};
 _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
                "one migration step per schema version");
 
@@ -90,7 +90,9 @@ static const char *const statements[ST_COUNT] = {
         "max_grid_x = excluded.max_grid_x, max_grid_y = excluded.max_grid_y, "
         "max_grid_z = excluded.max_grid_z, block_barriers = excluded.block_barriers, "
         "last_seen = excluded.last_seen "
-        "RETURNING id",
+        "RETURNING id, copy_gbps, l2_gbps, balance_measured",
+    [ST_DEVICE_BALANCE_PUT] =
+        "UPDATE devices SET copy_gbps = ?, l2_gbps = ?, balance_measured = ? WHERE id = ?",
     [ST_JOB_CREATE] =
         "INSERT INTO jobs (" JOB_COLUMNS ") "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "

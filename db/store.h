@@ -15,12 +15,13 @@
 #include <stdint.h>
 
 #include "backends/backend.h"
+#include "engine/balance.h"
 #include "engine/result_row.h"
 #include "engine/variant.h"
 
 /* The schema version this build writes; older files are migrated on open, newer ones are
  * refused (a downgrade must not damage data it does not understand). */
-#define FDT_SCHEMA_VERSION 4
+#define FDT_SCHEMA_VERSION 5
 
 typedef struct fdt_store fdt_store;
 
@@ -103,8 +104,13 @@ void fdt_store_close(fdt_store *s);
 /* The last SQLite error, for messages. */
 const char *fdt_store_error(fdt_store *s);
 
-/* Inserts the device or refreshes its last-seen time; *id is its row. 0 or -1. */
-int fdt_store_device_upsert(fdt_store *s, const fdt_device_info *d, int64_t *id);
+/* Inserts the device or refreshes its last-seen time; *id is its row and *balance the
+ * balance stored with it (measured 0: none yet). 0 or -1. */
+int fdt_store_device_upsert(fdt_store *s, const fdt_device_info *d, int64_t *id,
+                            fdt_balance *balance);
+/* Stores the balance measured on device id, replacing any earlier one. 0, or -1 (also when
+ * the store has no device id). */
+int fdt_store_device_balance_put(fdt_store *s, int64_t id, const fdt_balance *balance);
 /* Every stored device, for fallback matching; *out is malloc'd (free it). 0 or -1. */
 int fdt_store_devices(fdt_store *s, fdt_device_row **out, size_t *count);
 

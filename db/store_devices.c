@@ -1,5 +1,6 @@
 /* store_devices.c - the devices table: each device the daemon has probed, keyed by its
- * fingerprint (engine/hashes.h), and read back for fallback matching. */
+ * fingerprint (engine/hashes.h), with its balance (engine/balance.h), and read back for
+ * fallback matching. */
 #include "store_int.h"
 
 #include <stdint.h>
@@ -7,7 +8,8 @@
 
 #include "engine/hashes.h"
 
-int fdt_store_device_upsert(fdt_store *s, const fdt_device_info *d, int64_t *id)
+int fdt_store_device_upsert(fdt_store *s, const fdt_device_info *d, int64_t *id,
+                            fdt_balance *balance)
 {
     binder b;
     char fingerprint[20];
@@ -35,10 +37,29 @@ int fdt_store_device_upsert(fdt_store *s, const fdt_device_info *d, int64_t *id)
     bind_int(&b, seen);
     int rc = stmt_step(&b);
     if (rc == SQLITE_ROW) {
-        *id = sqlite3_column_int64(b.st, 0);
+        reader r = {b.st, 0};
+        *id = col_int(&r);
+        balance->copy_gbps = col_real(&r);
+        balance->l2_gbps = col_real(&r);
+        balance->measured = col_int(&r);
         rc = sqlite3_step(b.st);
     }
     return stmt_finish(s, b.st, rc);
+}
+
+int fdt_store_device_balance_put(fdt_store *s, int64_t id, const fdt_balance *balance)
+{
+    binder b;
+    if (stmt_start(s, ST_DEVICE_BALANCE_PUT, &b) != 0)
+        return -1;
+    bind_real(&b, balance->copy_gbps);
+    bind_real(&b, balance->l2_gbps);
+    bind_int(&b, balance->measured);
+    bind_int(&b, id);
+    if (stmt_run(s, &b) != 0)
+        return -1;
+    return sqlite3_changes(s->db) == 1 ? 0 : store_fail(s, "no device %lld in the store",
+                                                        (long long)id);
 }
 
 static int read_device(fdt_store *s, sqlite3_stmt *st, void *out)

@@ -2,7 +2,8 @@
  * host C++ compiler) on odd shapes, with the same verification the GPUs get: every variant
  * tried must match the host reference at every interior point and leave the boundary alone,
  * and each deliberately broken test variant must be caught as wrong. A handle attached as
- * libfdtune attaches runs a solver's own kernel. */
+ * libfdtune attaches runs a solver's own kernel. The L2 kernel reads every element it is
+ * given, and a device's balance is measured for real. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "engine/balance.h"
 #include "engine/bench.h"
 #include "engine/compile_pool.h"
 #include "engine/runner.h"
@@ -300,6 +303,90 @@ static void test_interior_copy_copies_the_interior(void **state)
     }
 }
 
+/* The L2 kernel's launch: half the L2 in chunks of whole groups of four loads per thread,
+ * a block of 256 threads on a GPU, of one where threads run one after another; none where
+ * the L2 size is unknown. */
+static void test_l2_launch(void **state)
+{
+    (void)state;
+    const fdt_device_info h100 = {.compute_units = 132, .l2_bytes = 50u << 20,
+                                  .block_barriers = 1};
+    fdt_l2_launch l;
+    const size_t n = fdt_l2_read_launch(&h100, &l);
+    assert_int_equal(l.block.x, 256);
+    assert_int_equal(l.grid.x, 132 * 4);
+    assert_int_equal(l.chunk % (4 * 256), 0);
+    assert_int_equal(n, (size_t)l.chunk * l.grid.x);
+    assert_true(n * sizeof(double) <= (25u << 20) && n * sizeof(double) > (20u << 20));
+    assert_true(l.passes > 1);
+
+    const fdt_device_info cpu = {.compute_units = 2, .l2_bytes = 32u << 20};
+    assert_int_equal(fdt_l2_read_launch(&cpu, &l), 16u << 20 >> 3);
+    assert_int_equal(l.block.x, 1);
+    assert_int_equal(l.grid.x, 8);
+
+    const fdt_device_info unknown = {.compute_units = 132, .block_barriers = 1};
+    assert_int_equal(fdt_l2_read_launch(&unknown, &l), 0);
+    const fdt_device_info tiny = {.compute_units = 132, .l2_bytes = 4096, .block_barriers = 1};
+    assert_int_equal(fdt_l2_read_launch(&tiny, &l), 0);
+}
+
+/* The L2 kernel: in pass p block b reads chunk (b + p) mod blocks, its threads side by side;
+ * every thread's sum is that of its own elements, in both block shapes. */
+static void test_l2_kernel_reads_every_element(void **state)
+{
+    fixture *f = *state;
+    const char *const *defines;
+    size_t count;
+    const char *source = fdt_l2_read_kernel(&defines, &count);
+    fdt_code code = {0};
+    fdt_kernel *k = NULL;
+    fdt_error err = {0};
+    if (f->ops->compile("host", source, "fdt_l2_read", defines, count, &code, &err) != FDT_OK)
+        fail_msg("compile: %s", err.msg);
+    assert_int_equal(f->ops->load(f->backend, &code, "fdt_l2_read", &k, &err), FDT_OK);
+    fdt_code_free(&code);
+    enum { L2 = 64 << 10, N = L2 / 2 / sizeof(double) };
+    static double in[N], out[N];
+    for (int i = 0; i < N; i++)
+        in[i] = i;
+    for (int barriers = 0; barriers <= 1; barriers++) {
+        const fdt_device_info dev = {.compute_units = 2, .l2_bytes = L2,
+                                     .block_barriers = barriers};
+        fdt_l2_launch l;
+        assert_int_equal(fdt_l2_read_launch(&dev, &l), N);
+        fdt_devptr op = (fdt_devptr)(uintptr_t)out, ip = (fdt_devptr)(uintptr_t)in;
+        void *args[] = {&op, &ip, &l.chunk, &l.passes};
+        assert_int_equal(f->ops->launch(f->backend, k, l.grid, l.block, args, &err), FDT_OK);
+        for (unsigned b = 0; b < l.grid.x; b++)
+            for (unsigned t = 0; t < l.block.x; t++) {
+                double want = 0;
+                for (int p = 0; p < l.passes; p++)
+                    for (int i = (int)t; i < l.chunk; i += (int)l.block.x)
+                        want += (b + p) % l.grid.x * l.chunk + i;
+                if (out[b * l.block.x + t] != want)
+                    fail_msg("block %u thread %u: %g, not %g", b, t, out[b * l.block.x + t],
+                             want);
+            }
+    }
+    f->ops->unload(f->backend, k);
+}
+
+/* The balance, measured for real on the host: positive figures, stamped now. */
+static void test_balance_on_the_cpu(void **state)
+{
+    fixture *f = *state;
+    fdt_balance b;
+    fdt_error err = {0};
+    const fdt_timing timing = {.min_sample_ms = 0.1, .samples = 3, .timeout_ms = 60000};
+    const int64_t before = (int64_t)time(NULL);
+    if (fdt_balance_measure(f->ops, f->backend, &timing, &b, &err) != FDT_OK)
+        fail_msg("balance: %s", err.msg);
+    assert_true(f->ops->info(f->backend)->l2_bytes > 0);
+    assert_true(b.copy_gbps > 0 && b.l2_gbps > 0);
+    assert_true(b.measured >= before && b.measured <= (int64_t)time(NULL));
+}
+
 /* The whole engine, as `fdtune bench` drives it, on a sample of the space. */
 static void test_bench_end_to_end(void **state)
 {
@@ -341,6 +428,9 @@ int main(void)
         cmocka_unit_test(test_attach_runs_a_kernel),
         cmocka_unit_test(test_attach_refuses_other_devices),
         cmocka_unit_test(test_interior_copy_copies_the_interior),
+        cmocka_unit_test(test_l2_launch),
+        cmocka_unit_test(test_l2_kernel_reads_every_element),
+        cmocka_unit_test(test_balance_on_the_cpu),
         cmocka_unit_test(test_bench_end_to_end),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "backends/amdgpu_codeobj.h"
+#include "engine/balance.h"
 #include "engine/compile_pool.h"
 #include "engine/variant.h"
 
@@ -149,6 +150,27 @@ static void test_interior_copy_compiles_for_amd(void **state)
     }
 }
 
+/* The balance's L2 kernel builds for AMD too, with no scratch. */
+static void test_l2_kernel_compiles_for_amd(void **state)
+{
+    (void)state;
+    const char *archs[] = {"gfx90a", "gfx906"};
+    const char *const *defines;
+    size_t count;
+    const char *source = fdt_l2_read_kernel(&defines, &count);
+    for (size_t a = 0; a < 2; a++) {
+        fdt_code code = {0};
+        fdt_resources res;
+        fdt_error err = {0};
+        if (fdt_backend_hip.compile(archs[a], source, "fdt_l2_read", defines, count, &code,
+                                    &err) != FDT_OK ||
+            fdt_amdgpu_resources(code.data, code.size, "fdt_l2_read", &res, &err))
+            fail_msg("%s: %s", archs[a], err.msg);
+        assert_true(res.vgprs > 0 && res.scratch_bytes == 0);
+        fdt_code_free(&code);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = getenv("FDTUNE_REPORT_DIR");
@@ -160,6 +182,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_family_compiles_for_amd),
         cmocka_unit_test(test_interior_copy_compiles_for_amd),
+        cmocka_unit_test(test_l2_kernel_compiles_for_amd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

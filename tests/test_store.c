@@ -1,7 +1,8 @@
 /* test_store.c - the SQLite store on real files in a temporary directory: opening, the
  * schema version and the files it refuses, the lock of one writer per store and the
- * private modes of its files, the job queue, results, best, the code cache, the
- * read-only store, bound parameters, and the hashes that key devices and code objects. */
+ * private modes of its files, devices and their balance, the job queue, results, best, the
+ * code cache, the read-only store, bound parameters, and the hashes that key devices and
+ * code objects. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -73,6 +74,9 @@ static const fdt_device_info h100 = {
     .driver_version = "13.0", .compiler_version = "NVRTC 13.0", .warp_size = 32,
     .max_threads_per_block = 1024, .max_shared_per_block = 49152,
     .max_grid = {2147483647u, 65535, 65535}, .block_barriers = 1};
+
+/* Where the calls that do not look at it put a device's stored balance. */
+static fdt_balance balance;
 
 static fdt_key key_of(int n, fdt_precision precision, fdt_cache_mode cache)
 {
@@ -158,13 +162,13 @@ static void test_create_and_reopen(void **state)
     fdt_store *s = open_store(state);
     fdt_job job = job_of(0, 512);
     int64_t device_id;
-    assert_int_equal(fdt_store_device_upsert(s, &h100, &device_id), 0);
+    assert_int_equal(fdt_store_device_upsert(s, &h100, &device_id, &balance), 0);
     assert_int_equal(fdt_store_job_create(s, &job), 0);
     assert_true(job.id > 0);
     fdt_store_close(s);
 
     pragma_text(path, "PRAGMA user_version", answer, sizeof answer);
-    assert_string_equal(answer, "4");
+    assert_string_equal(answer, "5");
     pragma_text(path, "PRAGMA journal_mode", answer, sizeof answer);
     assert_string_equal(answer, "wal");
 
@@ -174,7 +178,7 @@ static void test_create_and_reopen(void **state)
     assert_int_equal(again.key.problem.nx, 512);
     assert_int_equal(again.state, FDT_JOB_QUEUED);
     int64_t same_id;
-    assert_int_equal(fdt_store_device_upsert(s, &h100, &same_id), 0);
+    assert_int_equal(fdt_store_device_upsert(s, &h100, &same_id, &balance), 0);
     assert_int_equal(same_id, device_id);
     fdt_store_close(s);
 }
@@ -251,7 +255,7 @@ static void test_store_files_are_private(void **state)
     const mode_t old_mask = umask(022);
     fdt_store *s = open_store(state);
     int64_t device_id;
-    assert_int_equal(fdt_store_device_upsert(s, &h100, &device_id), 0);
+    assert_int_equal(fdt_store_device_upsert(s, &h100, &device_id, &balance), 0);
     assert_int_equal(mode_of(path), 0600);
     assert_int_equal(mode_of(wal), 0600);
     assert_int_equal(mode_of(shm), 0600);
@@ -259,7 +263,7 @@ static void test_store_files_are_private(void **state)
 
     assert_int_equal(chmod(path, 0640), 0);
     s = open_store(state);
-    assert_int_equal(fdt_store_device_upsert(s, &h100, &device_id), 0);
+    assert_int_equal(fdt_store_device_upsert(s, &h100, &device_id, &balance), 0);
     assert_int_equal(mode_of(path), 0640);
     assert_int_equal(mode_of(wal), 0640);
     fdt_store_close(s);
@@ -330,8 +334,8 @@ static void test_devices_round_trip(void **state)
     fdt_device_info newer_driver = h100;
     strcpy(newer_driver.driver_version, "13.1");
     int64_t a, b;
-    assert_int_equal(fdt_store_device_upsert(s, &h100, &a), 0);
-    assert_int_equal(fdt_store_device_upsert(s, &newer_driver, &b), 0);
+    assert_int_equal(fdt_store_device_upsert(s, &h100, &a, &balance), 0);
+    assert_int_equal(fdt_store_device_upsert(s, &newer_driver, &b, &balance), 0);
     assert_true(a != b);
 
     fdt_device_row *rows;
@@ -345,6 +349,42 @@ static void test_devices_round_trip(void **state)
     assert_memory_equal(&rows[0].info, &h100, sizeof h100);
     assert_string_equal(rows[1].info.driver_version, "13.1");
     free(rows);
+    fdt_store_close(s);
+}
+
+/* A device's balance: none until stored, then kept with the device and given back whenever
+ * the device is seen again, in another run too; a second one replaces it; one for a device
+ * the store does not have is refused. */
+static void test_device_balance(void **state)
+{
+    fdt_store *s = open_store(state);
+    int64_t id, again;
+    fdt_balance b = {.copy_gbps = 1.0};
+    assert_int_equal(fdt_store_device_upsert(s, &h100, &id, &b), 0);
+    assert_int_equal(b.measured, 0);
+    assert_near(b.copy_gbps, 0, 0);
+    assert_near(b.l2_gbps, 0, 0);
+
+    const fdt_balance measured = {.copy_gbps = 3013.7, .l2_gbps = 7021.5,
+                                  .measured = 1795000000};
+    assert_int_equal(fdt_store_device_balance_put(s, id, &measured), 0);
+    fdt_store_close(s);
+    s = open_store(state);
+    assert_int_equal(fdt_store_device_upsert(s, &h100, &again, &b), 0);
+    assert_int_equal(again, id);
+    assert_near(b.copy_gbps, 3013.7, 1e-9);
+    assert_near(b.l2_gbps, 7021.5, 1e-9);
+    assert_int_equal(b.measured, 1795000000);
+
+    const fdt_balance newer = {.copy_gbps = 3000.0, .l2_gbps = 0, .measured = 1795000100};
+    assert_int_equal(fdt_store_device_balance_put(s, id, &newer), 0);
+    assert_int_equal(fdt_store_device_upsert(s, &h100, &again, &b), 0);
+    assert_near(b.l2_gbps, 0, 0);
+    assert_int_equal(b.measured, 1795000100);
+
+    assert_int_equal(fdt_store_device_balance_put(s, id + 41, &measured), -1);
+    if (!strstr(fdt_store_error(s), "no device"))
+        fail_msg("unexpected message: %s", fdt_store_error(s));
     fdt_store_close(s);
 }
 
@@ -486,7 +526,7 @@ static fdt_store *store_with_job(void **state, int64_t *device_id, fdt_job *job)
 {
     fdt_store *s = open_store(state);
     *job = job_of(0, 512);
-    assert_int_equal(fdt_store_device_upsert(s, &h100, device_id), 0);
+    assert_int_equal(fdt_store_device_upsert(s, &h100, device_id, &balance), 0);
     assert_int_equal(fdt_store_job_create(s, job), 0);
     return s;
 }
@@ -711,10 +751,10 @@ static const char version_1_rows[] =
     "INSERT INTO best VALUES (1, 'laplacian', 1, 'double', 'hot', 64, 64, 64, "
     "  'naive:256x1x1', 100.0, 0.1, 3000.0, 2700.0, 'k', 7, 1);";
 
-/* Opening it migrates it to version 4 (cache mode persist, search strategies, then the
- * interior copy): every row is kept, job ids are not given out again, a job from before
- * strategies measures every variant, a best row from before the interior copy says it was
- * not timed (0), and foreign keys are enforced again afterwards. */
+/* Opening it migrates it to version 5 (cache mode persist, search strategies, the interior
+ * copy, then the devices' balance): every row is kept, job ids are not given out again, a
+ * job from before strategies measures every variant, a best row from before the interior
+ * copy says it was not timed (0), and foreign keys are enforced again afterwards. */
 static void test_migrates_version_1(void **state)
 {
     const char *path = ((fixture *)*state)->path;
@@ -750,7 +790,7 @@ static void test_migrates_version_1(void **state)
     assert_int_equal(fdt_store_best_put(s, &orphan), -1);
     fdt_store_close(s);
 
-    expect_sql(path, "PRAGMA user_version", "4");
+    expect_sql(path, "PRAGMA user_version", "5");
     expect_sql(path, "SELECT count(*) FROM pragma_foreign_key_check", "0");
 }
 
@@ -768,7 +808,7 @@ static void write_version_3(const char *path)
                    "  spent_s = 2.5 WHERE id = 7");
 }
 
-/* Opening it migrates it to version 4: every row is kept as it was, the best row's interior
+/* Opening it migrates it to version 5: every row is kept as it was, the best row's interior
  * copy reads 0 (not timed), and a new best row keeps its interior copy. */
 static void test_migrates_version_3(void **state)
 {
@@ -808,7 +848,58 @@ static void test_migrates_version_3(void **state)
     assert_int_equal(next.id, 41);
     fdt_store_close(s);
 
-    expect_sql(path, "PRAGMA user_version", "4");
+    expect_sql(path, "PRAGMA user_version", "5");
+    expect_sql(path, "SELECT count(*) FROM pragma_foreign_key_check", "0");
+}
+
+/* A file of schema version 4 as the previous release left it: version 1's rows taken
+ * through that release's own migrations. */
+extern const char fdt_migrate_4_sql[];
+static void write_version_4(const char *path)
+{
+    write_version_3(path);
+    sql_exec(path, fdt_migrate_4_sql);
+    sql_exec(path, "PRAGMA user_version = 4");
+}
+
+/* Opening it migrates it to version 5: the device keeps its row, its id and every field, with
+ * no balance yet (0: the next start measures it); the job, result and best rows are kept as
+ * they were; a balance can then be stored for the old device. */
+static void test_migrates_version_4(void **state)
+{
+    const char *path = ((fixture *)*state)->path;
+    write_version_4(path);
+    fdt_store *s = open_store(state);
+    fdt_device_row *devices;
+    size_t n;
+    assert_int_equal(fdt_store_devices(s, &devices, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(devices[0].id, 1);
+    assert_string_equal(devices[0].fingerprint, "fp");
+    assert_string_equal(devices[0].info.name, "H100");
+    assert_int_equal(devices[0].info.l2_bytes, 50);
+    free(devices);
+    fdt_job job;
+    assert_int_equal(fdt_store_job_get(s, 7, &job), 1);
+    assert_string_equal(job.strategy, "guided");
+    export_seen seen = {0};
+    assert_int_equal(fdt_store_results_each(s, on_export_row, &seen), 0);
+    assert_int_equal(seen.rows, 1);
+    fdt_best *rows;
+    assert_int_equal(fdt_store_best_all(s, &rows, &n), 0);
+    assert_int_equal(n, 1);
+    assert_near(rows[0].copy_gbps, 3000.0, 1e-9);
+    free(rows);
+    fdt_store_close(s);
+    expect_sql(path, "SELECT copy_gbps || ' ' || l2_gbps || ' ' || balance_measured "
+                     "FROM devices WHERE id = 1", "0.0 0.0 0");
+
+    s = open_store(state);
+    const fdt_balance measured = {.copy_gbps = 3013.7, .l2_gbps = 7021.5, .measured = 17};
+    assert_int_equal(fdt_store_device_balance_put(s, 1, &measured), 0);
+    fdt_store_close(s);
+    expect_sql(path, "SELECT balance_measured FROM devices WHERE id = 1", "17");
+    expect_sql(path, "PRAGMA user_version", "5");
     expect_sql(path, "SELECT count(*) FROM pragma_foreign_key_check", "0");
 }
 
@@ -864,8 +955,9 @@ static void assert_writes_fail(fdt_store *ro)
     fdt_result_row r = result_of(1, "naive:256x1x1", "ok", 1);
     fdt_best b = best_of(1, job.key, "naive:256x1x1", 1);
     int64_t id;
-    assert_int_equal(fdt_store_device_upsert(ro, &h100, &id), -1);
+    assert_int_equal(fdt_store_device_upsert(ro, &h100, &id, &balance), -1);
     assert_non_null(strstr(fdt_store_error(ro), "read-only"));
+    assert_int_equal(fdt_store_device_balance_put(ro, 1, &balance), -1);
     assert_int_equal(fdt_store_job_create(ro, &job), -1);
     job.id = 1;
     assert_int_equal(fdt_store_job_update(ro, &job), -1);
@@ -1029,6 +1121,7 @@ int main(void)
         TEST(test_create_and_reopen),
         TEST(test_migrates_version_1),
         TEST(test_migrates_version_3),
+        TEST(test_migrates_version_4),
         TEST(test_migration_refuses_broken_references),
         TEST(test_one_writer_per_store),
         TEST(test_lock_file_is_never_followed),
@@ -1038,6 +1131,7 @@ int main(void)
         TEST(test_refuses_damaged_file),
         TEST(test_refuses_what_is_not_a_store),
         TEST(test_devices_round_trip),
+        TEST(test_device_balance),
         TEST(test_job_lifecycle),
         TEST(test_results),
         TEST(test_best),

@@ -230,6 +230,37 @@ static void test_timing(void **state)
     json_decref(j);
 }
 
+static int parse_balance(const json_t *j, void *out, char *err, size_t errlen)
+{
+    return fdt_wire_balance_parse(j, out, err, errlen);
+}
+
+/* A device's balance: the worker's answer and the devices op's field, both ways; its time a
+ * full 64-bit one. */
+static void test_balance(void **state)
+{
+    (void)state;
+    fdt_balance b;
+    memset(&b, 0, sizeof b);
+    b.copy_gbps = 3013.75;
+    b.l2_gbps = 0.1 + 0.2;
+    b.measured = 4102444800; /* past 2^31 */
+    json_t *j = via_text(fdt_wire_balance_json(&b));
+    fdt_balance back;
+    char err[256] = "";
+    assert_int_equal(fdt_wire_balance_parse(j, &back, err, sizeof err), 0);
+    assert_memory_equal(&back, &b, sizeof b);
+    const bad_field cases[] = {
+        {"copy_gbps", NULL, "'copy_gbps' is missing"},
+        {"copy_gbps", "-1", "'copy_gbps' must be from 0"},
+        {"l2_gbps", "\"fast\"", "'l2_gbps' must be a number"},
+        {"measured", "1.5", "'measured' must be an integer"},
+        {"measured", "-3", "'measured' must be from 0"},
+    };
+    expect_refusals(j, parse_balance, &back, cases, sizeof cases / sizeof cases[0]);
+    json_decref(j);
+}
+
 static fdt_result_row sample_row(void)
 {
     fdt_result_row r;
@@ -423,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_problem_round_trip_and_defaults),
         cmocka_unit_test(test_problem_refusals),
         cmocka_unit_test(test_timing),
+        cmocka_unit_test(test_balance),
         cmocka_unit_test(test_result_round_trip),
         cmocka_unit_test(test_result_refusals),
         cmocka_unit_test(test_text_that_is_not_utf8),

@@ -69,7 +69,8 @@ typedef struct fdt_device_info {
     char arch[48];            /* gfx90a, sm_90, x86_64 */
     int compute_units;        /* CUs, SMs, or cores */
     uint64_t memory_bytes;
-    uint64_t l2_bytes;
+    uint64_t l2_bytes;        /* the cache every compute unit shares: a GPU's L2, a CPU's
+                                 last level; 0 where the device does not say */
     char driver_version[48];
     char compiler_version[48];/* hiprtc / NVRTC / c++ version */
     int warp_size;

@@ -531,18 +531,58 @@ static void cpuinfo_field(const char *key, char *out, size_t len, const char *fa
     fclose(f);
 }
 
+/* Cache index i of cpu0 as the kernel lists it (/sys/devices/system/cpu/cpu0/cache): its
+ * level, and its size in bytes where it holds data (0 for an instruction cache). 0, or -1
+ * when there is no index i. */
+static int cache_index(int i, long *level, uint64_t *bytes)
+{
+    static const char *const names[] = {"level", "type", "size"};
+    char text[3][32] = {"", "", ""};
+    for (int n = 0; n < 3; n++) {
+        char path[96];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/%s", i, names[n]);
+        FILE *f = fopen(path, "r");
+        if (!f || !fgets(text[n], sizeof text[n], f)) {
+            if (f)
+                fclose(f);
+            return -1;
+        }
+        fclose(f);
+    }
+    unsigned long long kib = 0;
+    *level = strtol(text[0], NULL, 10);
+    *bytes = strncmp(text[1], "Instruction", 11) != 0 && sscanf(text[2], "%lluK", &kib) == 1
+                 ? (uint64_t)kib * 1024 : 0;
+    return 0;
+}
+
+/* The last-level cache, in bytes: of cpu0's caches the one of the highest level that holds
+ * data, which its complex's cores share as a GPU's SMs share its L2; 0 where the kernel lists
+ * none. Not sysconf(_SC_LEVEL3_CACHE_SIZE): glibc reads that from cpuid, which under some
+ * hypervisors gives the whole socket's (320 MiB where cpu0's complex has 32). */
+static uint64_t last_level_cache(void)
+{
+    long best = 0, level;
+    uint64_t bytes, last = 0;
+    for (int i = 0; cache_index(i, &level, &bytes) == 0; i++)
+        if (bytes && level > best) {
+            best = level;
+            last = bytes;
+        }
+    return last;
+}
+
 static void host_info(fdt_device_info *in)
 {
     struct utsname u;
     uname(&u);
-    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
     snprintf(in->backend, sizeof in->backend, "cpu");
     cpuinfo_field("vendor_id", in->vendor, sizeof in->vendor, "unknown");
     cpuinfo_field("model name", in->name, sizeof in->name, "unknown");
     snprintf(in->arch, sizeof in->arch, "%.*s", (int)sizeof in->arch - 1, u.machine);
     in->compute_units = (int)sysconf(_SC_NPROCESSORS_ONLN);
     in->memory_bytes = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
-    in->l2_bytes = l2 > 0 ? (uint64_t)l2 : 0;
+    in->l2_bytes = last_level_cache();
     snprintf(in->driver_version, sizeof in->driver_version, "Linux %.*s",
              (int)sizeof in->driver_version - 7, u.release);
     in->warp_size = 32;

@@ -23,6 +23,7 @@ typedef struct fdt_device_slot {
     fdt_device_info info;
     int64_t id;               /* the device's row in the store */
     char fingerprint[20];
+    fdt_balance balance;      /* as stored; measured 0 until a worker has measured it */
 } fdt_device_slot;
 
 typedef struct fdt_daemon {

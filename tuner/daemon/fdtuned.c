@@ -1,6 +1,7 @@
 /* fdtuned.c - the daemon's main: settings (embedded defaults, the config file, flags), the
- * store, the device probe, the socket server and the scheduler on one libuv loop, and the
- * signals: SIGTERM/SIGINT stop cleanly, SIGHUP reloads the config file. */
+ * store, the device probe and the devices' balance, the socket server and the scheduler on
+ * one libuv loop, and the signals: SIGTERM/SIGINT stop cleanly, SIGHUP reloads the config
+ * file. */
 #include <getopt.h>
 #include <grp.h>
 #include <signal.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/balance.h"
 #include "daemon/daemon.h"
 #include "daemon/log.h"
 #include "daemon/query.h"
@@ -198,6 +200,17 @@ static void watch_signals_and_stop_requests(fdt_daemon *d)
     uv_timer_init(d->loop, &stop_timer);
 }
 
+static void log_devices(const fdt_daemon *d)
+{
+    for (size_t i = 0; i < d->ndevices; i++) {
+        const fdt_device_slot *slot = &d->devices[i];
+        char balance[160];
+        fdt_balance_describe(slot, balance, sizeof balance);
+        fdt_log("device %zu: %s %s (%s), fingerprint %s; %s", i, d->backend, slot->info.name,
+                slot->info.arch, slot->fingerprint, balance);
+    }
+}
+
 static int start(fdt_daemon *d)
 {
     char err[512];
@@ -217,15 +230,18 @@ static int start(fdt_daemon *d)
         fprintf(stderr, "fdtuned: %s\n", err);
         return -1;
     }
-    if (fdt_worker_probe(d, err, sizeof err) != 0 || fdt_query_cache_load(d, err, sizeof err) != 0 ||
+    if (fdt_worker_probe(d, err, sizeof err) != 0) {
+        fprintf(stderr, "fdtuned: %s\n", err);
+        return -1;
+    }
+    fdt_balance_measure_missing(d);
+    if (fdt_query_cache_load(d, err, sizeof err) != 0 ||
         fdt_scheduler_init(d, err, sizeof err) != 0 || fdt_server_start(d, err, sizeof err) != 0) {
         fprintf(stderr, "fdtuned: %s\n", err);
         return -1;
     }
     watch_signals_and_stop_requests(d);
-    for (size_t i = 0; i < d->ndevices; i++)
-        fdt_log("device %zu: %s %s (%s), fingerprint %s", i, d->backend, d->devices[i].info.name,
-                d->devices[i].info.arch, d->devices[i].fingerprint);
+    log_devices(d);
     fdt_log("serving %s, store %s", d->config.socket, d->config.db);
     fdt_scheduler_kick(d);
     return 0;

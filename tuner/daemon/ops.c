@@ -201,6 +201,7 @@ static json_t *device_json(fdt_daemon *d, size_t i)
     json_t *o = fdt_wire_device_json(&s->info);
     json_object_set_new(o, "index", json_integer((json_int_t)i));
     json_object_set_new(o, "fingerprint", json_string(s->fingerprint));
+    json_object_set_new(o, "balance", fdt_wire_balance_json(&s->balance));
     json_object_set_new(o, "worker", json_string(fdt_scheduler_lane_state(d, i)));
     return o;
 }

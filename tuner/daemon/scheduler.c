@@ -117,11 +117,8 @@ static int send_task(lane *l, json_t *task, fdt_cache_mode cache)
     p.cache = cache;
     json_object_set_new(task, "task", json_integer(++l->task));
     json_object_set_new(task, "problem", fdt_wire_problem_json(&p));
-    const fdt_config *c = &l->s->d->config;
-    const fdt_timing timing = {.min_sample_ms = c->min_sample_ms, .samples = c->samples,
-                               .timeout_ms = c->timeout_ms};
-    json_object_set_new(task, "timing", fdt_wire_timing_json(&timing));
-    json_object_set_new(task, "seed", json_integer(c->seed));
+    json_object_set_new(task, "timing", fdt_worker_timing_json(l->s->d));
+    json_object_set_new(task, "seed", json_integer(l->s->d->config.seed));
     const int rc = fdt_worker_send(l->worker, task);
     json_decref(task);
     return rc;
@@ -525,28 +522,6 @@ static void on_event(fdt_worker *w, json_t *ev, void *ctx)
     }
 }
 
-static void describe_end(char *out, size_t len, fdt_worker_end end, int64_t status, int sig,
-                         int deadline_ms)
-{
-    switch (end) {
-    case FDT_END_SIGNALED:
-        snprintf(out, len, "the worker died of signal %d (%s)", sig, strsignal(sig));
-        break;
-    case FDT_END_DEADLINE:
-        snprintf(out, len, "ran past the deadline of %d ms; the worker was killed", deadline_ms);
-        break;
-    case FDT_END_SILENT:
-        snprintf(out, len, "the worker stopped answering and was killed");
-        break;
-    case FDT_END_EXITED:
-        snprintf(out, len, "the worker exited with status %lld", (long long)status);
-        break;
-    case FDT_END_STOPPED:
-        snprintf(out, len, "the worker was stopped");
-        break;
-    }
-}
-
 /* The variant a dead worker was running is the one to blame: it is stored as crashed or
  * timeout, so that resuming goes on with the next one instead of dying on it again. */
 static void blame(lane *l, const char *variant, fdt_worker_end end)
@@ -581,7 +556,7 @@ static void on_ended(fdt_worker *w, fdt_worker_end end, int64_t status, int sig,
     detach_worker(l);
     if (!l->has_job || d->stopping || end == FDT_END_STOPPED)
         return;
-    describe_end(l->last_end, sizeof l->last_end, end, status, sig, d->config.variant_deadline_ms);
+    fdt_worker_end_describe(d, end, status, sig, l->last_end, sizeof l->last_end);
     fdt_log("device %zu, job %lld: %s%s%s", l->device, (long long)l->job.id, l->last_end,
             current ? " while measuring " : "", current ? current : "");
     l->restarts++;

@@ -353,6 +353,37 @@ fdt_worker *fdt_worker_start(fdt_daemon *d, int device, const fdt_worker_handler
     return w;
 }
 
+json_t *fdt_worker_timing_json(const fdt_daemon *d)
+{
+    const fdt_config *c = &d->config;
+    const fdt_timing timing = {.min_sample_ms = c->min_sample_ms, .samples = c->samples,
+                               .timeout_ms = c->timeout_ms};
+    return fdt_wire_timing_json(&timing);
+}
+
+void fdt_worker_end_describe(const fdt_daemon *d, fdt_worker_end end, int64_t status, int sig,
+                             char *out, size_t len)
+{
+    switch (end) {
+    case FDT_END_SIGNALED:
+        snprintf(out, len, "the worker died of signal %d (%s)", sig, strsignal(sig));
+        break;
+    case FDT_END_DEADLINE:
+        snprintf(out, len, "ran past the deadline of %d ms; the worker was killed",
+                 d->config.variant_deadline_ms);
+        break;
+    case FDT_END_SILENT:
+        snprintf(out, len, "the worker stopped answering and was killed");
+        break;
+    case FDT_END_EXITED:
+        snprintf(out, len, "the worker exited with status %lld", (long long)status);
+        break;
+    case FDT_END_STOPPED:
+        snprintf(out, len, "the worker was stopped");
+        break;
+    }
+}
+
 /* The probe: a worker run once with --probe, its one line kept. */
 typedef struct probe {
     fdt_daemon *d;
@@ -397,7 +428,7 @@ static int adopt_devices(fdt_daemon *d, json_t *answer, char *err, size_t errlen
         if (fdt_wire_device_parse(json_array_get(list, i), &slot->info, err, errlen) != 0)
             return -1;
         fdt_device_fingerprint(&slot->info, slot->fingerprint);
-        if (fdt_store_device_upsert(d->store, &slot->info, &slot->id) != 0) {
+        if (fdt_store_device_upsert(d->store, &slot->info, &slot->id, &slot->balance) != 0) {
             snprintf(err, errlen, "cannot store the device: %s", fdt_store_error(d->store));
             return -1;
         }

@@ -39,6 +39,11 @@ void fdt_worker_stop(fdt_worker *w);
 int fdt_worker_pid(const fdt_worker *w);
 /* The variant the worker began and has not finished, or NULL. */
 const char *fdt_worker_current(const fdt_worker *w);
+/* The timing every task is sent with: the settings' samples, min_sample_ms, timeout_ms. */
+json_t *fdt_worker_timing_json(const fdt_daemon *d);
+/* How a worker ended, in words, for logs and stored messages. */
+void fdt_worker_end_describe(const fdt_daemon *d, fdt_worker_end end, int64_t status, int sig,
+                             char *out, size_t len);
 
 /* Runs `fdtune-worker --probe` to completion on the loop and parses its device list.
  * 0, or -1 with the reason in err. */

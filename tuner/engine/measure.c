@@ -61,6 +61,17 @@ double fdt_gbps(double bytes, double ms)
     return bytes / (ms * 1e-3) / 1e9;
 }
 
+double fdt_copy_gbps(double bytes, double ms)
+{
+    return fdt_gbps(2.0 * bytes, ms);
+}
+
+fdt_status fdt_copy_enqueue(void *ctx, fdt_error *err)
+{
+    const fdt_device_copy *c = ctx;
+    return c->ops->copy(c->backend, c->dst, c->src, c->bytes, err);
+}
+
 /* One timed sample of reps launches; the deadline scales with the work in it. An untimed
  * launch goes first so that the device is busy when the start is recorded: otherwise the
  * host's latency in issuing the first timed launch would be counted as device time. */

@@ -33,6 +33,21 @@ double fdt_gbps(double bytes, double ms);
 /* What may be enqueued and timed: a kernel launch, a copy. */
 typedef fdt_status (*fdt_enqueue_fn)(void *ctx, fdt_error *err);
 
+/* A device-to-device copy, the bandwidth ceiling: timed by the runner on one problem's grid
+ * and once per device (engine/balance.c) on buffers well beyond L2. */
+typedef struct fdt_device_copy {
+    const fdt_backend_ops *ops;
+    fdt_backend *backend;
+    fdt_devptr dst, src;
+    size_t bytes;
+} fdt_device_copy;
+
+/* An fdt_enqueue_fn: enqueues the copy ctx, an fdt_device_copy, describes. */
+fdt_status fdt_copy_enqueue(void *ctx, fdt_error *err);
+
+/* GB/s of a copy of bytes in ms: each byte is read once and written once. */
+double fdt_copy_gbps(double bytes, double ms);
+
 typedef struct fdt_timing {
     double min_sample_ms; /* each sample lasts at least this long */
     int samples;

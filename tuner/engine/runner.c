@@ -266,15 +266,11 @@ fdt_status fdt_runner_time_copy_kernel(fdt_runner *r, fdt_kernel *k, fdt_dim3 gr
     return timed(r, copy_kernel_enqueue, &c, samples, acc, err);
 }
 
-static fdt_status copy_enqueue(void *ctx, fdt_error *err)
-{
-    fdt_runner *r = ctx;
-    return r->ops->copy(r->backend, r->f, r->u, r->bytes, err);
-}
-
 fdt_status fdt_runner_time_copy(fdt_runner *r, int samples, fdt_samples *acc, fdt_error *err)
 {
-    return timed(r, copy_enqueue, r, samples, acc, err);
+    fdt_device_copy c = {.ops = r->ops, .backend = r->backend, .dst = r->f, .src = r->u,
+                         .bytes = r->bytes};
+    return timed(r, fdt_copy_enqueue, &c, samples, acc, err);
 }
 
 static fdt_status alloc_buffers(fdt_runner *r, fdt_error *err)

@@ -368,9 +368,9 @@ static void conclude(fdt_session *s, candidate *c, fdt_session_baseline *out)
     if (c->copy_kernel && c->status == FDT_OK && st->samples > 0 &&
         (!out->interior_copy.samples || st->median_ms < out->interior_copy.median_ms)) {
         out->interior_copy = *st;
-        out->interior_copy_gbps = fdt_gbps(2.0 * fdt_interior_points(&s->runner.problem) *
-                                           (double)fdt_real_size(s->runner.problem.precision),
-                                           st->median_ms);
+        const double bytes = fdt_interior_points(&s->runner.problem) *
+                             (double)fdt_real_size(s->runner.problem.precision);
+        out->interior_copy_gbps = fdt_copy_gbps(bytes, st->median_ms);
     }
     fdt_samples_free(&c->samples);
 }
@@ -468,9 +468,9 @@ static fdt_status leaders_timed(fdt_session *s, const fdt_session_hooks *h,
                                                                : FDT_CACHE_HOT;
     if (s->runner.problem.cache == FDT_CACHE_AUTO)
         choose_state(results, persisted, n, out);
-    out->copy_gbps = fdt_gbps(2.0 * s->runner.bytes, out->copy.median_ms);
-    out->persist_copy_gbps = persisted ? fdt_gbps(2.0 * s->runner.bytes,
-                                                  out->persist_copy.median_ms) : 0;
+    out->copy_gbps = fdt_copy_gbps(s->runner.bytes, out->copy.median_ms);
+    out->persist_copy_gbps = persisted ? fdt_copy_gbps(s->runner.bytes,
+                                                       out->persist_copy.median_ms) : 0;
     if (st == FDT_OK)
         for (size_t i = 1; i <= n; i++)
             h->result(h->ctx, &results[i]);

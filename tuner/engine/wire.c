@@ -10,18 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum field_kind { F_INT, F_U64, F_REAL, F_TEXT } field_kind;
+typedef enum field_kind { F_INT, F_U64, F_I64, F_REAL, F_TEXT } field_kind;
 
 typedef struct field {
     const char *name;
     field_kind kind;
     size_t offset;
     size_t size;      /* F_TEXT: the buffer's size */
-    double lo, hi;    /* F_INT, F_U64, F_REAL: the accepted range */
+    double lo, hi;    /* F_INT, F_U64, F_I64, F_REAL: the accepted range */
 } field;
 
 #define INT(s, m, name, lo, hi) {name, F_INT, offsetof(s, m), 0, lo, hi}
 #define U64(s, m, name) {name, F_U64, offsetof(s, m), 0, 0, 9.0e18}
+#define I64(s, m, name) {name, F_I64, offsetof(s, m), 0, 0, 9.0e18}
 #define REAL(s, m, name, lo, hi) {name, F_REAL, offsetof(s, m), 0, lo, hi}
 #define TEXT(s, m, name) {name, F_TEXT, offsetof(s, m), sizeof(((s *)0)->m), 0, 0}
 
@@ -45,6 +46,7 @@ static json_t *field_json(const field *f, const void *base)
     switch (f->kind) {
     case F_INT: return json_integer(*(const int *)at);
     case F_U64: return json_integer((json_int_t)*(const uint64_t *)at);
+    case F_I64: return json_integer((json_int_t)*(const int64_t *)at);
     case F_REAL:
         /* JSON has no NaN or infinity; null makes the reader name the field. */
         return isfinite(*(const double *)at) ? json_real(*(const double *)at) : json_null();
@@ -86,6 +88,8 @@ static int parse_number(const field *f, const json_t *v, void *at, char *err, si
         *(int *)at = (int)json_integer_value(v);
     else if (f->kind == F_U64)
         *(uint64_t *)at = (uint64_t)json_integer_value(v);
+    else if (f->kind == F_I64)
+        *(int64_t *)at = (int64_t)json_integer_value(v);
     else
         *(double *)at = d;
     return 0;
@@ -176,6 +180,25 @@ int fdt_wire_device_parse(const json_t *j, fdt_device_info *d, char *err, size_t
         d->max_grid[i] = (unsigned)json_integer_value(g);
     }
     return 0;
+}
+
+/* ---- a device's balance ---- */
+
+static const field balance_fields[] = {
+    REAL(fdt_balance, copy_gbps, "copy_gbps", 0, 1e9),
+    REAL(fdt_balance, l2_gbps, "l2_gbps", 0, 1e9),
+    I64(fdt_balance, measured, "measured"),
+};
+
+json_t *fdt_wire_balance_json(const fdt_balance *b)
+{
+    return fields_json(json_object(), balance_fields, COUNT(balance_fields), b);
+}
+
+int fdt_wire_balance_parse(const json_t *j, fdt_balance *b, char *err, size_t errlen)
+{
+    memset(b, 0, sizeof *b);
+    return parse_fields(j, balance_fields, COUNT(balance_fields), b, err, errlen);
 }
 
 /* ---- problems ---- */

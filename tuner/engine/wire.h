@@ -1,11 +1,13 @@
-/* wire.h - the JSON shapes that cross a pipe or a socket: devices, problems, timing and
- * measured results, both ways. The daemon, the worker and the client agree on these through
- * this one file (jansson objects; the caller owns what a *_json function returns). */
+/* wire.h - the JSON shapes that cross a pipe or a socket: devices and their balance,
+ * problems, timing and measured results, both ways. The daemon, the worker and the client
+ * agree on these through this one file (jansson objects; the caller owns what a *_json
+ * function returns). */
 #ifndef FDT_WIRE_H
 #define FDT_WIRE_H
 
 #include <jansson.h>
 
+#include "engine/balance.h"
 #include "engine/measure.h"
 #include "engine/result_row.h"
 
@@ -17,6 +19,10 @@ json_t *fdt_wire_text(const char *text);
 json_t *fdt_wire_device_json(const fdt_device_info *d);
 /* 0, or -1 with the missing or mistyped field named in err. */
 int fdt_wire_device_parse(const json_t *j, fdt_device_info *d, char *err, size_t errlen);
+
+/* {"copy_gbps":..,"l2_gbps":..,"measured":..} */
+json_t *fdt_wire_balance_json(const fdt_balance *b);
+int fdt_wire_balance_parse(const json_t *j, fdt_balance *b, char *err, size_t errlen);
 
 /* {"nx":..,"ny":..,"nz":..,"radius":..,"precision":"double"} */
 json_t *fdt_wire_problem_json(const fdt_problem *p);

@@ -1,7 +1,7 @@
 /* worker.c - fdtune-worker, the only process that touches a GPU. It opens one device, runs
- * the daemon's tasks (measure, leaders) read as JSON lines on stdin, and reports every
- * step as JSON lines on stdout (docs/protocol.md, "Worker pipe"). A variant that faults or
- * hangs takes down at most this process; the daemon starts another and goes on.
+ * the daemon's tasks (measure, leaders, balance) read as JSON lines on stdin, and reports
+ * every step as JSON lines on stdout (docs/protocol.md, "Worker pipe"). A variant that
+ * faults or hangs takes down at most this process; the daemon starts another and goes on.
  *
  * Code objects already compiled are read from the daemon's store, opened read-only: the
  * one include of db/ in the engine, allowed because nothing includes a main
@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "engine/balance.h"
 #include "engine/base64.h"
 #include "engine/jsonl.h"
 #include "engine/result_row.h"
@@ -390,17 +391,27 @@ static void run_task(worker *w, const task *t, int leaders)
         emit(task_event(w, "done"));
 }
 
-/* A task that cannot be read fails as a task when its number can be read (the daemon then
- * moves on), and as a line otherwise. */
-static void on_task(worker *w, const json_t *msg, int leaders)
+/* The task's number, the one its events carry, into w->task; 0, or -1 when it cannot be
+ * read (said as a line: the task cannot be answered as one). */
+static int take_task_id(worker *w, const json_t *msg)
 {
     char err[512];
     long long id;
     if (int_field(msg, "task", 0, LLONG_MAX, &id, err, sizeof err) != 0) {
         emit_message("error", "%s", err);
-        return;
+        return -1;
     }
     w->task = id;
+    return 0;
+}
+
+/* A task that cannot be read fails as a task when its number can be read (the daemon then
+ * moves on), and as a line otherwise. */
+static void on_task(worker *w, const json_t *msg, int leaders)
+{
+    char err[512];
+    if (take_task_id(w, msg) != 0)
+        return;
     task t;
     if (parse_task(w, msg, leaders, &t, err, sizeof err) != 0) {
         json_t *ev = task_event(w, "failed");
@@ -409,6 +420,33 @@ static void on_task(worker *w, const json_t *msg, int leaders)
     } else
         run_task(w, &t, leaders);
     free(t.variants);
+}
+
+/* The device's balance (engine/balance.h), timed with the task's timing: done with it, or
+ * failed. Its begin names it, so that the daemon's deadline covers it as a variant's. */
+static void on_balance(worker *w, const json_t *msg)
+{
+    char why[384];
+    fdt_timing timing;
+    fdt_balance b;
+    fdt_error err = {0};
+    if (take_task_id(w, msg) != 0)
+        return;
+    fdt_status s = FDT_ERROR;
+    if (fdt_wire_timing_parse(json_object_get(msg, "timing"), &timing, why, sizeof why) != 0) {
+        snprintf(err.msg, sizeof err.msg, "timing: %s", why);
+    } else {
+        json_t *ev = task_event(w, "begin");
+        json_object_set_new(ev, "variant", json_string("balance"));
+        emit(ev);
+        s = fdt_balance_measure(w->session.ops, w->session.backend, &timing, &b, &err);
+    }
+    json_t *ev = task_event(w, s == FDT_OK ? "done" : "failed");
+    if (s == FDT_OK)
+        json_object_set_new(ev, "balance", fdt_wire_balance_json(&b));
+    else
+        json_object_set_new(ev, "message", fdt_wire_text(err.msg));
+    emit(ev);
 }
 
 /* ---- stdin ---- */
@@ -437,10 +475,13 @@ static int on_line(void *ctx, char *line, size_t len)
         emit_message("error", "'op' is missing or not a string");
     else if (strcmp(op, "measure") == 0 || strcmp(op, "leaders") == 0)
         on_task(w, msg, op[0] == 'l');
+    else if (strcmp(op, "balance") == 0)
+        on_balance(w, msg);
     else if (strcmp(op, "quit") == 0)
         stop = 1;
     else
-        emit_message("error", "unknown op '%.64s' (expected measure, leaders or quit)", op);
+        emit_message("error", "unknown op '%.64s' (expected measure, leaders, balance or "
+                     "quit)", op);
     json_decref(msg);
     return stop;
 }

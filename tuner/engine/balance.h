@@ -1,0 +1,42 @@
+/* balance.h - a device's balance: how fast it copies memory (a device-to-device copy of
+ * buffers well beyond its L2) and how fast it reads its L2 (kernels_src/l2read.hip over half
+ * of it). A worker measures it once per device (fdt_balance_measure); the daemon stores it
+ * with the device's fingerprint (db/store.h) and answers it in `devices`, so that the search
+ * and the reports can tell a stencil's memory traffic from its L2 traffic. */
+#ifndef FDT_BALANCE_H
+#define FDT_BALANCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/measure.h"
+
+typedef struct fdt_balance {
+    double copy_gbps; /* the copy: bytes read and written per second, in GB/s */
+    double l2_gbps;   /* the L2 kernel: bytes read and written per second; 0 where the
+                         device does not say its L2 size */
+    int64_t measured; /* when, in unix seconds; 0: not measured yet */
+} fdt_balance;
+
+/* The L2 kernel's launch: grid (blocks, 1, 1) and block (threads, 1, 1); each block reads its
+ * chunk of doubles passes times over. */
+typedef struct fdt_l2_launch {
+    fdt_dim3 grid, block;
+    int chunk;  /* a multiple of 4 * block.x */
+    int passes;
+} fdt_l2_launch;
+
+/* The launch on dev over half its L2 (at most 256 MiB). Returns the doubles the buffer holds
+ * (grid.x * chunk), or 0 where dev's L2 size is unknown or too small for one block. */
+size_t fdt_l2_read_launch(const fdt_device_info *dev, fdt_l2_launch *out);
+
+/* The L2 kernel's source (kernels_src/l2read.hip after common.h), entry fdt_l2_read, and the
+ * defines it is compiled with (*defines, *count). */
+const char *fdt_l2_read_kernel(const char *const **defines, size_t *count);
+
+/* Times the copy and the L2 kernel on the open device b with timing's settings, and stamps
+ * out with the time. On failure out is zero and err says why. */
+fdt_status fdt_balance_measure(const fdt_backend_ops *ops, fdt_backend *b,
+                               const fdt_timing *timing, fdt_balance *out, fdt_error *err);
+
+#endif
