@@ -10,9 +10,8 @@
 /* Kernel sources, common.h prepended, embedded at build time (see Makefile). */
 extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
     fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_zroll[],
-    fdt_kernel_source_smem[], fdt_kernel_source_ring[], fdt_kernel_source_broken[],
-    fdt_kernel_source_hazard[], fdt_kernel_source_compare[], fdt_kernel_source_persist[],
-    fdt_kernel_source_copy[];
+    fdt_kernel_source_smem[], fdt_kernel_source_broken[], fdt_kernel_source_hazard[],
+    fdt_kernel_source_compare[], fdt_kernel_source_persist[], fdt_kernel_source_copy[];
 
 /* Parameter lists; 0 terminates each. */
 typedef struct value_list {
@@ -23,7 +22,6 @@ struct fdt_family {
     const char *name;
     const char *source;
     int needs_barriers;
-    int ring_ahead;  /* planes in shared memory past the 2R+1 a stencil reads (AHEAD) */
     int z_chunks;    /* walks chunks of mz planes in z instead of taking blocks in z */
     int x_vectors;   /* a thread owns one 16-byte vector of points in x, not one point */
     int test_only;
@@ -66,11 +64,6 @@ static const fdt_family families[] = {
      .bx = {{32, 64, 128, -1}}, .by = {{2, 4, 8, -1}}, .bz = one, .m = one,
      .mz = {{16, 32, 64, -1}}, .order = off, .lb = both, .nt = both, .map = off,
      .band = off, .bug = off, .max_threads = 1024},
-    /* smem's queue filled by asynchronous copies, 16-byte vectors, AHEAD planes ahead. */
-    {.name = "ring", .source = fdt_kernel_source_ring, .needs_barriers = 1, .ring_ahead = 2,
-     .z_chunks = 1, .x_vectors = 1, .bx = {{16, 32, 64, -1}}, .by = {{4, 8, 16, -1}},
-     .bz = one, .m = one, .mz = {{16, 32, 64, -1}}, .order = off, .lb = both, .nt = off,
-     .map = off, .band = off, .bug = off, .max_threads = 1024},
     {.name = "broken", .source = fdt_kernel_source_broken, .test_only = 1,
      .bx = {{256, -1}}, .by = one, .bz = one, .m = one, .mz = one, .order = off, .lb = off,
      .nt = off, .map = off, .band = off, .bug = {{1, 2, 3, 4, -1}}, .max_threads = 1024},
@@ -210,12 +203,8 @@ size_t fdt_variant_shared_bytes(const fdt_variant *v, const fdt_problem *p)
 {
     if (!v->family->needs_barriers)
         return 0;
-    /* A tile of bx x by threads' points with an R-wide halo in y and, in x, R points
-     * rounded up to whole vectors (ring.hip's HX), for each plane the ring holds. */
-    const int r = p->radius, px = fdt_variant_points_x(v, p);
-    const int halo_x = px * ((r + px - 1) / px), planes = 2 * r + 1 + v->family->ring_ahead;
-    return (size_t)planes * (v->bx * px + 2 * halo_x) * (v->by + 2 * r) *
-           fdt_real_size(p->precision);
+    const int r = p->radius;
+    return (size_t)(2 * r + 1) * (v->bx + 2 * r) * (v->by + 2 * r) * fdt_real_size(p->precision);
 }
 
 int fdt_variant_points_x(const fdt_variant *v, const fdt_problem *p)
