@@ -204,11 +204,14 @@ ab() {
     done
 }
 
-# The whole space of each shape of $BENCH_SHAPES ("NXxNYxNZ ..."): fdtune bench's table and
-# summary, with both ceilings (device copy, interior copy) timed beside the leaders.
+# The whole space of each shape of $BENCH_SHAPES ("NXxNYxNZ[/PRECISION[/RADIUS]] ...",
+# double R=1 unless said): fdtune bench's table and summary, with both ceilings (device
+# copy, interior copy) timed beside the leaders.
 benches() {
     for shape in $BENCH_SHAPES; do
-        run benches "$FDTUNE" bench ${shape//x/ } --backend cuda --top 5
+        IFS=/ read -r dims precision radius <<<"$shape"
+        run benches "$FDTUNE" bench ${dims//x/ } --backend cuda --precision "${precision:-double}" \
+            --radius "${radius:-1}" --top 5
     done
 }
 

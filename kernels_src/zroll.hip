@@ -2,12 +2,13 @@
  * rolls a register window of 2R+1 planes of those rows up FDT_MZ planes in z, the next
  * plane's loads in flight while the current one is computed.
  *
- * Why (issue 16): zvec re-reads each plane's neighbours from L2 (its chunks are short, its
- * y neighbours come from other threads' rows), about 2.3 times the grid's bytes at 512^3.
- * On the H200 the stencils are bound by the fabric between the two halves of the L2, not by
- * the memory: each L1 miss may cross it. Here z comes from registers over a long chunk, y
- * mostly from the thread's own rows (the 2R rows beside them are other threads' and hit in
- * L1), so L2 sees little more than the grid once; wide loads keep the memory busy.
+ * Why (issue 16): on the H200 the stencils are bound by the fabric between the two halves
+ * of the L2, which carries the memory's traffic and the L1's misses alike (docs/kernels.md,
+ * "The H200"). zvec's chunks are short, so each plane is read again from L2 by the next
+ * chunk: 2.3 times the grid's bytes at 512^3. Here z comes from registers over a long
+ * chunk and the rows beside a thread's own are other threads' (L1 hits inside a block), so
+ * L2 reads fall to 1.9 times; wide loads keep the memory busy. m = 1 wins wherever zroll
+ * wins; m = 2 stays in the space for the grids and GPUs where registers are cheaper.
  *
  * Blocks are FDT_BX x FDT_BY x 1; grid x counts vectors, grid y tiles of FDT_BY x FDT_M rows
  * (from row 0, as tiled), grid z chunks of FDT_MZ planes. Rows that do not start on 16 bytes
@@ -89,7 +90,7 @@ __device__ __forceinline__ void run_slab(const slab &s, const coeffs &c, real *f
     /* window[R + d]: the own rows at plane k + d of the current plane k (d = -R .. R), and in
      * window[R] the rows beside them too. In flight during plane k's arithmetic: next, plane
      * k+1+R's own rows, and beside, plane k+1's rows beside. Loading two planes ahead cost
-     * registers and gained nothing on the H200 (bench/results/h200/). */
+     * registers and gained nothing on the H200 (bench/results/h200/issue16/). */
     lanes window[2 * R + 1][ROWS], next[ROWS], beside[ROWS];
 #pragma unroll
     for (int d = -R; d < R; d++)
