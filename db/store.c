@@ -19,7 +19,7 @@
 
 /* Generated from db/schema.sql and db/migrate_N.sql by the Makefile. */
 extern const char fdt_schema_sql[], fdt_migrate_2_sql[], fdt_migrate_3_sql[],
-    fdt_migrate_4_sql[], fdt_migrate_5_sql[];
+    fdt_migrate_4_sql[], fdt_migrate_5_sql[], fdt_migrate_6_sql[];
 
 /* Written into every store's header, so that another program's SQLite file is refused
  * rather than migrated. "FDTu". */
@@ -27,7 +27,8 @@ extern const char fdt_schema_sql[], fdt_migrate_2_sql[], fdt_migrate_3_sql[],
 
 /* Step i takes a file from schema version i to version i + 1, inside one transaction. */
 static const char *const migrations[] = {fdt_schema_sql, fdt_migrate_2_sql, fdt_migrate_3_sql,
-                                         fdt_migrate_4_sql, fdt_migrate_5_sql};
+                                         fdt_migrate_4_sql, fdt_migrate_5_sql,
+                                         fdt_migrate_6_sql};
 _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
                "one migration step per schema version");
 
@@ -346,6 +347,29 @@ static int exec(fdt_store *s, const char *sql)
     store_fail(s, "%s", msg ? msg : sqlite3_errmsg(s->db));
     sqlite3_free(msg);
     return -1;
+}
+
+int fdt_store_begin(fdt_store *s)
+{
+    return exec(s, "BEGIN IMMEDIATE");
+}
+
+/* A failed COMMIT (a full disk) leaves the transaction open in SQLite: roll it back here so
+ * that the caller's one answer to a failure is its own. */
+int fdt_store_commit(fdt_store *s)
+{
+    if (exec(s, "COMMIT") == 0)
+        return 0;
+    if (!sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return -1;
+}
+
+/* Keeps the error that made the caller give up, not the rollback's. */
+void fdt_store_rollback(fdt_store *s)
+{
+    if (!sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
 /* ---- opening ---- */

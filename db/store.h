@@ -21,7 +21,7 @@
 
 /* The schema version this build writes; older files are migrated on open, newer ones are
  * refused (a downgrade must not damage data it does not understand). */
-#define FDT_SCHEMA_VERSION 5
+#define FDT_SCHEMA_VERSION 6
 
 typedef struct fdt_store fdt_store;
 
@@ -103,6 +103,12 @@ fdt_store *fdt_store_open_readonly(const char *path, char *err, size_t errlen);
 void fdt_store_close(fdt_store *s);
 /* The last SQLite error, for messages. */
 const char *fdt_store_error(fdt_store *s);
+
+/* One transaction around several writes, so that they all land or none does (a batch of
+ * jobs), and commit once instead of once per write. Not nested; 0 or -1 (fdt_store_error). */
+int fdt_store_begin(fdt_store *s);
+int fdt_store_commit(fdt_store *s);
+void fdt_store_rollback(fdt_store *s);
 
 /* Inserts the device or refreshes its last-seen time; *id is its row and *balance the
  * balance stored with it (measured 0: none yet). 0 or -1. */

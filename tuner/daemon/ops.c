@@ -513,12 +513,38 @@ static int batch_shapes(op_ctx *c, json_t **shapes)
     return 0;
 }
 
+/* Queues one job per problem in one transaction: all of them or, when a write fails (a
+ * full disk), none, so that no job is queued whose id the answer does not carry. One
+ * commit also makes 10,000 shapes cost milliseconds instead of seconds. */
+static int queue_batch(op_ctx *c, const fdt_job *like, const fdt_problem *ps, size_t n,
+                       json_t *ids)
+{
+    int existing;
+    if (fdt_store_begin(c->d->store) != 0)
+        return store_failed(c);
+    for (size_t i = 0; i < n; i++) {
+        fdt_job one = *like;
+        one.key.problem = ps[i];
+        if (queue_job(c, &one, &existing) != 0) {
+            fdt_store_rollback(c->d->store);
+            json_array_clear(ids);
+            return -1;
+        }
+        json_array_append_new(ids, json_integer(one.id));
+    }
+    if (fdt_store_commit(c->d->store) != 0) {
+        json_array_clear(ids);
+        return store_failed(c);
+    }
+    return 0;
+}
+
 /* Every shape is checked before any job is queued: a bad batch queues nothing. */
 static int op_batch(op_ctx *c)
 {
     fdt_key key;
     fdt_job job;
-    int device, existing;
+    int device;
     json_t *shapes = NULL;
     if (parse_problem_options(c, &key, &device) || new_job(c, &key, device, &job) ||
         batch_shapes(c, &shapes))
@@ -532,19 +558,18 @@ static int op_batch(op_ctx *c)
         rc = shape_triple(c, json_array_get(shapes, i), i, &ps[i]);
     }
     json_t *ids = json_array();
-    for (size_t i = 0; rc == 0 && i < json_array_size(shapes); i++) {
-        fdt_job one = job;
-        one.key.problem = ps[i];
-        rc = queue_job(c, &one, &existing);
-        if (rc == 0)
-            json_array_append_new(ids, json_integer(one.id));
-    }
+    if (rc == 0)
+        rc = queue_batch(c, &job, ps, json_array_size(shapes), ids);
     free(ps);
     json_decref(shapes);
+    if (rc != 0) {
+        json_decref(ids);
+        return rc;
+    }
     fdt_scheduler_kick(c->d);
     json_object_set_new(c->ans, "count", json_integer((json_int_t)json_array_size(ids)));
     json_object_set_new(c->ans, "jobs", ids);
-    return rc;
+    return 0;
 }
 
 static int daemon_status(op_ctx *c)
