@@ -5,13 +5,26 @@
 #   make STATIC=1    links libuv, msgpack-c and libelf statically, for GPU hosts that lack
 #                    them (the binaries still load the GPU libraries with dlopen)
 #   make SAN=1       the sanitizer build, in build-san/
+#   make fuzz        the libFuzzer target over the request path (tests/fuzz/), built with clang
+#                    under ASan + UBSan in build/fuzz/, run for FUZZ_SECONDS (default 600);
+#                    `make check` runs it for CHECK_FUZZ_SECONDS (60)
 # STATIC builds go to build-static/.
 
 CC ?= cc
 SAN ?= 0
 STATIC ?= 0
+FUZZ ?= 0
+FUZZ_SECONDS ?= 600
+CHECK_FUZZ_SECONDS ?= 60
 
-ifeq ($(STATIC),1)
+ifeq ($(FUZZ),1)
+# Inside build/ so that `make clean` and .gitignore cover it; every object is rebuilt with
+# clang, whose libFuzzer instruments the code it measures coverage on.
+BUILD := build/fuzz
+override CC := clang
+SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
+            -fno-omit-frame-pointer
+else ifeq ($(STATIC),1)
 BUILD := build-static
 else ifeq ($(SAN),1)
 BUILD := build-san
@@ -73,7 +86,7 @@ TESTS := test_variant test_hip_compile test_hip_variants test_cpu_backend test_s
 PROGRAMS := $(BUILD)/fdtuned $(BUILD)/fdtune-worker $(BUILD)/fdtune
 HEADERS := $(wildcard tuner/*/*.h cli/*.h cli/include/*.h db/*.h config/*.h)
 
-.PHONY: all check test run clean install uninstall
+.PHONY: all check test fuzz run clean install uninstall
 all: $(PROGRAMS) $(BUILD)/libfdtune.a $(BUILD)/libfdtune.so $(BUILD)/fdtune.pc \
      $(BUILD)/examples/heat $(BUILD)/examples/heat_f
 
@@ -215,6 +228,31 @@ test: $(TESTS:%=$(BUILD)/tests/%) all
 check:
 	$(MAKE) test
 	$(MAKE) SAN=1 test
+	$(MAKE) fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
+
+FUZZ_TARGET := build/fuzz/fuzz_requests
+ifeq ($(FUZZ),1)
+# The fuzz target links the daemon's parts but its main; the linker hands it the worker
+# supervision's start (a fuzzer must not fork workers) and the daemon's log (which would
+# bury libFuzzer's report); see tests/fuzz/fuzz_requests.c.
+FUZZ_WRAPS := -Wl,--wrap=fdt_worker_start -Wl,--wrap=fdt_log
+$(FUZZ_TARGET): tests/fuzz/fuzz_requests.c $(DAEMON_OBJS) $(CORE_OBJS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) $(FUZZ_WRAPS) -o $@ $^ $(LDLIBS)
+
+# variant.c's family table is initialized from const objects, which gcc accepts and clang
+# rejects: it is built with gcc, without sanitizers or coverage, until it builds with both.
+$(BUILD)/tuner/engine/variant.o: override CC := gcc
+$(BUILD)/tuner/engine/variant.o: SANFLAGS :=
+endif
+
+# New inputs go to build/fuzz/corpus, the first directory, and findings to build/fuzz/; the
+# seeds in tests/fuzz/corpus are read, never written. A finding fails the target, and so
+# does an input answered in more than 10 s: a request that hangs the daemon.
+fuzz:
+	$(MAKE) FUZZ=1 $(FUZZ_TARGET)
+	@mkdir -p build/fuzz/corpus
+	$(FUZZ_TARGET) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -artifact_prefix=build/fuzz/ \
+	  -print_final_stats=1 build/fuzz/corpus tests/fuzz/corpus
 
 # make install / uninstall: PREFIX (default /usr/local), DESTDIR (a staging root). The
 # daemon finds its worker in libexec; the settings go where fdtuned reads them (/etc) for

@@ -2,9 +2,12 @@
 # Installs everything fdtuned needs to build and test on a fresh Debian 12 machine.
 # CUDA is not installed here: the cuda backend loads libcuda.so.1 and libnvrtc.so at run
 # time where the driver and toolkit already are (/usr/local/cuda on NVIDIA nodes).
+# clang builds `make fuzz`: libFuzzer and the sanitizers' runtimes are in libclang-rt-14-dev,
+# which clang only recommends, and clang's -fopenmp links LLVM's libomp (libomp-dev).
 set -eu
 packages="build-essential pkg-config libuv1-dev libsqlite3-dev libjansson-dev libinih-dev
-libcmocka-dev libelf-dev libmsgpack-dev libcsv-dev zlib1g-dev libamdhip64-dev gfortran"
+libcmocka-dev libelf-dev libmsgpack-dev libcsv-dev zlib1g-dev libamdhip64-dev gfortran
+clang libclang-rt-14-dev libomp-dev"
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
