@@ -251,8 +251,8 @@ endif
 fuzz:
 	$(MAKE) FUZZ=1 $(FUZZ_TARGET)
 	@mkdir -p build/fuzz/corpus
-	$(FUZZ_TARGET) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -artifact_prefix=build/fuzz/ \
-	  -print_final_stats=1 build/fuzz/corpus tests/fuzz/corpus
+	$(FUZZ_TARGET) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -dict=tests/fuzz/requests.dict \
+	  -artifact_prefix=build/fuzz/ -print_final_stats=1 build/fuzz/corpus tests/fuzz/corpus
 
 # make install / uninstall: PREFIX (default /usr/local), DESTDIR (a staging root). The
 # daemon finds its worker in libexec; the settings go where fdtuned reads them (/etc) for

@@ -1,8 +1,8 @@
 /* fuzz_requests.c - libFuzzer target over fdtuned's request path: the bytes of one
  * connection go through the socket's line framer (engine/jsonl.c, as server.c feeds it) and
  * every complete line is answered by fdt_ops_answer, on a daemon state as real as a machine
- * without a GPU allows: a store on disk, the cpu backend's device, the query cache and the
- * scheduler. Every answer must be one line holding a JSON object with "v":1 and a boolean
+ * without a GPU allows: a store on disk holding a few tuned problems, the cpu backend's
+ * device, the query cache and the scheduler. Every answer must be one line holding a JSON object with "v":1 and a boolean
  * "ok": the protocol's promise for any input, checked here, not only the absence of faults.
  *
  * The input's first byte picks the peer (the daemon's own uid, which may change state, or an
@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/daemon.h"
@@ -86,6 +87,48 @@ static void remove_store(void)
     rmdir(store_dir);
 }
 
+/* Problems tuned before, as finished jobs leave them (results, then the best row), so that
+ * queries meet exact, nearest and modelled answers and exports have rows: on an empty store
+ * every query answers "default" and most of the query's code goes unreached. */
+static void store_tuned(fdt_daemon *d)
+{
+    static const int shapes[][3] = {{64, 64, 64}, {128, 128, 128}, {256, 128, 64}, {96, 96, 32}};
+    static const char *const variants[] = {"naive:64x1x1", "naive:128x2x1", "naive:256x1x2"};
+    const size_t nvariants = sizeof variants / sizeof variants[0];
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        fdt_job job = {.device_index = 0, .strategy = "guided"};
+        job.key.problem = (fdt_problem){.nx = shapes[i][0], .ny = shapes[i][1],
+                                        .nz = shapes[i][2], .radius = 1 + (int)i % 2,
+                                        .precision = i % 2 ? FDT_FLOAT : FDT_DOUBLE,
+                                        .cache = FDT_CACHE_HOT};
+        fdt_copy_text(job.key.stencil, sizeof job.key.stencil, "laplacian");
+        if (fdt_store_job_create(d->store, &job) != 0)
+            die("a tuned job", fdt_store_error(d->store));
+        job.state = FDT_JOB_DONE; /* a job is created queued */
+        job.finished = (int64_t)time(NULL);
+        for (size_t v = 0; v < nvariants; v++) {
+            fdt_result_row r = {.job_id = job.id, .status = "ok", .leader = v == 0,
+                                .median_ms = 1.0 + (double)v, .min_ms = 0.9 + (double)v,
+                                .q1_ms = 0.95 + (double)v, .q3_ms = 1.05 + (double)v,
+                                .gbps = 100.0 / (1.0 + (double)v), .samples = 3, .reps = 1};
+            fdt_copy_text(r.variant, sizeof r.variant, variants[v]);
+            if (fdt_store_result_add(d->store, d->devices[0].id, &job.key, fdt_kernels_version(),
+                                     &r) != 0)
+                die("a tuned result", fdt_store_error(d->store));
+        }
+        fdt_best b = {.device_id = d->devices[0].id, .key = job.key, .gbps = 100.0,
+                      .median_ms = 1.0, .copy_gbps = 150.0, .state = FDT_CACHE_HOT,
+                      .job_id = job.id, .updated = (int64_t)time(NULL)};
+        fdt_copy_text(b.variant, sizeof b.variant, variants[0]);
+        fdt_copy_text(b.kernels, sizeof b.kernels, fdt_kernels_version());
+        fdt_copy_text(job.best_variant, sizeof job.best_variant, variants[0]);
+        job.best_gbps = b.gbps;
+        job.total = job.done = job.ok = (int)nvariants;
+        if (fdt_store_best_put(d->store, &b) != 0 || fdt_store_job_update(d->store, &job) != 0)
+            die("a best row", fdt_store_error(d->store));
+    }
+}
+
 /* fdtuned.c's start, less the socket and the worker's probe: the cpu backend's device is
  * read in-process and adopted as supervisor.c adopts a probe's answer. */
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -121,6 +164,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
                                 &d->devices[0].balance) != 0)
         die("the device", fdt_store_error(d->store));
     d->ndevices = 1;
+    store_tuned(d);
 
     if (fdt_query_cache_load(d, err, sizeof err) != 0 || fdt_scheduler_init(d, err, sizeof err) != 0)
         die("the daemon", err);
