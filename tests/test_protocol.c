@@ -603,6 +603,61 @@ static void test_queries_answered_behind_a_big_batch(void **state)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+static off_t file_size(const char *dir, const char *name)
+{
+    char path[256];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return stat(path, &st) == 0 ? st.st_size : 0;
+}
+
+/* The largest file the running daemon may write, soft limit only (so that it can be raised
+ * again from here without privileges): a disk that fills, then has room again. */
+static void set_file_limit(const daemon_proc *d, rlim_t limit)
+{
+    const struct rlimit r = {limit, RLIM_INFINITY};
+    assert_int_equal(prlimit(d->pid, RLIMIT_FSIZE, &r, NULL), 0);
+}
+
+/* Polls the daemon's status for "writable":WANT, for at most 30 s. */
+static void wait_store_writable(const daemon_proc *d, const char *want)
+{
+    for (int i = 0; i < 300; i++) {
+        if (strstr(ask(d->socket, "{\"op\":\"status\"}"), want))
+            return;
+        usleep(100 * 1000);
+    }
+    fail_msg("status never said %s", want);
+}
+
+/* The disk fills under a running job: the job pauses where the store last kept it, status
+ * says why, new jobs are refused, and once there is room again the job resumes and ends
+ * done, answered to `status`, with every variant measured. Before, it stayed "running" in
+ * the store for good, tune --wait never returned, and its results were lost. */
+static void test_a_full_disk_pauses_jobs_until_there_is_room(void **state)
+{
+    (void)state;
+    daemon_proc d = {.file_limit = RLIM_INFINITY};
+    start_daemon(&d, "");
+    const off_t db = file_size(d.dir, "fdtuned.db"), wal = file_size(d.dir, "fdtuned.db-wal");
+    set_file_limit(&d, (rlim_t)(db > wal ? db : wal) + 24 * 1024);
+    assert_contains(ask(d.socket, "{\"op\":\"tune\",\"nx\":33,\"ny\":17,\"nz\":11,"
+                                  "\"family\":\"naive\",\"subset\":40}"),
+                    "\"job\":1");
+    wait_store_writable(&d, "\"writable\":false");
+    assert_contains(ask(d.socket, "{\"op\":\"status\"}"), "cannot store job 1's");
+    assert_contains(ask(d.socket, "{\"op\":\"tune\",\"nx\":20,\"ny\":20,\"nz\":20}"),
+                    "\"code\":\"store_unwritable\"");
+    set_file_limit(&d, RLIM_INFINITY);
+    wait_store_writable(&d, "\"writable\":true");
+    wait_job(d.socket, 1);
+    const char *a = ask(d.socket, "{\"op\":\"status\",\"job\":1}");
+    assert_contains(a, "\"state\":\"done\"");
+    assert_contains(a, "\"total\":40,\"done\":40");
+    const int status = stop_daemon(&d);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* What follows shutdown on its connection, even in the same write, is refused: the daemon
  * is stopping, and a job queued then would be answered ok and never run. */
 static void test_requests_after_shutdown_are_refused(void **state)
@@ -691,6 +746,7 @@ int main(void)
         cmocka_unit_test(test_requests_after_shutdown_are_refused),
         cmocka_unit_test(test_batch_is_all_or_nothing_on_a_full_disk),
         cmocka_unit_test(test_queries_answered_behind_a_big_batch),
+        cmocka_unit_test(test_a_full_disk_pauses_jobs_until_there_is_room),
         cmocka_unit_test(test_a_paused_daemon_keeps_its_workers),
         cmocka_unit_test(test_second_daemon_refuses_live_socket),
         cmocka_unit_test(test_stored_results_survive),

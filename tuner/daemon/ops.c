@@ -590,6 +590,12 @@ static int daemon_status(op_ctx *c)
     json_object_set_new(c->ans, "kernels", json_string(fdt_kernels_version()));
     json_object_set_new(c->ans, "jobs", jobs);
     json_object_set_new(c->ans, "workers", fdt_scheduler_lanes_json(c->d));
+    int64_t since;
+    const char *fault = fdt_scheduler_store_fault(c->d, &since);
+    json_object_set_new(c->ans, "store",
+                        fault ? json_pack("{s:b, s:s, s:I}", "writable", 0, "error", fault,
+                                          "since", (json_int_t)since)
+                              : json_pack("{s:b}", "writable", 1));
     return 0;
 }
 
@@ -681,6 +687,19 @@ static int op_export(op_ctx *c)
     return fdt_export(c->d, c->req, c->ans, &c->code, c->message, sizeof c->message);
 }
 
+/* While the store refuses writes (a full disk), nothing that would write is accepted, as
+ * Redis refuses writes when it cannot save; what is stored is still served. */
+static int store_refuses(op_ctx *c)
+{
+    int64_t since;
+    const char *why = fdt_scheduler_store_fault(c->d, &since);
+    if (!why)
+        return 0;
+    return fail(c, "store_unwritable",
+                "the store refuses writes since %lld s ago (%s); jobs resume once it takes them",
+                (long long)((int64_t)time(NULL) - since), why);
+}
+
 typedef struct op {
     const char *name;
     int (*run)(op_ctx *c);
@@ -712,6 +731,8 @@ static int dispatch(op_ctx *c)
                         ops[i].name, (int)getuid());
         if (ops[i].admin && (c->d->stopping || c->d->stop_asked))
             return fail(c, "shutting_down", "the daemon is stopping");
+        if (ops[i].admin && ops[i].run != op_shutdown && store_refuses(c))
+            return -1;
         return ops[i].run(c);
     }
     return fail(c, "unknown_op", "unknown op '%.64s'", json_string_value(name));

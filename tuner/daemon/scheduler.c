@@ -22,6 +22,8 @@
 #define CHUNK FDT_SEARCH_BATCH_MAX
 /* A worker that dies is started again after this pause, so a crash loop does not spin. */
 #define RESTART_DELAY_MS 200
+/* While the store refuses writes, how often it is tried again. */
+#define STORE_RETRY_MS 2000
 
 typedef enum lane_state { LANE_DOWN, LANE_STARTING, LANE_IDLE, LANE_BUSY } lane_state;
 
@@ -48,6 +50,11 @@ struct fdt_scheduler {
     fdt_daemon *d;
     lane *lanes;
     size_t nlanes;
+    /* The store refused a job's write (a full disk): every job is paused, left in the store
+     * as its last write left it, and new ones are refused, until a write goes through. */
+    char store_fault[256]; /* why, empty when the store takes writes */
+    int64_t store_fault_since;
+    uv_timer_t store_retry;
 };
 
 static void start_worker(lane *l);
@@ -86,12 +93,16 @@ static void close_search(lane *l)
     l->nchunk = 0;
 }
 
+static void pause_on_store_fault(fdt_scheduler *s, const char *what);
+
 static void save_job(lane *l)
 {
     fdt_daemon *d = l->s->d;
-    if (fdt_store_job_update(d->store, &l->job) != 0)
-        fdt_log("job %lld: cannot store its progress: %s", (long long)l->job.id,
-                fdt_store_error(d->store));
+    char what[64];
+    if (fdt_store_job_update(d->store, &l->job) == 0)
+        return;
+    snprintf(what, sizeof what, "job %lld's progress", (long long)l->job.id);
+    pause_on_store_fault(l->s, what);
 }
 
 /* Ends the lane's job in a final state; the worker stays for the next job. */
@@ -318,7 +329,7 @@ static void take_next_job(lane *l)
 
 void fdt_scheduler_kick(fdt_daemon *d)
 {
-    if (d->stopping)
+    if (d->stopping || d->scheduler->store_fault[0])
         return;
     for (size_t i = 0; i < d->scheduler->nlanes; i++) {
         lane *l = &d->scheduler->lanes[i];
@@ -337,23 +348,20 @@ static void store_result(lane *l, json_t *ev)
         return;
     }
     r.job_id = l->job.id;
-    const int stored = fdt_store_result_add(d->store, l->s->d->devices[l->device].id,
-                                            &l->job.key, fdt_kernels_version(), &r) == 0;
-    if (!stored)
-        fdt_log("job %lld: cannot store %s: %s", (long long)l->job.id, r.variant,
-                fdt_store_error(d->store));
-    else
-        l->crashes = 0;
+    if (fdt_store_result_add(d->store, l->s->d->devices[l->device].id, &l->job.key,
+                             fdt_kernels_version(), &r) != 0) {
+        char what[FDT_VARIANT_NAME_MAX + 32];
+        snprintf(what, sizeof what, "job %lld's result of %s", (long long)l->job.id, r.variant);
+        pause_on_store_fault(l->s, what); /* measured again once the store takes it */
+        return;
+    }
+    l->crashes = 0;
     if (r.leader)
         return;
-    /* The search moves on even when the row could not be stored: measuring the variant
-     * again would not store it either, and the job would never end. */
     if (l->search)
         fdt_job_search_feed(l->search, r.variant, fdt_result_row_speed(&r));
-    if (stored) {
-        count_result(&l->job, &r);
-        save_job(l);
-    }
+    count_result(&l->job, &r);
+    save_job(l);
 }
 
 static void store_code(lane *l, json_t *ev)
@@ -590,6 +598,66 @@ static void start_worker(lane *l)
     l->state = LANE_STARTING;
 }
 
+/* A write goes through again: the paused jobs, still 'running' in the store where their
+ * last write left them, go back to the queue and resume from their stored results. The
+ * device's last-seen time is written first, so that the probe is a real write even when
+ * no job was left running. */
+static void on_store_retry(uv_timer_t *t)
+{
+    fdt_scheduler *s = t->data;
+    fdt_daemon *d = s->d;
+    int64_t id;
+    fdt_balance balance;
+    int requeued = -1;
+    if (fdt_store_device_upsert(d->store, &d->devices[0].info, &id, &balance) == 0)
+        requeued = fdt_store_jobs_requeue_running(d->store);
+    if (requeued < 0)
+        return; /* still refused; the next tick tries again */
+    fdt_log("the store takes writes again (refused since %lld s ago): %d job(s) resume",
+            (long long)(now_s() - s->store_fault_since), requeued);
+    s->store_fault[0] = '\0';
+    uv_timer_stop(&s->store_retry);
+    fdt_scheduler_kick(d);
+}
+
+/* Stops every lane's job where the store last kept it and its worker with it: a job that
+ * cannot store what it measures would measure for nothing, and its end could not be kept
+ * either. The true reason is logged and shown by status; new jobs are refused meanwhile. */
+static void pause_on_store_fault(fdt_scheduler *s, const char *what)
+{
+    fdt_daemon *d = s->d;
+    fdt_log("cannot store %s: %s", what, fdt_store_error(d->store));
+    if (s->store_fault[0])
+        return;
+    snprintf(s->store_fault, sizeof s->store_fault, "cannot store %s: %s", what,
+             fdt_store_error(d->store));
+    s->store_fault_since = now_s();
+    fdt_log("the store refuses writes: every job paused, new ones refused, until a write goes "
+            "through (tried every %d ms)", STORE_RETRY_MS);
+    for (size_t i = 0; i < s->nlanes; i++) {
+        lane *l = &s->lanes[i];
+        fdt_worker *w = l->worker;
+        if (!l->has_job)
+            continue;
+        l->has_job = 0;
+        close_search(l);
+        if (w) {
+            detach_worker(l);
+            fdt_worker_stop(w); /* its variant in flight is measured again on resuming */
+        }
+    }
+    uv_timer_start(&s->store_retry, on_store_retry, STORE_RETRY_MS, STORE_RETRY_MS);
+}
+
+const char *fdt_scheduler_store_fault(fdt_daemon *d, int64_t *since)
+{
+    fdt_scheduler *s = d->scheduler;
+    if (!s || !s->store_fault[0])
+        return NULL;
+    *since = s->store_fault_since;
+    return s->store_fault;
+}
+
 int fdt_scheduler_cancel(fdt_daemon *d, int64_t job_id)
 {
     for (size_t i = 0; i < d->scheduler->nlanes; i++) {
@@ -633,6 +701,7 @@ void fdt_scheduler_stop(fdt_daemon *d)
             fdt_worker_stop(l->worker);
         uv_close((uv_handle_t *)&l->restart, NULL);
     }
+    uv_close((uv_handle_t *)&d->scheduler->store_retry, NULL);
 }
 
 void fdt_scheduler_free(fdt_daemon *d)
@@ -664,6 +733,8 @@ int fdt_scheduler_init(fdt_daemon *d, char *err, size_t errlen)
     s->d = d;
     s->lanes = lanes;
     s->nlanes = d->ndevices;
+    uv_timer_init(d->loop, &s->store_retry);
+    s->store_retry.data = s;
     for (size_t i = 0; i < s->nlanes; i++) {
         lanes[i] = (lane){.s = s, .device = i};
         uv_timer_init(d->loop, &lanes[i].restart);

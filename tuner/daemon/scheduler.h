@@ -20,6 +20,9 @@ int fdt_scheduler_cancel(fdt_daemon *d, int64_t job_id);
 json_t *fdt_scheduler_lanes_json(fdt_daemon *d);
 /* The lane state of device i: "idle", "busy", "starting", "down". */
 const char *fdt_scheduler_lane_state(fdt_daemon *d, size_t device);
+/* Why the store refuses writes (a full disk), and since when (unix s); NULL while it takes
+ * them. Meanwhile every job is paused and new ones are refused. */
+const char *fdt_scheduler_store_fault(fdt_daemon *d, int64_t *since);
 /* Stops every worker; jobs they were running go back to the queue. The loop ends once the
  * workers are gone. */
 void fdt_scheduler_stop(fdt_daemon *d);
