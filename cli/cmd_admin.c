@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd_daemon.h"
 #include "commands.h"
@@ -302,38 +303,103 @@ static int export_option(int opt, const char *arg, void *ctx)
     return -1;
 }
 
-/* The exported rows as a JSON array, one row per line. */
-static void write_rows(const json_t *rows, FILE *out)
+/* Where the pages go: the output is opened at the first page, so that an export the
+ * daemon refuses leaves no file behind. */
+typedef struct export_out {
+    const export_args *args;
+    FILE *out;
+    long long rows;   /* JSON rows written so far: each after the first needs a comma */
+} export_out;
+
+static int is_json(const export_out *o)
 {
-    fputs("[", out);
-    size_t i;
-    const json_t *row;
-    json_array_foreach(rows, i, row) {
-        fputs(i ? ",\n" : "\n", out);
-        json_dumpf(row, out, JSON_COMPACT);
-    }
-    fputs("\n]\n", out);
+    return strcmp(o->args->format, "json") == 0;
 }
 
-static int show_export(const json_t *answer, void *ctx)
+static int open_output(export_out *o)
 {
-    const export_args *e = ctx;
-    FILE *out = e->output ? fopen(e->output, "w") : stdout;
-    if (!out) {
-        fprintf(stderr, "fdtune export: cannot write %s: %s\n", e->output, strerror(errno));
-        return FDT_EXIT_FAILED;
-    }
-    if (strcmp(fdt_jstr(answer, "format"), "csv") == 0)
-        fputs(fdt_jstr(answer, "data"), out);
-    else
-        write_rows(json_object_get(answer, "rows"), out);
-    const int failed = out == stdout ? fflush(out) != 0 || ferror(out) : fclose(out) != 0;
-    if (failed) {
-        fprintf(stderr, "fdtune export: writing %s: %s\n", e->output ? e->output : "the output",
+    if (o->out)
+        return 0;
+    o->out = o->args->output ? fopen(o->args->output, "w") : stdout;
+    if (!o->out) {
+        fprintf(stderr, "fdtune export: cannot write %s: %s\n", o->args->output,
                 strerror(errno));
-        return FDT_EXIT_FAILED;
+        return -1;
     }
-    return FDT_EXIT_OK;
+    if (is_json(o))
+        fputs("[", o->out);
+    return 0;
+}
+
+/* One page, written as it came: CSV text as the daemon made it (the first page begins with
+ * the header), JSON rows one per line inside one array. */
+static int write_page(export_out *o, const json_t *answer)
+{
+    if (open_output(o) != 0)
+        return -1;
+    if (!is_json(o)) {
+        fputs(fdt_jstr(answer, "data"), o->out);
+        return 0;
+    }
+    size_t i;
+    const json_t *row;
+    json_array_foreach(json_object_get(answer, "rows"), i, row) {
+        fputs(o->rows++ ? ",\n" : "\n", o->out);
+        json_dumpf(row, o->out, JSON_COMPACT);
+    }
+    return 0;
+}
+
+/* Ends the output. A file of an export that failed part way is removed: a truncated export
+ * must never pass for a whole one. */
+static int close_output(export_out *o, int ok)
+{
+    if (!o->out)
+        return 0;
+    if (ok && is_json(o))
+        fputs("\n]\n", o->out);
+    const int failed = o->out == stdout ? fflush(o->out) != 0 || ferror(o->out)
+                                        : fclose(o->out) != 0;
+    if (ok && failed)
+        fprintf(stderr, "fdtune export: writing %s: %s\n",
+                o->args->output ? o->args->output : "the output", strerror(errno));
+    if ((!ok || failed) && o->args->output)
+        unlink(o->args->output);
+    return failed ? -1 : 0;
+}
+
+static json_t *export_request(const export_args *e, const json_t *after)
+{
+    json_t *req = fdt_request("export");
+    json_object_set_new(req, "what", json_string(e->what));
+    json_object_set_new(req, "format", json_string(e->format));
+    if (after)
+        json_object_set_new(req, "after", json_deep_copy(after));
+    return req;
+}
+
+/* Asks for page after page, each starting where the last ended ("next"), and writes each
+ * as it arrives: the rows are never all in memory, here or in the daemon. */
+static int export_pages(fdt_client *c, const export_args *e)
+{
+    export_out o = {.args = e};
+    json_t *answer = NULL, *next = NULL;
+    int rc;
+    do {
+        rc = fdt_client_call(c, export_request(e, next), &answer);
+        json_decref(next);
+        next = NULL;
+        if (rc == FDT_EXIT_OK && !c->json && write_page(&o, answer) != 0)
+            rc = FDT_EXIT_FAILED;
+        if (rc == FDT_EXIT_OK)
+            next = json_incref(json_object_get(answer, "next"));
+        json_decref(answer);
+    } while (rc == FDT_EXIT_OK && next);
+    if (rc == FDT_EXIT_OK && !c->json && open_output(&o) != 0) /* no page wrote: empty */
+        rc = FDT_EXIT_FAILED;
+    if (close_output(&o, rc == FDT_EXIT_OK) != 0 && rc == FDT_EXIT_OK)
+        rc = FDT_EXIT_FAILED;
+    return rc;
 }
 
 int fdt_cmd_export(int argc, char **argv)
@@ -349,8 +415,10 @@ int fdt_cmd_export(int argc, char **argv)
     if (a.json && e.output)
         return fdt_usage_error("export", "--json prints the answer line itself; it does not "
                                "go with -o");
-    json_t *req = fdt_request("export");
-    json_object_set_new(req, "what", json_string(e.what));
-    json_object_set_new(req, "format", json_string(e.format));
-    return fdt_client_run("export", &a, req, show_export, &e);
+    fdt_client c;
+    int rc = fdt_client_open(&c, "export", &a);
+    if (rc == FDT_EXIT_OK)
+        rc = export_pages(&c, &e);
+    fdt_client_close(&c);
+    return rc;
 }

@@ -74,11 +74,20 @@ static const char *const statements[ST_COUNT] = {
         "SELECT job_id FROM results WHERE device_id = ? AND stencil = ? AND radius = ? "
         "AND precision = ? AND nx = ? AND ny = ? AND nz = ? AND cache = ? AND leader = 0 "
         "GROUP BY job_id ORDER BY count(*) DESC, job_id DESC LIMIT 1",
-    [ST_RESULTS_ALL] =
-        "SELECT " RESULT_COLUMNS ", device_id, " KEY_COLUMNS " FROM results ORDER BY id",
+    /* Exports read in pages, each one short query that starts where the last ended (keyset,
+     * never OFFSET, which would read every row before the page again). */
+    [ST_RESULTS_PAGE] =
+        "SELECT id, " RESULT_COLUMNS ", device_id, " KEY_COLUMNS " FROM results "
+        "WHERE id > ? ORDER BY id LIMIT ?",
     [ST_BEST_ALL] =
         "SELECT " BEST_COLUMNS " FROM best "
         "ORDER BY device_id, stencil, radius, precision, cache, nx, ny, nz",
+    /* The primary key's order; the parameters are the device and bind_key's order. */
+    [ST_BEST_PAGE] =
+        "SELECT " BEST_COLUMNS " FROM best "
+        "WHERE (device_id, stencil, radius, precision, cache, nx, ny, nz) > "
+        "(?1, ?2, ?3, ?4, ?8, ?5, ?6, ?7) "
+        "ORDER BY device_id, stencil, radius, precision, cache, nx, ny, nz LIMIT ?9",
     [ST_CODE_GET] = "SELECT code FROM code_cache WHERE key = ?",
 
     [ST_DEVICE_UPSERT] =

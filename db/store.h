@@ -159,14 +159,20 @@ int fdt_store_fullest_job(fdt_store *s, int64_t device_id, const fdt_key *key,
 
 /* Best. Upsert replaces the row of (device, key). */
 int fdt_store_best_put(fdt_store *s, const fdt_best *b);
-/* Every best row: the daemon keeps them in memory for queries, and exports them. */
+/* Every best row: the daemon keeps them in memory for queries. */
 int fdt_store_best_all(fdt_store *s, fdt_best **out, size_t *count);
-/* Every result row with its device and key, for export: calls row() for each; stops early
- * when it returns nonzero. */
-int fdt_store_results_each(fdt_store *s,
-                           int (*row)(void *ctx, int64_t device_id, const fdt_key *key,
-                                      const fdt_result_row *r),
+/* A result row as an export reads it: id orders the rows and is the next page's start. */
+typedef int (*fdt_result_fn)(void *ctx, int64_t id, int64_t device_id, const fdt_key *key,
+                             const fdt_result_row *r);
+/* One page of an export: the result rows whose id is above after (0: from the first), in
+ * id order, at most limit; calls row() for each and stops early when it returns nonzero.
+ * Each page is one short query, so an export never holds the store or memory for long. */
+int fdt_store_results_page(fdt_store *s, int64_t after, size_t limit, fdt_result_fn row,
                            void *ctx);
+/* One page of the best rows: those whose (device, key) comes after after's (NULL: from the
+ * first), in that order, at most limit; *out malloc'd. */
+int fdt_store_best_page(fdt_store *s, const fdt_best *after, size_t limit, fdt_best **out,
+                        size_t *count);
 
 /* Code cache. key: fdt_code_key's text. get: 1 found (*code malloc'd), 0 missing, -1 error. */
 int fdt_store_code_get(fdt_store *s, const char *key, fdt_code *code);

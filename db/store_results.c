@@ -132,26 +132,27 @@ int fdt_store_job_results(fdt_store *s, int64_t job_id, fdt_result_row **out, si
     return 0;
 }
 
-int fdt_store_results_each(fdt_store *s,
-                           int (*row)(void *ctx, int64_t device_id, const fdt_key *key,
-                                      const fdt_result_row *r),
+int fdt_store_results_page(fdt_store *s, int64_t after, size_t limit, fdt_result_fn row,
                            void *ctx)
 {
     binder b;
     int rc;
-    if (stmt_start(s, ST_RESULTS_ALL, &b) != 0)
+    if (stmt_start(s, ST_RESULTS_PAGE, &b) != 0)
         return -1;
+    bind_int(&b, after);
+    bind_limit(&b, limit);
     while ((rc = stmt_step(&b)) == SQLITE_ROW) {
         reader c = {b.st, 0};
         fdt_result_row r;
         fdt_key key;
+        const int64_t id = col_int(&c);
         col_result(&c, &r);
         const int64_t device_id = col_int(&c);
         if (col_key(s, &c, &key) != 0) {
             rc = REPORTED;
             break;
         }
-        if (row(ctx, device_id, &key, &r) != 0) {
+        if (row(ctx, id, device_id, &key, &r) != 0) {
             rc = SQLITE_DONE;
             break;
         }
@@ -223,6 +224,29 @@ int fdt_store_best_all(fdt_store *s, fdt_best **out, size_t *count)
     void *rows;
     if (stmt_start(s, ST_BEST_ALL, &b) != 0 ||
         stmt_fetch_all(s, &b, sizeof **out, read_best, NULL, &rows, count) != 0)
+        return -1;
+    *out = rows;
+    return 0;
+}
+
+int fdt_store_best_page(fdt_store *s, const fdt_best *after, size_t limit, fdt_best **out,
+                        size_t *count)
+{
+    binder b;
+    void *rows;
+    if (stmt_start(s, ST_BEST_PAGE, &b) != 0)
+        return -1;
+    if (after) {
+        bind_int(&b, after->device_id);
+        bind_key(&b, &after->key);
+    } else {
+        /* Below every row: device ids start at 1, and the rest of the key is not compared. */
+        const fdt_key none = {0};
+        bind_int(&b, 0);
+        bind_key(&b, &none);
+    }
+    bind_limit(&b, limit);
+    if (stmt_fetch_all(s, &b, sizeof **out, read_best, NULL, &rows, count) != 0)
         return -1;
     *out = rows;
     return 0;

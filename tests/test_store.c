@@ -533,15 +533,17 @@ static fdt_store *store_with_job(void **state, int64_t *device_id, fdt_job *job)
 
 typedef struct export_seen {
     int rows, stop_after;
-    int64_t device_id;
+    int64_t device_id, last_id;
     fdt_key key;
 } export_seen;
 
-static int on_export_row(void *ctx, int64_t device_id, const fdt_key *key,
+static int on_export_row(void *ctx, int64_t id, int64_t device_id, const fdt_key *key,
                          const fdt_result_row *r)
 {
     export_seen *seen = ctx;
     assert_true(r->job_id > 0);
+    assert_true(id > seen->last_id); /* in id order: the next page starts after the last */
+    seen->last_id = id;
     seen->device_id = device_id;
     seen->key = *key;
     return ++seen->rows == seen->stop_after;
@@ -602,15 +604,24 @@ static void test_results(void **state)
     fdt_store_names_free(names, n);
 
     export_seen seen = {0};
-    assert_int_equal(fdt_store_results_each(s, on_export_row, &seen), 0);
+    assert_int_equal(fdt_store_results_page(s, 0, 1000, on_export_row, &seen), 0);
     assert_int_equal(seen.rows, 6);
     assert_int_equal(seen.device_id, device_id);
     assert_int_equal(seen.key.problem.nz, 512);
     assert_int_equal(seen.key.problem.precision, FDT_DOUBLE);
     assert_int_equal(seen.key.problem.cache, FDT_CACHE_HOT);
     seen = (export_seen){.stop_after = 2};
-    assert_int_equal(fdt_store_results_each(s, on_export_row, &seen), 0);
+    assert_int_equal(fdt_store_results_page(s, 0, 1000, on_export_row, &seen), 0);
     assert_int_equal(seen.rows, 2);
+    /* Pages: at most limit rows, each page starting after the last id of the one before. */
+    seen = (export_seen){0};
+    assert_int_equal(fdt_store_results_page(s, 0, 4, on_export_row, &seen), 0);
+    assert_int_equal(seen.rows, 4);
+    const int64_t fourth = seen.last_id;
+    assert_int_equal(fdt_store_results_page(s, fourth, 4, on_export_row, &seen), 0);
+    assert_int_equal(seen.rows, 6);
+    assert_int_equal(fdt_store_results_page(s, seen.last_id, 4, on_export_row, &seen), 0);
+    assert_int_equal(seen.rows, 6);
 
     /* The warm start's question: the job that measured the problem most fully; leader
      * rows do not count, another problem's rows even less. */
@@ -689,6 +700,24 @@ static void test_best(void **state)
     assert_int_equal(rows[3].state, FDT_CACHE_PERSIST); /* a state follows its key */
     assert_int_equal(rows[2].state, FDT_CACHE_HOT);
     assert_int_equal(rows[4].key.problem.precision, FDT_FLOAT);
+
+    /* Pages of two walk the same order, each starting after the last row of the one before. */
+    fdt_best *page, after = {0};
+    size_t seen = 0;
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(fdt_store_best_page(s, k ? &after : NULL, 2, &page, &n), 0);
+        assert_int_equal(n, k < 2 ? 2 : 1);
+        for (size_t i = 0; i < n; i++, seen++) {
+            assert_int_equal(page[i].key.problem.cache, rows[seen].key.problem.cache);
+            assert_int_equal(page[i].key.problem.nx, rows[seen].key.problem.nx);
+            assert_string_equal(page[i].variant, rows[seen].variant);
+        }
+        after = page[n - 1];
+        free(page);
+    }
+    assert_int_equal(fdt_store_best_page(s, &after, 2, &page, &n), 0);
+    assert_int_equal(n, 0);
+    free(page);
     free(rows);
     fdt_store_close(s);
 }
@@ -769,7 +798,7 @@ static void test_migrates_version_1(void **state)
     assert_string_equal(job.strategy, "exhaustive");
     assert_false(job.has_warm);
     export_seen seen = {0};
-    assert_int_equal(fdt_store_results_each(s, on_export_row, &seen), 0);
+    assert_int_equal(fdt_store_results_page(s, 0, 1000, on_export_row, &seen), 0);
     assert_int_equal(seen.rows, 1);
     fdt_best *rows;
     size_t n;
@@ -824,7 +853,7 @@ static void test_migrates_version_3(void **state)
     assert_string_equal(job.warm, "3,5");
     assert_near(job.spent_s, 2.5, 1e-9);
     export_seen seen = {0};
-    assert_int_equal(fdt_store_results_each(s, on_export_row, &seen), 0);
+    assert_int_equal(fdt_store_results_page(s, 0, 1000, on_export_row, &seen), 0);
     assert_int_equal(seen.rows, 1);
     fdt_best persist = best_of(1, key_of(64, FDT_DOUBLE, FDT_CACHE_PERSIST), "zvec:16x16x1:mz4",
                                120);
@@ -883,7 +912,7 @@ static void test_migrates_version_4(void **state)
     assert_int_equal(fdt_store_job_get(s, 7, &job), 1);
     assert_string_equal(job.strategy, "guided");
     export_seen seen = {0};
-    assert_int_equal(fdt_store_results_each(s, on_export_row, &seen), 0);
+    assert_int_equal(fdt_store_results_page(s, 0, 1000, on_export_row, &seen), 0);
     assert_int_equal(seen.rows, 1);
     fdt_best *rows;
     assert_int_equal(fdt_store_best_all(s, &rows, &n), 0);

@@ -1,19 +1,40 @@
 /* export.c - rows of the store as JSON objects, and CSV written from the same objects, so
- * that both formats always carry the same columns in the same order. */
+ * that both formats always carry the same columns in the same order.
+ *
+ * An export is answered one page at a time, as Redis's SCAN is: each request reads at most
+ * FDT_EXPORT_PAGE_MAX rows with one short keyset query and answers them with a cursor the
+ * client sends back for the next page. The daemon keeps nothing between pages, so memory is
+ * one page whatever the store's size, other clients are answered between pages, and a
+ * client that goes away mid-export leaves nothing behind. */
 #include "daemon/export.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct exporter {
+/* The columns in the order the rows' objects are built in; CSV's header and fields. */
+static const char *const best_columns[] = {
+    "fingerprint", "device", "stencil", "radius", "precision", "nx", "ny", "nz", "cache",
+    "state", "variant", "gbps", "median_ms", "copy_gbps", "interior_copy_gbps",
+    "kernel1_gbps", "kernels", "job", "updated", NULL};
+static const char *const result_columns[] = {
+    "fingerprint", "device", "stencil", "radius", "precision", "nx", "ny", "nz", "cache",
+    "job", "variant", "status", "leader", "median_ms", "min_ms", "q1_ms", "q3_ms", "samples",
+    "reps", "gbps", "compile_ms", "vgprs", "sgprs", "scratch_bytes", "shared_bytes",
+    "message", NULL};
+
+typedef struct page {
     fdt_device_row *devices;
     size_t ndevices;
+    size_t limit;     /* rows answered; one more is read to know whether more follow */
     json_t *rows;
-} exporter;
+    int64_t last_id;  /* results: the id of the last row answered */
+    int more;         /* a row beyond the page exists */
+} page;
 
 /* The stored device of a row; NULL for one the store no longer lists. */
-static const fdt_device_row *device_of(const exporter *e, int64_t id)
+static const fdt_device_row *device_of(const page *e, int64_t id)
 {
     for (size_t i = 0; i < e->ndevices; i++)
         if (e->devices[i].id == id)
@@ -21,7 +42,7 @@ static const fdt_device_row *device_of(const exporter *e, int64_t id)
     return NULL;
 }
 
-static json_t *key_json(const exporter *e, int64_t device_id, const fdt_key *k)
+static json_t *key_json(const page *e, int64_t device_id, const fdt_key *k)
 {
     const fdt_problem *p = &k->problem;
     const fdt_device_row *dev = device_of(e, device_id);
@@ -32,33 +53,28 @@ static json_t *key_json(const exporter *e, int64_t device_id, const fdt_key *k)
                      "cache", fdt_cache_mode_name(p->cache));
 }
 
-static int add_best_rows(fdt_daemon *d, exporter *e)
+static json_t *best_json(const page *e, const fdt_best *b)
 {
-    fdt_best *rows = NULL;
-    size_t n = 0;
-    if (fdt_store_best_all(d->store, &rows, &n) != 0)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        const fdt_best *b = &rows[i];
-        json_t *row = key_json(e, b->device_id, &b->key);
-        json_t *rest = json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:I, s:I}",
-                                 "state", fdt_cache_mode_name(b->state), "variant", b->variant,
-                                 "gbps", b->gbps, "median_ms", b->median_ms, "copy_gbps",
-                                 b->copy_gbps, "interior_copy_gbps", b->interior_copy_gbps,
-                                 "kernel1_gbps", b->kernel1_gbps, "kernels", b->kernels, "job",
-                                 (json_int_t)b->job_id, "updated", (json_int_t)b->updated);
-        json_object_update(row, rest);
-        json_decref(rest);
-        json_array_append_new(e->rows, row);
-    }
-    free(rows);
-    return 0;
+    json_t *row = key_json(e, b->device_id, &b->key);
+    json_t *rest = json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:I, s:I}", "state",
+                             fdt_cache_mode_name(b->state), "variant", b->variant, "gbps",
+                             b->gbps, "median_ms", b->median_ms, "copy_gbps", b->copy_gbps,
+                             "interior_copy_gbps", b->interior_copy_gbps, "kernel1_gbps",
+                             b->kernel1_gbps, "kernels", b->kernels, "job",
+                             (json_int_t)b->job_id, "updated", (json_int_t)b->updated);
+    json_object_update(row, rest);
+    json_decref(rest);
+    return row;
 }
 
-static int add_result_row(void *ctx, int64_t device_id, const fdt_key *key,
+static int add_result_row(void *ctx, int64_t id, int64_t device_id, const fdt_key *key,
                           const fdt_result_row *r)
 {
-    exporter *e = ctx;
+    page *e = ctx;
+    if (json_array_size(e->rows) == e->limit) {
+        e->more = 1;
+        return 1;
+    }
     json_t *row = key_json(e, device_id, key);
     json_t *rest = json_pack("{s:I, s:s, s:s, s:b, s:f, s:f, s:f, s:f, s:i, s:i, s:f, s:f, "
                              "s:i, s:i, s:i, s:i, s:s}",
@@ -72,6 +88,7 @@ static int add_result_row(void *ctx, int64_t device_id, const fdt_key *key,
     json_object_update(row, rest);
     json_decref(rest);
     json_array_append_new(e->rows, row);
+    e->last_id = id;
     return 0;
 }
 
@@ -93,6 +110,8 @@ static void csv_field(FILE *out, json_t *v)
         fputc('"', out);
     } else if (json_is_true(v) || json_is_false(v)) {
         fputs(json_is_true(v) ? "1" : "0", out);
+    } else if (json_is_integer(v)) {
+        fprintf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v)); /* most fields: no malloc */
     } else {
         char *text = json_dumps(v, JSON_ENCODE_ANY);
         fputs(text ? text : "", out);
@@ -100,20 +119,22 @@ static void csv_field(FILE *out, json_t *v)
     }
 }
 
-static char *csv(json_t *rows, const char *const *columns, size_t ncolumns)
+/* The page's rows as CSV lines, after the header line when with_header. */
+static char *csv(json_t *rows, const char *const *columns, int with_header)
 {
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
     if (!out)
         return NULL;
-    for (size_t c = 0; c < ncolumns; c++)
+    for (size_t c = 0; with_header && columns[c]; c++)
         fprintf(out, "%s%s", c ? "," : "", columns[c]);
-    fputc('\n', out);
+    if (with_header)
+        fputc('\n', out);
     size_t i;
     json_t *row;
     json_array_foreach(rows, i, row) {
-        for (size_t c = 0; c < ncolumns; c++) {
+        for (size_t c = 0; columns[c]; c++) {
             if (c)
                 fputc(',', out);
             csv_field(out, json_object_get(row, columns[c]));
@@ -122,19 +143,6 @@ static char *csv(json_t *rows, const char *const *columns, size_t ncolumns)
     }
     fclose(out);
     return text;
-}
-
-/* The column order of the first row's object, which every row shares. */
-static size_t columns_of(json_t *rows, const char **columns, size_t cap)
-{
-    size_t n = 0;
-    const char *key;
-    json_t *v;
-    json_object_foreach(json_array_get(rows, 0), key, v) {
-        if (n < cap)
-            columns[n++] = key;
-    }
-    return n;
 }
 
 static int pick(json_t *req, const char *name, const char *a, const char *b, int *second)
@@ -151,37 +159,143 @@ static int pick(json_t *req, const char *name, const char *a, const char *b, int
     return strcmp(json_string_value(v), b) == 0 ? 0 : -1;
 }
 
+/* A best row's cursor: its device and key in the table's order. */
+static json_t *best_cursor(const fdt_best *b)
+{
+    const fdt_problem *p = &b->key.problem;
+    return json_pack("[I, s, i, s, s, i, i, i]", (json_int_t)b->device_id, b->key.stencil,
+                     p->radius, fdt_precision_name(p->precision), fdt_cache_mode_name(p->cache),
+                     p->nx, p->ny, p->nz);
+}
+
+static int int_at(json_t *a, size_t i, int *out)
+{
+    json_t *v = json_array_get(a, i);
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > INT32_MAX)
+        return -1;
+    *out = (int)json_integer_value(v);
+    return 0;
+}
+
+/* The inverse of best_cursor; -1 for anything it could not have made. */
+static int parse_best_cursor(json_t *a, fdt_best *b)
+{
+    const char *stencil = json_string_value(json_array_get(a, 1));
+    const char *precision = json_string_value(json_array_get(a, 3));
+    const char *cache = json_string_value(json_array_get(a, 4));
+    fdt_problem *p = &b->key.problem;
+    int device;
+    memset(b, 0, sizeof *b);
+    if (json_array_size(a) != 8 || !stencil || !precision || !cache || int_at(a, 0, &device) ||
+        int_at(a, 2, &p->radius) || int_at(a, 5, &p->nx) || int_at(a, 6, &p->ny) ||
+        int_at(a, 7, &p->nz) || fdt_precision_parse(precision, &p->precision) ||
+        fdt_cache_mode_parse(cache, &p->cache))
+        return -1;
+    b->device_id = device;
+    fdt_copy_text(b->key.stencil, sizeof b->key.stencil, stencil);
+    return 0;
+}
+
+static int best_page(fdt_daemon *d, page *e, json_t *after, json_t **next)
+{
+    fdt_best from, *rows = NULL;
+    size_t n = 0;
+    if (after && parse_best_cursor(after, &from) != 0)
+        return 1;
+    if (fdt_store_best_page(d->store, after ? &from : NULL, e->limit + 1, &rows, &n) != 0)
+        return -1;
+    e->more = n > e->limit;
+    for (size_t i = 0; i < n && i < e->limit; i++)
+        json_array_append_new(e->rows, best_json(e, &rows[i]));
+    if (e->more)
+        *next = best_cursor(&rows[e->limit - 1]);
+    free(rows);
+    return 0;
+}
+
+static int results_page(fdt_daemon *d, page *e, json_t *after, json_t **next)
+{
+    if (after && (!json_is_integer(after) || json_integer_value(after) < 0))
+        return 1;
+    const int64_t from = after ? json_integer_value(after) : 0;
+    if (fdt_store_results_page(d->store, from, e->limit + 1, add_result_row, e) != 0)
+        return -1;
+    if (e->more)
+        *next = json_integer(e->last_id);
+    return 0;
+}
+
+static int page_size(json_t *req, size_t *limit)
+{
+    json_t *v = json_object_get(req, "limit");
+    *limit = FDT_EXPORT_PAGE_MAX;
+    if (!v)
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+        json_integer_value(v) > FDT_EXPORT_PAGE_MAX)
+        return -1;
+    *limit = (size_t)json_integer_value(v);
+    return 0;
+}
+
+/* Reads the page's rows; 0, 1 for a cursor this export could not have made, -1 when the
+ * store failed. */
+static int read_page(fdt_daemon *d, page *e, int results, json_t *after, json_t **next)
+{
+    if (fdt_store_devices(d->store, &e->devices, &e->ndevices) != 0)
+        return -1;
+    const int rc = results ? results_page(d, e, after, next) : best_page(d, e, after, next);
+    free(e->devices);
+    return rc;
+}
+
+static void fill(json_t *ans, page *e, int results, int as_csv, int first, json_t *next)
+{
+    json_object_set_new(ans, "what", json_string(results ? "results" : "best"));
+    json_object_set_new(ans, "format", json_string(as_csv ? "csv" : "json"));
+    json_object_set_new(ans, "count", json_integer((json_int_t)json_array_size(e->rows)));
+    if (next)
+        json_object_set_new(ans, "next", next);
+    if (!as_csv) {
+        json_object_set_new(ans, "rows", e->rows);
+        return;
+    }
+    char *text = csv(e->rows, results ? result_columns : best_columns, first);
+    json_object_set_new(ans, "data", json_string(text ? text : ""));
+    free(text);
+    json_decref(e->rows);
+}
+
 int fdt_export(fdt_daemon *d, json_t *req, json_t *ans, const char **code, char *message,
                size_t len)
 {
     int results, as_csv;
+    page e = {0};
+    *code = "bad_request";
     if (pick(req, "what", "best", "results", &results) != 0 ||
         pick(req, "format", "json", "csv", &as_csv) != 0) {
-        *code = "bad_request";
         snprintf(message, len, "'what' must be best or results, 'format' json or csv");
         return -1;
     }
-    exporter e = {.rows = json_array()};
-    int rc = fdt_store_devices(d->store, &e.devices, &e.ndevices);
-    if (rc == 0)
-        rc = results ? fdt_store_results_each(d->store, add_result_row, &e) : add_best_rows(d, &e);
-    free(e.devices);
+    if (page_size(req, &e.limit) != 0) {
+        snprintf(message, len, "'limit' must be an integer from 1 to %d", FDT_EXPORT_PAGE_MAX);
+        return -1;
+    }
+    json_t *after = json_object_get(req, "after"), *next = NULL;
+    e.rows = json_array();
+    const int rc = read_page(d, &e, results, after, &next);
     if (rc != 0) {
         json_decref(e.rows);
+        json_decref(next);
+        if (rc > 0) {
+            snprintf(message, len, "'after' must be the 'next' of a %s export's page",
+                     results ? "results" : "best");
+            return -1;
+        }
         *code = "internal";
         snprintf(message, len, "the store failed: %s", fdt_store_error(d->store));
         return -1;
     }
-    json_object_set_new(ans, "what", json_string(results ? "results" : "best"));
-    json_object_set_new(ans, "format", json_string(as_csv ? "csv" : "json"));
-    if (!as_csv) {
-        json_object_set_new(ans, "rows", e.rows);
-        return 0;
-    }
-    const char *columns[64];
-    char *text = csv(e.rows, columns, columns_of(e.rows, columns, 64));
-    json_object_set_new(ans, "data", json_string(text ? text : ""));
-    free(text);
-    json_decref(e.rows);
+    fill(ans, &e, results, as_csv, after == NULL, next);
     return 0;
 }
