@@ -223,6 +223,7 @@ test: $(TESTS:%=$(BUILD)/tests/%) all
 	@BUILD=$(BUILD) sh tests/test_daemon.sh
 	@BUILD=$(BUILD) sh tests/test_balance.sh
 	@BUILD=$(BUILD) sh tests/test_security.sh
+	@BUILD=$(BUILD) sh tests/test_export.sh
 	@BUILD=$(BUILD) SANFLAGS="$(SANFLAGS)" MAKE="$(MAKE)" sh tests/test_install.sh
 
 check:
