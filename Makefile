@@ -239,11 +239,6 @@ ifeq ($(FUZZ),1)
 FUZZ_WRAPS := -Wl,--wrap=fdt_worker_start -Wl,--wrap=fdt_log
 $(FUZZ_TARGET): tests/fuzz/fuzz_requests.c $(DAEMON_OBJS) $(CORE_OBJS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) $(FUZZ_WRAPS) -o $@ $^ $(LDLIBS)
-
-# variant.c's family table is initialized from const objects, which gcc accepts and clang
-# rejects: it is built with gcc, without sanitizers or coverage, until it builds with both.
-$(BUILD)/tuner/engine/variant.o: override CC := gcc
-$(BUILD)/tuner/engine/variant.o: SANFLAGS :=
 endif
 
 # New inputs go to build/fuzz/corpus, the first directory, and findings to build/fuzz/; the

@@ -30,49 +30,51 @@ struct fdt_family {
     int max_threads; /* a cap of the family's own, under the device limit */
 };
 
-static const value_list off = {{0, -1}};
-static const value_list both = {{0, 1, -1}};
-static const value_list one = {{1, -1}};
+/* Macros, not const objects: C wants constant expressions in a static table's initializer
+ * (gcc lets objects pass, clang does not). */
+#define OFF {{0, -1}}
+#define BOTH {{0, 1, -1}}
+#define ONE {{1, -1}}
 
 /* -1 ends a list (0 is a value). The lists are chosen so that an exhaustive search of one
  * shape stays near a thousand variants: block shapes known to matter, m and mz in powers
  * of two up to where registers or planes run out. */
 static const fdt_family families[] = {
     {.name = "naive", .source = fdt_kernel_source_naive,
-     .bx = {{64, 128, 256, 512, 1024, -1}}, .by = {{1, 2, -1}}, .bz = {{1, 2, -1}}, .m = one,
-     .mz = one, .order = off, .lb = both, .nt = both, .map = both, .band = off, .bug = off,
+     .bx = {{64, 128, 256, 512, 1024, -1}}, .by = {{1, 2, -1}}, .bz = {{1, 2, -1}}, .m = ONE,
+     .mz = ONE, .order = OFF, .lb = BOTH, .nt = BOTH, .map = BOTH, .band = OFF, .bug = OFF,
      .max_threads = 1024},
     {.name = "tiled", .source = fdt_kernel_source_tiled,
      .bx = {{32, 64, 128, 256, -1}}, .by = {{1, 2, 4, -1}}, .bz = {{1, 2, -1}},
-     .m = {{1, 2, 4, 8, -1}}, .mz = one, .order = both, .lb = both, .nt = both, .map = off,
-     .band = off, .bug = off, .max_threads = 512},
+     .m = {{1, 2, 4, 8, -1}}, .mz = ONE, .order = BOTH, .lb = BOTH, .nt = BOTH, .map = OFF,
+     .band = OFF, .bug = OFF, .max_threads = 512},
     {.name = "zmarch", .source = fdt_kernel_source_zmarch, .z_chunks = 1,
-     .bx = {{32, 64, 128, 256, -1}}, .by = {{1, 2, 4, 8, -1}}, .bz = one, .m = one,
-     .mz = {{8, 16, 32, 64, -1}}, .order = off, .lb = both, .nt = both, .map = off,
-     .band = off, .bug = off, .max_threads = 1024},
+     .bx = {{32, 64, 128, 256, -1}}, .by = {{1, 2, 4, 8, -1}}, .bz = ONE, .m = ONE,
+     .mz = {{8, 16, 32, 64, -1}}, .order = OFF, .lb = BOTH, .nt = BOTH, .map = OFF,
+     .band = OFF, .bug = OFF, .max_threads = 1024},
     /* Bands (rows of the grid) for planes too wide to stay in L2 over a chunk's z-window. */
     {.name = "zvec", .source = fdt_kernel_source_zvec, .z_chunks = 1, .x_vectors = 1,
-     .bx = {{16, 32, 64, 128, -1}}, .by = {{1, 2, 4, 8, 16, -1}}, .bz = one, .m = one,
-     .mz = {{1, 2, 4, 8, -1}}, .order = off, .lb = both, .nt = both, .map = off,
-     .band = {{0, 64, 256, -1}}, .bug = off, .max_threads = 1024},
+     .bx = {{16, 32, 64, 128, -1}}, .by = {{1, 2, 4, 8, 16, -1}}, .bz = ONE, .m = ONE,
+     .mz = {{1, 2, 4, 8, -1}}, .order = OFF, .lb = BOTH, .nt = BOTH, .map = OFF,
+     .band = {{0, 64, 256, -1}}, .bug = OFF, .max_threads = 1024},
     /* Long chunks and m rows per thread: L2 reads little more than the grid once (issue 16). */
     {.name = "zroll", .source = fdt_kernel_source_zroll, .z_chunks = 1, .x_vectors = 1,
-     .bx = {{32, 64, -1}}, .by = {{2, 4, 8, -1}}, .bz = one, .m = {{1, 2, -1}},
-     .mz = {{8, 16, 32, -1}}, .order = off, .lb = both, .nt = off, .map = off, .band = off,
-     .bug = off, .max_threads = 1024},
+     .bx = {{32, 64, -1}}, .by = {{2, 4, 8, -1}}, .bz = ONE, .m = {{1, 2, -1}},
+     .mz = {{8, 16, 32, -1}}, .order = OFF, .lb = BOTH, .nt = OFF, .map = OFF, .band = OFF,
+     .bug = OFF, .max_threads = 1024},
     {.name = "smem", .source = fdt_kernel_source_smem, .needs_barriers = 1, .z_chunks = 1,
-     .bx = {{32, 64, 128, -1}}, .by = {{2, 4, 8, -1}}, .bz = one, .m = one,
-     .mz = {{16, 32, 64, -1}}, .order = off, .lb = both, .nt = both, .map = off,
-     .band = off, .bug = off, .max_threads = 1024},
+     .bx = {{32, 64, 128, -1}}, .by = {{2, 4, 8, -1}}, .bz = ONE, .m = ONE,
+     .mz = {{16, 32, 64, -1}}, .order = OFF, .lb = BOTH, .nt = BOTH, .map = OFF,
+     .band = OFF, .bug = OFF, .max_threads = 1024},
     {.name = "broken", .source = fdt_kernel_source_broken, .test_only = 1,
-     .bx = {{256, -1}}, .by = one, .bz = one, .m = one, .mz = one, .order = off, .lb = off,
-     .nt = off, .map = off, .band = off, .bug = {{1, 2, 3, 4, -1}}, .max_threads = 1024},
+     .bx = {{256, -1}}, .by = ONE, .bz = ONE, .m = ONE, .mz = ONE, .order = OFF, .lb = OFF,
+     .nt = OFF, .map = OFF, .band = OFF, .bug = {{1, 2, 3, 4, -1}}, .max_threads = 1024},
     {.name = "fault", .source = fdt_kernel_source_hazard, .test_only = 1, .hazard = 1,
-     .bx = {{32, 64, 128, 256, -1}}, .by = one, .bz = one, .m = one, .mz = one, .order = off,
-     .lb = off, .nt = off, .map = off, .band = off, .bug = off, .max_threads = 1024},
+     .bx = {{32, 64, 128, 256, -1}}, .by = ONE, .bz = ONE, .m = ONE, .mz = ONE, .order = OFF,
+     .lb = OFF, .nt = OFF, .map = OFF, .band = OFF, .bug = OFF, .max_threads = 1024},
     {.name = "spin", .source = fdt_kernel_source_hazard, .test_only = 1, .hazard = 2,
-     .bx = {{32, 64, 128, 256, -1}}, .by = one, .bz = one, .m = one, .mz = one, .order = off,
-     .lb = off, .nt = off, .map = off, .band = off, .bug = off, .max_threads = 1024},
+     .bx = {{32, 64, 128, 256, -1}}, .by = ONE, .bz = ONE, .m = ONE, .mz = ONE, .order = OFF,
+     .lb = OFF, .nt = OFF, .map = OFF, .band = OFF, .bug = OFF, .max_threads = 1024},
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
 
