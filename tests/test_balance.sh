@@ -115,7 +115,7 @@ stop_daemon
 # --- the worker's balance task ---------------------------------------------------------------
 timing='"timing":{"samples":2,"min_sample_ms":0.1,"timeout_ms":60000}'
 printf '{"op":"balance","task":4,%s}\n{"op":"balance","task":5}\n{"op":"balance"}\n' "$timing" |
-    "$WORKER" --backend cpu --device 0 >"$dir/worker" 2>&1
+    "$WORKER" --backend cpu --device 0 --tasks-fd 3 --events-fd 4 3<&0 4>"$dir/worker" 2>"$dir/worker.err"
 if grep -q '"ev":"begin","task":4,"variant":"balance"' "$dir/worker" &&
     positive "$(grep '"ev":"done","task":4' "$dir/worker" | field l2_gbps)" &&
     grep -q '"ev":"failed","task":5,"message":"timing: missing"' "$dir/worker" &&
@@ -186,9 +186,10 @@ else
 fi
 stop_daemon
 
-fake_worker nonsense 'echo "{\"ev\":\"hello\"}"; read -r task
-echo "{\"ev\":\"done\",\"task\":1,\"balance\":{\"copy_gbps\":-1,\"l2_gbps\":1,\"measured\":1}}"
-read -r quit'
+# It speaks on the protocol's fds (3 tasks in, 4 events out), as the real one does.
+fake_worker nonsense 'echo "{\"ev\":\"hello\"}" >&4; read -r task <&3
+echo "{\"ev\":\"done\",\"task\":1,\"balance\":{\"copy_gbps\":-1,\"l2_gbps\":1,\"measured\":1}}" >&4
+read -r quit <&3'
 start_daemon "$dir/three.db" "$dir/nonsense.conf"
 if grep -q "balance not measured (the next start tries again): the worker's answer is unreadable: 'copy_gbps' must be from 0" "$LOG" &&
     zero "$("$FDTUNE" devices --json | field measured)"; then

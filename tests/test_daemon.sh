@@ -3,8 +3,9 @@
 # cpu backend with a temporary socket and database. Tune and query; restart and the answer
 # is still there; kill -9 during a batch and the batch resumes without losing or measuring
 # again a finished result; a worker killed mid-job, a variant that faults and one that
-# hangs: the job completes; cancel; SIGHUP, with a bad config file and with a FIFO; one
-# daemon per store and its files' modes; a bad config file.
+# hangs: the job completes; a second SIGTERM hurries a stop and the store is still closed
+# cleanly; cancel; SIGHUP, with a bad config file and with a FIFO; one daemon per store and
+# its files' modes; a worker that prints on stdout; a bad config file.
 # Usage: BUILD=build sh tests/test_daemon.sh
 set -u
 BUILD=${BUILD:-build}
@@ -362,6 +363,59 @@ else
 fi
 start_daemon
 
+# --- a second SIGTERM hurries the stop ---------------------------------------------------------
+# A client that sends requests and never reads its answers holds the stop up: the daemon lets
+# answers drain before it closes a connection. A second SIGTERM hurries it: exit 3, the store
+# still closed cleanly (intact, its WAL checkpointed), the running job back in the queue with
+# its results, and the next start resumes it.
+result_count() { # result_count JOB: the job's rows in the store
+    sqlite3 "$DB" "SELECT count(*) FROM results WHERE job_id = $1"
+}
+if command -v python3 >/dev/null 2>&1; then
+    job=$("$FDTUNE" tune 17 13 11 --family zmarch --subset 40 --json | field job)
+    wait_until 120 job_has_progress "$job" 1
+    rm -f "$dir/sent"
+    python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"{\"op\":\"ping\"}\n" * 50000)
+open(sys.argv[2], "w").close()
+time.sleep(300)' "$FDTUNE_SOCKET" "$dir/sent" &
+    reader=$!
+    wait_until 30 test -e "$dir/sent"
+    running=$(job_state "$job")
+    kill -TERM "$pid"
+    wait_until 10 test ! -e "$FDTUNE_SOCKET" # the stop has begun
+    sleep 0.5
+    held=no
+    kill -0 "$pid" 2>/dev/null && held=yes
+    kill -TERM "$pid"
+    wait "$pid"
+    rc=$?
+    pid=""
+    kill "$reader"
+    wait "$reader" 2>/dev/null
+    wal=$(stat -c %s "$DB-wal" 2>/dev/null || echo 0)
+    if [ "$running" = running ] && [ "$held" = yes ] && [ "$rc" -eq 3 ] &&
+        [ "$wal" -eq 0 ] && [ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = ok ] &&
+        [ "$(sqlite3 "$DB" "SELECT state FROM jobs WHERE id = $job")" = queued ] &&
+        grep -q 'SIGTERM while stopping: hurrying' "$LOG"; then
+        ok "a second SIGTERM hurries a held-up stop: exit 3, the store intact and checkpointed, job $job queued"
+    else
+        not_ok "a second SIGTERM: job '$running', held '$held', exit $rc, -wal $wal bytes" "$LOG"
+    fi
+    kept=$(result_count "$job")
+    start_daemon
+    if wait_until 300 job_finished "$job" && [ "$(job_state "$job")" = done ] &&
+        [ "$kept" -gt 0 ] && [ "$(result_count "$job")" -ge "$kept" ]; then
+        ok "the next start resumes the job the hurried stop left ($kept results kept)"
+    else
+        not_ok "the job left by a hurried stop: $(job_state "$job"), $kept results kept" "$LOG"
+    fi
+else
+    skip "a second SIGTERM: python3 is missing"
+fi
+
 # --- cancel -------------------------------------------------------------------------------
 job=$("$FDTUNE" tune 31 29 23 --json | field job)
 if "$FDTUNE" cancel "$job" >/dev/null && [ "$(job_state "$job")" = cancelled ]; then
@@ -445,6 +499,41 @@ else
     not_ok "a worker that dies at every start: the job ends $(job_state "$job")" "$dir/out"
 fi
 if stop_daemon; then ok "fdtuned still stops cleanly"; else not_ok "fdtuned still stops cleanly" "$LOG"; fi
+
+# --- a worker that prints on stdout ----------------------------------------------------------
+# As a vendor library may, this one prints a JSON object (a device list naming no device,
+# which a probe read from stdout took for its answer) and junk on stdout at every start: the
+# protocol runs on fds of its own, so the daemon probes and tunes, and logs what was printed.
+cat >"$dir/noisy-worker" <<EOF
+#!/bin/sh
+echo '{"ev":"devices","backend":"cpu","devices":[]}'
+echo 'noisy-worker: not JSON'
+exec "$worker_bin" "\$@"
+EOF
+chmod +x "$dir/noisy-worker"
+{ cat "$CONF"; printf '[worker]\nworker_path = %s\n' "$dir/noisy-worker"; } >"$dir/noisy.conf"
+"$FDTUNED" --config "$dir/noisy.conf" --socket "$FDTUNE_SOCKET" --db "$DB" --backend cpu 2>>"$LOG" &
+pid=$!
+if wait_until 20 "$FDTUNE" status &&
+    "$FDTUNE" tune 11 9 7 --family naive --subset 2 --wait >"$dir/out" 2>&1 &&
+    [ "$(grep -c 'noisy-worker: not JSON' "$LOG")" -ge 2 ]; then
+    ok "a worker that prints JSON and junk on stdout: the daemon probes, tunes and logs the prints"
+else
+    not_ok "a worker that prints JSON and junk on stdout: the daemon probes, tunes and logs the prints" "$LOG"
+fi
+if stop_daemon; then ok "fdtuned beside a noisy worker stops cleanly"; else not_ok "fdtuned beside a noisy worker stops cleanly" "$LOG"; fi
+# The channel is never stdin, stdout or stderr, and an events fd that is not open is said.
+"$worker_bin" --probe --backend cpu --events-fd 1 >"$dir/out" 2>&1
+rc1=$?
+"$worker_bin" --probe --backend cpu --events-fd 9 >"$dir/out2" 2>&1
+rc2=$?
+if [ $rc1 -eq 2 ] && grep -q -- '--events-fd must be a whole number from 3' "$dir/out" &&
+    [ $rc2 -eq 1 ] && grep -q 'cannot write events to fd 9' "$dir/out2"; then
+    ok "fdtune-worker refuses fds 0 to 2 for its channel and names an events fd that is not open"
+else
+    cat "$dir/out2" >>"$dir/out"
+    not_ok "fdtune-worker refuses fds 0 to 2 and names an events fd that is not open" "$dir/out"
+fi
 
 # --- bad configuration -----------------------------------------------------------------------
 printf '[daemon]\nsocket_mode = 0999\n' >"$dir/bad.conf"

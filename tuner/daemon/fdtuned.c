@@ -1,7 +1,10 @@
 /* fdtuned.c - the daemon's main: settings (embedded defaults, the config file, flags), the
  * store, the device probe and the devices' balance, the socket server and the scheduler on
- * one libuv loop, and the signals: SIGTERM/SIGINT stop cleanly, SIGHUP reloads the config
- * file. */
+ * one libuv loop, and the signals: SIGTERM/SIGINT stop cleanly, a second one hurries the
+ * stop, SIGHUP reloads the config file.
+ *
+ * Exit statuses: 0 stopped, 1 could not start, 2 bad usage or settings, 3 stopped in a
+ * hurry (the store closed all the same). */
 #include <getopt.h>
 #include <grp.h>
 #include <signal.h>
@@ -22,12 +25,19 @@
 /* Read by a system service when no --config is given. */
 #define SYSTEM_CONFIG "/etc/fdtuned/fdtuned.conf"
 
+/* A stop that a second SIGTERM or SIGINT cut short: the store was still closed. */
+#define EXIT_HURRIED 3
+
 static uv_signal_t sig_term, sig_int, sig_hup;
+static int watching_signals;
+static int hurried;
 static uv_timer_t stop_timer; /* a stop asked for by a request waits for its answer */
 static const char *stop_reason;
 
 /* Begins a clean stop (SIGTERM, SIGINT, the shutdown op): the server stops listening, the
- * workers are stopped, jobs left running go back to the queue. */
+ * workers are stopped, jobs left running go back to the queue. The signals stay caught,
+ * without holding the loop open: the default action of a second SIGTERM would end the
+ * process with the store open. */
 static void stop(fdt_daemon *d, const char *why)
 {
     if (d->stopping)
@@ -36,10 +46,22 @@ static void stop(fdt_daemon *d, const char *why)
     fdt_log("stopping: %s", why);
     fdt_server_close(d);
     fdt_scheduler_stop(d);
-    uv_close((uv_handle_t *)&sig_term, NULL);
-    uv_close((uv_handle_t *)&sig_int, NULL);
-    uv_close((uv_handle_t *)&sig_hup, NULL);
+    uv_unref((uv_handle_t *)&sig_term);
+    uv_unref((uv_handle_t *)&sig_int);
+    uv_unref((uv_handle_t *)&sig_hup);
     uv_close((uv_handle_t *)&stop_timer, NULL);
+}
+
+/* A second SIGTERM or SIGINT: what the stop still waits for (answers draining to clients
+ * that do not read, the exits of killed workers) is abandoned. The jobs were already put
+ * back in the queue and the workers killed by the stop; only the store is closed after. */
+static void hurry(fdt_daemon *d, const char *why)
+{
+    if (hurried)
+        return;
+    hurried = 1;
+    fdt_log("%s while stopping: hurrying, the store is closed now", why);
+    uv_stop(d->loop);
 }
 
 static void on_stop_timer(uv_timer_t *t)
@@ -67,7 +89,10 @@ static void usage(FILE *to)
             "  --backend B     overrides [daemon] backend: auto, hip, cuda or cpu\n"
             "  --version       prints the version\n"
             "Without flags a user's daemon lives under $XDG_RUNTIME_DIR and $XDG_STATE_HOME,\n"
-            "root's under /run/fdtuned and /var/lib/fdtuned.\n");
+            "root's under /run/fdtuned and /var/lib/fdtuned.\n"
+            "SIGTERM or SIGINT stops it; a second one hurries the stop.\n"
+            "Exit status: 0 stopped, 1 could not start, 2 bad usage or settings,\n"
+            "3 stopped in a hurry (the store closed all the same).\n");
 }
 
 typedef struct flags {
@@ -182,10 +207,13 @@ static void reload(fdt_daemon *d)
 static void on_signal(uv_signal_t *h, int signum)
 {
     fdt_daemon *d = h->data;
+    const char *name = signum == SIGTERM ? "SIGTERM" : "SIGINT";
     if (signum == SIGHUP)
         reload(d);
+    else if (d->stopping)
+        hurry(d, name);
     else
-        stop(d, signum == SIGTERM ? "SIGTERM" : "SIGINT");
+        stop(d, name);
 }
 
 static void watch_signals_and_stop_requests(fdt_daemon *d)
@@ -197,7 +225,19 @@ static void watch_signals_and_stop_requests(fdt_daemon *d)
         handles[i]->data = d;
         uv_signal_start(handles[i], on_signal, signums[i]);
     }
+    watching_signals = 1;
     uv_timer_init(d->loop, &stop_timer);
+}
+
+/* Once the store is closed a signal's default action loses nothing. */
+static void unwatch_signals(fdt_daemon *d)
+{
+    if (!watching_signals)
+        return;
+    uv_close((uv_handle_t *)&sig_term, NULL);
+    uv_close((uv_handle_t *)&sig_int, NULL);
+    uv_close((uv_handle_t *)&sig_hup, NULL);
+    uv_run(d->loop, UV_RUN_DEFAULT);
 }
 
 static void log_devices(const fdt_daemon *d)
@@ -261,7 +301,16 @@ static void finish(fdt_daemon *d)
     fdt_query_cache_free(d);
     fdt_store_close(d->store);
     free(d->devices);
+    unwatch_signals(d);
     uv_loop_close(d->loop);
+}
+
+/* The hurried end: the store alone is closed (its WAL checkpointed). The handles still
+ * open, and the memory they use, are left to the exit; the workers die with the daemon
+ * (their parent-death signal) if the stop's SIGKILL has not already ended them. */
+static void finish_hurried(fdt_daemon *d)
+{
+    fdt_store_close(d->store);
 }
 
 int main(int argc, char **argv)
@@ -278,10 +327,14 @@ int main(int argc, char **argv)
     d.loop = uv_default_loop();
     d.start_ns = uv_hrtime();
     d.stop_soon = stop_soon;
-    const int rc = start(&d) == 0 ? 0 : 1;
+    int rc = start(&d) == 0 ? 0 : 1;
     if (rc == 0)
         uv_run(d.loop, UV_RUN_DEFAULT);
-    finish(&d);
-    fdt_log("stopped");
+    if (hurried) {
+        finish_hurried(&d);
+        rc = EXIT_HURRIED;
+    } else
+        finish(&d);
+    fdt_log(hurried ? "stopped in a hurry" : "stopped");
     return rc;
 }

@@ -14,8 +14,15 @@
 #include "engine/hashes.h"
 #include "engine/wire.h"
 
-#define WORKER_HANDLES 5 /* process, stdin pipe, stdout pipe, heartbeat timer, deadline timer */
+#define WORKER_HANDLES 5 /* process, tasks pipe, events pipe, heartbeat timer, deadline timer */
 #define MAX_EVENT_LINE (256u << 20) /* code objects travel in lines; a cubin is far smaller */
+/* The worker's protocol runs on fds of its own, never its stdin or stdout: a vendor library
+ * (or a wrapper script) that prints a JSON object there must not be taken for an event. Its
+ * stdout and stderr are the daemon's stderr, so what they say is logged. */
+#define TASKS_FD 3
+#define EVENTS_FD 4
+#define FD_TEXT(fd) #fd
+#define FD_ARG(fd) FD_TEXT(fd)
 
 struct fdt_worker {
     fdt_daemon *d;
@@ -282,6 +289,10 @@ static void build_args(fdt_daemon *d, int device, char store[][32], char **argv)
     argv[n++] = (char *)c->db;
     if (c->test_families)
         argv[n++] = "--test-families";
+    argv[n++] = "--tasks-fd";
+    argv[n++] = FD_ARG(TASKS_FD);
+    argv[n++] = "--events-fd";
+    argv[n++] = FD_ARG(EVENTS_FD);
     argv[n] = NULL;
 }
 
@@ -294,13 +305,17 @@ static int spawn(fdt_worker *w, char **argv, char *err, size_t errlen)
     uv_timer_init(loop, &w->deadline);
     w->in.data = w->out.data = w->silence.data = w->deadline.data = w->proc.data = w;
     w->open_handles = WORKER_HANDLES;
-    uv_stdio_container_t stdio[3] = {
-        {.flags = UV_CREATE_PIPE | UV_READABLE_PIPE, .data.stream = (uv_stream_t *)&w->in},
-        {.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&w->out},
+    uv_stdio_container_t stdio[EVENTS_FD + 1] = {
+        {.flags = UV_IGNORE}, /* /dev/null */
         {.flags = UV_INHERIT_FD, .data.fd = 2},
+        {.flags = UV_INHERIT_FD, .data.fd = 2},
+        [TASKS_FD] = {.flags = UV_CREATE_PIPE | UV_READABLE_PIPE,
+                      .data.stream = (uv_stream_t *)&w->in},
+        [EVENTS_FD] = {.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE,
+                       .data.stream = (uv_stream_t *)&w->out},
     };
     uv_process_options_t opts = {.exit_cb = on_worker_exit, .file = argv[0], .args = argv,
-                                 .stdio_count = 3, .stdio = stdio};
+                                 .stdio_count = EVENTS_FD + 1, .stdio = stdio};
     const int rc = uv_spawn(loop, &w->proc, &opts);
     if (rc != 0) {
         snprintf(err, errlen, "cannot start %s: %s", argv[0], uv_strerror(rc));
@@ -342,7 +357,7 @@ fdt_worker *fdt_worker_start(fdt_daemon *d, int device, const fdt_worker_handler
         return NULL;
     }
     char path[FDT_PATH_MAX], store[4][32];
-    char *argv[20];
+    char *argv[24];
     worker_path(d, path, sizeof path);
     argv[0] = path;
     build_args(d, device, store, argv);
@@ -448,7 +463,8 @@ int fdt_worker_probe(fdt_daemon *d, char *err, size_t errlen)
     }
     char path[FDT_PATH_MAX];
     worker_path(d, path, sizeof path);
-    char *argv[] = {path, "--probe", "--backend", d->config.backend, NULL};
+    char *argv[] = {path, "--probe", "--backend", d->config.backend,
+                    "--events-fd", FD_ARG(EVENTS_FD), NULL};
     if (spawn(w, argv, err, errlen) != 0) {
         discard(w);
         return -1;
@@ -459,7 +475,7 @@ int fdt_worker_probe(fdt_daemon *d, char *err, size_t errlen)
     if (p.answer)
         rc = adopt_devices(d, p.answer, err, errlen);
     else
-        snprintf(err, errlen, "the worker's probe (%s) printed nothing", path);
+        snprintf(err, errlen, "the worker's probe (%s) answered nothing", path);
     json_decref(p.answer);
     return rc;
 }

@@ -1,14 +1,19 @@
 /* worker.c - fdtune-worker, the only process that touches a GPU. It opens one device, runs
- * the daemon's tasks (measure, leaders, balance) read as JSON lines on stdin, and reports
- * every step as JSON lines on stdout (docs/protocol.md, "Worker pipe"). A variant that
- * faults or hangs takes down at most this process; the daemon starts another and goes on.
+ * the daemon's tasks (measure, leaders, balance) read as JSON lines on the tasks fd, and
+ * reports every step as JSON lines on the events fd (docs/protocol.md, "Worker pipe"). A
+ * variant that faults or hangs takes down at most this process; the daemon starts another
+ * and goes on.
+ *
+ * The protocol never uses stdin or stdout: vendor libraries (the driver, NVRTC, hiprtc) and
+ * whatever starts the worker may print there, and one stray JSON object taken for an event
+ * misleads the daemon. stdout is pointed at stderr before anything is loaded.
  *
  * Code objects already compiled are read from the daemon's store, opened read-only: the
  * one include of db/ in the engine, allowed because nothing includes a main
  * (docs/architecture.md, "Layers"). New ones go back over the pipe to the store's writer.
  *
- * Threads: the main one runs the libuv loop that reads stdin and the tasks themselves (one
- * at a time, blocking); a heartbeat thread beats while a task runs. Both write through
+ * Threads: the main one runs the libuv loop that reads the tasks fd and the tasks themselves
+ * (one at a time, blocking); a heartbeat thread beats while a task runs. Both write through
  * emit(), which keeps every line whole. */
 #include <errno.h>
 #include <limits.h>
@@ -30,7 +35,8 @@
 #include "engine/wire.h"
 #include "store.h"
 
-/* Exit statuses beyond 0 (stdin ended or quit) and 1 (the device cannot open). */
+/* Exit statuses beyond 0 (the tasks ended or quit) and 1 (the device or the events fd
+ * cannot open). */
 enum { EXIT_USAGE = 2, EXIT_DEVICE_LOST = 3 };
 
 /* Longest task line: a few thousand variant names fit many times over. */
@@ -39,9 +45,11 @@ enum { EXIT_USAGE = 2, EXIT_DEVICE_LOST = 3 };
 #define MAX_DEVICES 64
 
 static const char usage[] =
-    "usage: fdtune-worker --probe --backend B\n"
-    "       fdtune-worker --backend B --device N [--db PATH] [--heartbeat-ms MS]\n"
-    "                     [--compile-threads N] [--nice N] [--test-families]";
+    "usage: fdtune-worker --probe --backend B --events-fd FD\n"
+    "       fdtune-worker --backend B --device N --tasks-fd FD --events-fd FD [--db PATH]\n"
+    "                     [--heartbeat-ms MS] [--compile-threads N] [--nice N]\n"
+    "                     [--test-families]\n"
+    "The protocol's fds are 3 or above: stdin, stdout and stderr are never its channel.";
 
 typedef struct options {
     const char *backend;
@@ -53,20 +61,22 @@ typedef struct options {
     int has_nice;
     int test_families;
     int probe;
+    int tasks_fd, events_fd; /* the channel: tasks in, events out; -1 until given */
 } options;
 
 /* ---- output ---- */
 
 static uv_mutex_t out_lock;
+static FILE *events; /* the events fd, blocking: a line is written whole or the daemon is gone */
 
 /* Writes ev (a reference it takes) as one line, flushed, never interleaved with another. */
 static void emit(json_t *ev)
 {
     char *text = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
     uv_mutex_lock(&out_lock);
-    fputs(text ? text : "{\"ev\":\"log\",\"message\":\"out of memory for an event\"}", stdout);
-    fputc('\n', stdout);
-    fflush(stdout);
+    fputs(text ? text : "{\"ev\":\"log\",\"message\":\"out of memory for an event\"}", events);
+    fputc('\n', events);
+    fflush(events);
     uv_mutex_unlock(&out_lock);
     free(text);
     json_decref(ev);
@@ -449,7 +459,7 @@ static void on_balance(worker *w, const json_t *msg)
     emit(ev);
 }
 
-/* ---- stdin ---- */
+/* ---- the tasks fd ---- */
 
 static void finish(worker *w, int code)
 {
@@ -502,11 +512,11 @@ static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf)
     else if (n > 0)
         rc = fdt_jsonl_feed(&w->lines, buf->base, (size_t)n, on_line, w);
     if (rc == -1)
-        emit_message("fatal", "a line on stdin is longer than %u bytes", MAX_LINE);
+        emit_message("fatal", "a task line is longer than %u bytes", MAX_LINE);
     else if (rc == -2)
-        emit_message("fatal", "out of memory reading stdin");
+        emit_message("fatal", "out of memory reading the tasks");
     else if (n < 0 && n != UV_EOF)
-        emit_message("fatal", "cannot read stdin: %s", uv_strerror((int)n));
+        emit_message("fatal", "cannot read the tasks: %s", uv_strerror((int)n));
     if (rc < 0 || (n < 0 && n != UV_EOF))
         finish(w, 1);
     else if (rc == 1 || n == UV_EOF)
@@ -517,14 +527,14 @@ static int serve(worker *w)
 {
     uv_loop_t *loop = uv_default_loop();
     int rc = uv_pipe_init(loop, &w->in, 0);
-    if (rc == 0 && (rc = uv_pipe_open(&w->in, 0)) != 0)
+    if (rc == 0 && (rc = uv_pipe_open(&w->in, w->opt.tasks_fd)) != 0)
         uv_close((uv_handle_t *)&w->in, NULL);
     w->in.data = w;
     if (rc == 0 && (rc = uv_read_start((uv_stream_t *)&w->in, on_alloc, on_read)) != 0)
         uv_close((uv_handle_t *)&w->in, NULL);
     if (rc != 0) {
-        emit_message("fatal", "cannot read tasks from stdin (a pipe is expected): %s",
-                     uv_strerror(rc));
+        emit_message("fatal", "cannot read tasks from fd %d (a pipe is expected): %s",
+                     w->opt.tasks_fd, uv_strerror(rc));
         w->exit_code = 1;
     }
     uv_run(loop, UV_RUN_DEFAULT);
@@ -632,13 +642,18 @@ static int *number_option(options *o, const char *name, int *lo, int *hi)
         return *lo = 0, *hi = 256, &o->compile_threads;
     if (strcmp(name, "--nice") == 0)
         return o->has_nice = 1, *lo = -20, *hi = 19, &o->nice;
+    if (strcmp(name, "--tasks-fd") == 0)
+        return *lo = 3, *hi = INT_MAX, &o->tasks_fd;
+    if (strcmp(name, "--events-fd") == 0)
+        return *lo = 3, *hi = INT_MAX, &o->events_fd;
     return NULL;
 }
 
 /* 0, or -1 with the reason in why. */
 static int parse_options(int argc, char **argv, options *o, char *why, size_t len)
 {
-    *o = (options){.backend = "auto", .device = -1, .heartbeat_ms = 1000};
+    *o = (options){.backend = "auto", .device = -1, .heartbeat_ms = 1000, .tasks_fd = -1,
+                   .events_fd = -1};
     for (int i = 1; i < argc; i++) {
         const char *name = argv[i];
         if (strcmp(name, "--probe") == 0) {
@@ -668,15 +683,33 @@ static int parse_options(int argc, char **argv, options *o, char *why, size_t le
         snprintf(why, len, "--backend must be auto, hip, cuda or cpu, not '%s'", o->backend);
         return -1;
     }
-    if (!o->probe && o->device < 0) {
-        snprintf(why, len, "--device is required");
+    const char *missing = o->events_fd < 0 ? "--events-fd"
+                          : o->probe        ? NULL
+                          : o->device < 0   ? "--device"
+                          : o->tasks_fd < 0 ? "--tasks-fd" : NULL;
+    if (missing) {
+        snprintf(why, len, "%s is required", missing);
         return -1;
     }
     return 0;
 }
 
+/* The events fd as a stream; NULL with the reason on stderr. */
+static FILE *open_events(int fd)
+{
+    FILE *f = fdopen(fd, "w");
+    if (!f)
+        fprintf(stderr, "fdtune-worker: cannot write events to fd %d: %s\n", fd,
+                strerror(errno));
+    return f;
+}
+
 int main(int argc, char **argv)
 {
+    /* First, before a backend loads a vendor library: whatever prints on stdout lands
+     * beside the worker's stderr, in the daemon's log. Should it fail (no stderr), stdout
+     * stays as given, which is still not the channel. */
+    (void)dup2(STDERR_FILENO, STDOUT_FILENO);
     if (uv_mutex_init(&out_lock) != 0)
         return 1;
     worker w = {0};
@@ -684,9 +717,10 @@ int main(int argc, char **argv)
     int code;
     if (parse_options(argc, argv, &w.opt, why, sizeof why) != 0) {
         fprintf(stderr, "fdtune-worker: %s\n%s\n", why, usage);
-        emit_message("fatal", "%s", why);
         code = EXIT_USAGE;
-    } else
+    } else if (!(events = open_events(w.opt.events_fd)))
+        code = 1;
+    else
         code = w.opt.probe ? probe(w.opt.backend) : run_worker(&w);
     uv_mutex_destroy(&out_lock);
     return code;
