@@ -44,14 +44,16 @@ static fdt_variant *space(const fdt_problem *p, const fdt_device_info *d, const 
 static void test_every_family_has_variants_and_all_pass_their_constraints(void **state)
 {
     (void)state;
-    const char *families[] = {"naive", "tiled", "zmarch", "zvec", "smem"};
     size_t total = 0;
-    for (size_t f = 0; f < sizeof families / sizeof *families; f++) {
+    for (size_t f = 0; fdt_families()[f]; f++) {
+        if (fdt_family_test_only(fdt_families()[f]))
+            continue; /* offered only when test_families is on */
+        const char *name = fdt_family_name(fdt_families()[f]);
         size_t n;
-        fdt_variant *vs = space(&cube, &nvidia, families[f], &n);
+        fdt_variant *vs = space(&cube, &nvidia, name, &n);
         assert_true(n > 0);
         for (size_t i = 0; i < n; i++) {
-            assert_string_equal(fdt_family_name(vs[i].family), families[f]);
+            assert_string_equal(fdt_family_name(vs[i].family), name);
             assert_null(fdt_variant_check(&vs[i], &cube, &nvidia));
         }
         total += n;
