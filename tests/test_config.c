@@ -43,6 +43,7 @@ static void assert_same_config(const fdt_config *a, const fdt_config *b)
     assert_string_equal(a->admin_group, b->admin_group);
     assert_int_equal(a->max_line_bytes, b->max_line_bytes);
     assert_int_equal(a->max_clients, b->max_clients);
+    assert_int_equal(a->max_clients_per_uid, b->max_clients_per_uid);
     assert_string_equal(a->worker_path, b->worker_path);
     assert_int_equal(a->heartbeat_ms, b->heartbeat_ms);
     assert_int_equal(a->heartbeat_timeout_ms, b->heartbeat_timeout_ms);
@@ -73,6 +74,7 @@ static const setting every_key[] = {
     {"daemon", "admin_group", "domain admins@example.org"},
     {"daemon", "max_line_bytes", "4096"},
     {"daemon", "max_clients", "1000000"},
+    {"daemon", "max_clients_per_uid", "1"},
     {"worker", "worker_path", "/opt/fdtuned/bin/fdtune-worker"},
     {"worker", "heartbeat_ms", "100"},
     {"worker", "heartbeat_timeout_ms", "86400000"},
@@ -112,6 +114,7 @@ static void defaults_are_documented_values(void **state)
     assert_string_equal(c.admin_group, "");
     assert_int_equal(c.max_line_bytes, 1048576);
     assert_int_equal(c.max_clients, 1024);
+    assert_int_equal(c.max_clients_per_uid, 256);
     assert_string_equal(c.worker_path, "");
     assert_int_equal(c.heartbeat_ms, 1000);
     assert_int_equal(c.heartbeat_timeout_ms, 10000);
@@ -170,6 +173,7 @@ static void every_key_accepts_a_valid_value(void **state)
     assert_string_equal(c.admin_group, "domain admins@example.org");
     assert_int_equal(c.max_line_bytes, 4096);
     assert_int_equal(c.max_clients, 1000000);
+    assert_int_equal(c.max_clients_per_uid, 1);
     assert_string_equal(c.worker_path, "/opt/fdtuned/bin/fdtune-worker");
     assert_int_equal(c.heartbeat_ms, 100);
     assert_int_equal(c.heartbeat_timeout_ms, 86400000);
@@ -246,6 +250,8 @@ static const bad bad_values[] = {
     {"worker", "compile_threads", "257", "from 0 to 256"},
     {"worker", "max_restarts", "1001", "from 0 to 1000"},
     {"daemon", "max_clients", "0", "from 1 to 1000000"},
+    {"daemon", "max_clients_per_uid", "0", "from 1 to 1000000"},
+    {"daemon", "max_clients_per_uid", "1000001", "from 1 to 1000000"},
     {"daemon", "max_line_bytes", "4095", "from 4096 to 1073741824"},
     {"daemon", "max_line_bytes", "1073741825", "from 4096 to 1073741824"},
     {"tuning", "samples", "0", "from 1 to 100000"},

@@ -3,7 +3,9 @@
 # items 1 and 2): a real fdtuned on the cpu backend refuses a directory that others can
 # write, one that is a symbolic link and one that another uid owns, and a store directory
 # that others can write, exiting 1 with a message naming it; a directory it makes is private, and the socket is born with
-# socket_mode and given socket_group without a chmod or chown by path.
+# socket_mode and given socket_group without a chmod or chown by path. Other uids holding
+# every connection slot leave root its own, and one uid cannot take them all (item 9); a
+# live socket of another type at the socket path is refused, never removed (item 13).
 # Usage: BUILD=build sh tests/test_security.sh
 set -u
 BUILD=${BUILD:-build}
@@ -12,12 +14,14 @@ FDTUNE=$BUILD/fdtune
 dir=$(mktemp -d /tmp/fdt-security-XXXXXX)
 DB=$dir/store/fdtuned.db
 pid=""
+peers=""
 passed=0
 failed=0
 skipped=0
 
 cleanup() {
     [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+    for p in $peers; do kill "$p" 2>/dev/null; done
     rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -42,12 +46,13 @@ refused() {
     fi
 }
 
-# serve SOCKET [CONFIG]: a daemon answering on SOCKET, its stderr in $dir/log; strace
-# watches it, when there is one, for any chmod or chown of a path.
+# serve SOCKET [CONFIG [trace]]: a daemon answering on SOCKET, its stderr in $dir/log; with
+# trace, strace watches it, when there is one, for any chmod or chown of a path ($pid is
+# then strace's).
 serve() {
-    set -- "$1" "${2:-$dir/empty.conf}"
+    set -- "$1" "${2:-$dir/empty.conf}" "${3:-}"
     tracer=""
-    command -v strace >/dev/null 2>&1 &&
+    [ "$3" = trace ] && command -v strace >/dev/null 2>&1 &&
         tracer="strace -f -qq -o $dir/trace -e trace=chmod,fchmodat,chown,lchown,fchownat"
     $tracer "$FDTUNED" --config "$2" --socket "$1" --db "$DB" --backend cpu 2>"$dir/log" &
     pid=$!
@@ -127,7 +132,7 @@ fi
 if [ "$(id -u)" -eq 0 ] && getent group nogroup >/dev/null; then group=nogroup
 else group=$(id -gn); fi
 printf '[daemon]\nsocket_mode = 0600\nsocket_group = %s\n' "$group" >"$dir/fdtuned.conf"
-if serve "$dir/grouped/fdtuned.sock" "$dir/fdtuned.conf"; then
+if serve "$dir/grouped/fdtuned.sock" "$dir/fdtuned.conf" trace; then
     sock=$dir/grouped/fdtuned.sock
     if [ "$(stat -c %a:%G "$sock")" = "600:$group" ] &&
         [ "$(stat -c %a:%G "$dir/grouped")" = "750:$group" ]; then
@@ -147,6 +152,184 @@ if serve "$dir/grouped/fdtuned.sock" "$dir/fdtuned.conf"; then
         ok "no chmod or chown by path: the socket is born 0600, its group given by fchownat"
     fi
 fi
+
+# --- peers of the socket: a tiny C program, built here (cc is a build dependency) --------
+cat >"$dir/peer.c" <<'EOF'
+/* "hold PATH N": N stream connections, one after another, each asked for a ping and its
+ * answer printed (or "closed"); then "holding", the connections kept open until killed.
+ * "bind TYPE PATH": a socket of TYPE (stream, seqpacket, datagram) bound at PATH, not
+ * listening; then "bound", until killed. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static struct sockaddr_un addr;
+
+static void answer(int fd, int i)
+{
+    char line[512];
+    size_t n = 0;
+    /* A connection refused may be closed before the ping is written (EPIPE): the answer
+     * sent before the close is still there to read. */
+    const ssize_t sent = write(fd, "{\"op\":\"ping\"}\n", 14);
+    (void)sent;
+    while (n < sizeof line - 1 && read(fd, line + n, 1) == 1 && line[n] != '\n')
+        n++;
+    line[n] = '\0';
+    printf("%d %s\n", i, n ? line : "closed");
+}
+
+int main(int argc, char **argv)
+{
+    const int hold = argc == 4 && strcmp(argv[1], "hold") == 0;
+    const int type = strcmp(argv[2], "datagram") == 0 ? SOCK_DGRAM
+                   : strcmp(argv[2], "seqpacket") == 0 ? SOCK_SEQPACKET : SOCK_STREAM;
+    addr.sun_family = AF_UNIX;
+    snprintf(addr.sun_path, sizeof addr.sun_path, "%s", hold ? argv[2] : argv[3]);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    signal(SIGPIPE, SIG_IGN);
+    for (int i = 1; hold && i <= atoi(argv[3]); i++) {
+        const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0)
+            printf("%d cannot connect\n", i);
+        else
+            answer(fd, i);
+    }
+    if (!hold && bind(socket(AF_UNIX, type, 0), (struct sockaddr *)&addr, sizeof addr) != 0)
+        return perror("bind"), 1;
+    puts(hold ? "holding" : "bound");
+    pause();
+    return 0;
+}
+EOF
+${CC:-cc} -o "$dir/peer" "$dir/peer.c" >"$dir/out" 2>&1 ||
+    not_ok "the test's socket peer builds" "$dir/out"
+
+# peer OUT UID ARGS...: the peer in the background as UID (as ourselves when empty), its
+# output in OUT; 0 once it says it is done ("holding" or "bound"), 1 after 10 s.
+peer() {
+    out=$1 as=$2
+    shift 2
+    rm -f "$out" # what an earlier peer wrote there must not be read as this one's
+    if [ -n "$as" ]; then
+        setpriv --reuid="$as" --regid="$as" --clear-groups "$dir/peer" "$@" >"$out" 2>&1 &
+    else
+        "$dir/peer" "$@" >"$out" 2>&1 &
+    fi
+    peers="$peers $!"
+    i=0
+    until grep -q '^holding$\|^bound$' "$out" 2>/dev/null; do
+        i=$((i + 1))
+        if [ $i -gt 100 ] || ! kill -0 "$!" 2>/dev/null; then return 1; fi
+        sleep 0.1
+    done
+}
+
+# answered OUT N TEXT: the peer's connection N was answered with a line matching TEXT.
+answered() { grep -q "^$2 .*$3" "$1"; }
+
+# The peers started so far are killed; their connections close with them.
+stop_peers() {
+    for p in $peers; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+    peers=""
+}
+
+# root_served SOCKET NAME: root's status and then shutdown are answered and the daemon exits
+# 0; killed if it does not stop.
+root_served() {
+    if "$FDTUNE" status --socket "$1" >"$dir/out" 2>&1 &&
+        "$FDTUNE" shutdown --socket "$1" >>"$dir/out" 2>&1 && wait "$pid"; then
+        ok "$2"
+    else
+        kill -9 "$pid" 2>/dev/null
+        not_ok "$2" "$dir/out"
+    fi
+    pid=""
+}
+
+# --- connection slots (item 9) -------------------------------------------------------------
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null 2>&1; then
+    skip "other uids holding every connection slot leave root its own: needs root and setpriv"
+    skip "one uid holds at most max_clients_per_uid connections: needs root and setpriv"
+else
+    chmod 0711 "$dir" # other uids pass through to the socket and the peer program
+    printf '[daemon]\nsocket_mode = 0666\nmax_clients = 2\n' >"$dir/full.conf"
+    sock=$dir/full/fdtuned.sock
+    if serve "$sock" "$dir/full.conf"; then
+        if peer "$dir/p-full" 65534 hold "$sock" 3 && answered "$dir/p-full" 2 '"pong":true' &&
+            answered "$dir/p-full" 3 '"code":"busy".*too many clients'; then
+            ok "another uid takes every slot of max_clients = 2; its third connection: busy"
+        else
+            not_ok "another uid takes every slot of max_clients = 2; its third: busy" "$dir/p-full"
+        fi
+        root_served "$sock" \
+            "with every slot taken by another uid, root's status and shutdown are still served"
+        stop_peers
+    fi
+
+    # Three uids of three connections each: two each are served, the first two uids'
+    # thirds exceed max_clients_per_uid, the third uid's finds the 6 slots taken.
+    printf '[daemon]\nsocket_mode = 0666\nmax_clients = 6\nmax_clients_per_uid = 2\n' \
+        >"$dir/peruid.conf"
+    sock=$dir/peruid/fdtuned.sock
+    if serve "$sock" "$dir/peruid.conf"; then
+        for u in 65534 65533 65532; do
+            peer "$dir/p-$u" $u hold "$sock" 3 && answered "$dir/p-$u" 2 '"pong":true' ||
+                not_ok "uid $u's first two connections are served" "$dir/p-$u"
+        done
+        if answered "$dir/p-65534" 3 '"code":"busy".*uid 65534 holds 2 connections.*max_clients_per_uid' &&
+            answered "$dir/p-65533" 3 '"code":"busy".*uid 65533 holds 2 connections'; then
+            ok "max_clients_per_uid = 2: a uid's third connection is answered busy, naming the limit"
+        else
+            cat "$dir/p-65534" "$dir/p-65533" >"$dir/out"
+            not_ok "max_clients_per_uid = 2: a uid's third connection is busy" "$dir/out"
+        fi
+        if answered "$dir/p-65532" 3 '"code":"busy".*too many clients'; then
+            ok "a third uid gets the two slots left of max_clients = 6, then busy"
+        else
+            not_ok "a third uid gets the two slots left of max_clients = 6, then busy" "$dir/p-65532"
+        fi
+        if peer "$dir/p-own" "" hold "$sock" 3 && answered "$dir/p-own" 3 '"pong":true'; then
+            ok "the daemon's own uid is held to neither limit while other uids fill theirs"
+        else
+            not_ok "the daemon's own uid is held to neither limit" "$dir/p-own"
+        fi
+        root_served "$sock" "with every other slot taken, root's status and shutdown are served"
+        stop_peers
+    fi
+fi
+
+# --- a live socket of another type at the socket path (item 13) ----------------------------
+# refused_live TYPE: a socket of TYPE bound (not listening) at the socket path; fdtuned
+# exits 1 naming the path, and the socket file is still the peer's. timeout: a daemon that
+# took the path over would serve on it.
+refused_live() {
+    mkdir -m 0700 "$dir/$1"
+    live=$dir/$1/fdtuned.sock
+    if ! peer "$dir/p-$1" "" bind "$1" "$live"; then
+        not_ok "a $1 socket is bound at the socket path" "$dir/p-$1"
+        return
+    fi
+    before=$(stat -c %i "$live")
+    timeout 30 "$FDTUNED" --config "$dir/empty.conf" --socket "$live" --db "$DB" \
+        --backend cpu >"$dir/out" 2>&1
+    rc=$?
+    if [ $rc -eq 1 ] && grep -qF "$live, or another program is bound to it" "$dir/out" &&
+        [ -S "$live" ] && [ "$(stat -c %i "$live")" = "$before" ]; then
+        ok "a live $1 socket at the socket path: exit 1 naming it, the socket left in place"
+    else
+        echo "(exit $rc)" >>"$dir/out"
+        not_ok "a live $1 socket at the socket path: exit 1 naming it, left in place" "$dir/out"
+    fi
+    stop_peers
+}
+refused_live datagram
+refused_live seqpacket
+refused_live stream # bound, not listening yet: a stream connect alone is refused
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

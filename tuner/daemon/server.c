@@ -1,5 +1,6 @@
-/* server.c - the Unix socket: listening, one record per client connection, line framing,
- * peer credentials, and answers written back in order.
+/* server.c - the Unix socket: listening, one record per client connection, peer
+ * credentials and the connection slots they admit to, line framing, and answers written
+ * back in order.
  *
  * Handle lifetimes: the listener lives from fdt_server_start to fdt_server_close. Each
  * client's pipe is closed exactly once (close_client), after a shutdown that lets its
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "daemon/log.h"
@@ -32,6 +34,8 @@ typedef struct client {
     fdt_peer peer;
     fdt_jsonl framer;
     int closing;
+    int admitted; /* holds a slot: served, not refused */
+    int trusted;  /* the daemon's uid, root or admin_group (fdt_peer_is_admin) */
     struct client *prev, *next;
 } client;
 
@@ -39,7 +43,7 @@ struct fdt_server {
     fdt_daemon *d;
     uv_pipe_t listener;
     client *clients;
-    size_t nclients;
+    size_t served[2]; /* admitted clients: [0] other peers, [1] trusted ones */
     int listening;
 };
 
@@ -53,7 +57,8 @@ static void on_client_closed(uv_handle_t *handle)
         s->clients = c->next;
     if (c->next)
         c->next->prev = c->prev;
-    s->nclients--;
+    if (c->admitted)
+        s->served[c->trusted]--;
     fdt_jsonl_free(&c->framer);
     free(c);
 }
@@ -186,6 +191,40 @@ static void read_peer(client *c)
 #endif
 }
 
+/* The connections uid holds among the peers that are not trusted. A walk of every client
+ * (at most twice max_clients, and the refused ones still closing), made only for those
+ * peers' connections: simpler than a table of uids, and cheap at these sizes. */
+static size_t connections_of(const fdt_server *s, uid_t uid)
+{
+    size_t n = 0;
+    for (const client *c = s->clients; c; c = c->next)
+        n += c->admitted && !c->trusted && c->peer.uid == uid;
+    return n;
+}
+
+/* Gives c a slot, or says in why that there is none. Trusted peers have max_clients slots
+ * of their own, which no other user can take: another uid holding every other slot cannot
+ * lock root out of status or shutdown. The others share max_clients, each uid at most
+ * max_clients_per_uid of them, so that one user cannot take them all. */
+static int admit(fdt_server *s, client *c, char *why, size_t len)
+{
+    const fdt_config *cfg = &s->d->config;
+    c->trusted = fdt_peer_is_admin(s->d, &c->peer);
+    if (s->served[c->trusted] >= (size_t)cfg->max_clients) {
+        snprintf(why, len, "too many clients; try again");
+        return -1;
+    }
+    if (!c->trusted && connections_of(s, c->peer.uid) >= (size_t)cfg->max_clients_per_uid) {
+        snprintf(why, len, "uid %u holds %d connections, the most one uid may "
+                 "(max_clients_per_uid); try again", (unsigned)c->peer.uid,
+                 cfg->max_clients_per_uid);
+        return -1;
+    }
+    c->admitted = 1;
+    s->served[c->trusted]++;
+    return 0;
+}
+
 static void on_connection(uv_stream_t *listener, int status)
 {
     fdt_server *s = listener->data;
@@ -201,15 +240,15 @@ static void on_connection(uv_stream_t *listener, int status)
     if (s->clients)
         s->clients->prev = c;
     s->clients = c;
-    s->nclients++;
     fdt_jsonl_init(&c->framer, s->d->config.max_line_bytes);
     if (uv_accept(listener, (uv_stream_t *)&c->pipe) != 0) {
         close_client(c);
         return;
     }
     read_peer(c);
-    if (s->nclients > (size_t)s->d->config.max_clients) {
-        send_line(c, fdt_ops_error_line("busy", "too many clients; try again"));
+    char why[160];
+    if (admit(s, c, why, sizeof why) != 0) {
+        send_line(c, fdt_ops_error_line("busy", why));
         close_after_answers(c);
         return;
     }
@@ -218,35 +257,35 @@ static void on_connection(uv_stream_t *listener, int status)
 
 /* --- the socket file --------------------------------------------------------------- */
 
-typedef struct probe_connect {
-    int status, done;
-} probe_connect;
+static const int probe_types[] = {SOCK_STREAM, SOCK_SEQPACKET, SOCK_DGRAM};
+static const char *const probe_names[] = {"stream", "seqpacket", "datagram"};
 
-static void on_probe_connect(uv_connect_t *req, int status)
+/* Whether any socket is bound at path. A connect is refused (ECONNREFUSED) only where no
+ * socket is bound; a socket of another type answers EPROTOTYPE, a stream socket bound but
+ * not listening yet refuses a stream connect alone, and a live listener may accept or be
+ * full (EAGAIN). So each type is tried, and anything but a refusal counts as bound: the
+ * errno of that connect (0: it was accepted) and its type's index in *type; ECONNREFUSED
+ * when every type was refused. Nonblocking: nothing here waits on another process. */
+static int probe_bound(const char *path, size_t *type)
 {
-    probe_connect *p = req->data;
-    p->status = status;
-    p->done = 1;
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path);
+    for (*type = 0; *type < sizeof probe_types / sizeof probe_types[0]; (*type)++) {
+        const int fd = socket(AF_UNIX, probe_types[*type] | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        int e = errno;
+        if (fd >= 0) {
+            e = connect(fd, (const struct sockaddr *)&addr, sizeof addr) == 0 ? 0 : errno;
+            close(fd);
+        }
+        if (e != ECONNREFUSED)
+            return e;
+    }
+    return ECONNREFUSED;
 }
 
-/* Whether a daemon answers on path; run before the loop serves anything else. */
-static int someone_listens(uv_loop_t *loop, const char *path)
-{
-    uv_pipe_t pipe;
-    uv_connect_t req;
-    probe_connect p = {0};
-    uv_pipe_init(loop, &pipe, 0);
-    req.data = &p;
-    uv_pipe_connect(&req, &pipe, path, on_probe_connect);
-    while (!p.done)
-        uv_run(loop, UV_RUN_ONCE);
-    uv_close((uv_handle_t *)&pipe, NULL);
-    uv_run(loop, UV_RUN_NOWAIT);
-    return p.status == 0;
-}
-
-/* A socket file left by a daemon that died is removed; a live daemon's is not. */
-static int clear_stale(fdt_daemon *d, const char *path, char *err, size_t errlen)
+/* A socket file that no one is bound to, left by a daemon that died, is removed; a live
+ * socket of any type, a daemon's or another program's, is not, nor is any other file. */
+static int clear_stale(const char *path, char *err, size_t errlen)
 {
     struct stat st;
     if (lstat(path, &st) != 0)
@@ -255,8 +294,12 @@ static int clear_stale(fdt_daemon *d, const char *path, char *err, size_t errlen
         snprintf(err, errlen, "%s exists and is not a socket; not touching it", path);
         return -1;
     }
-    if (someone_listens(d->loop, path)) {
-        snprintf(err, errlen, "another fdtuned is serving %s", path);
+    size_t type;
+    const int e = probe_bound(path, &type);
+    if (e != ECONNREFUSED) {
+        snprintf(err, errlen, "another fdtuned is serving %s, or another program is bound to "
+                 "it (a %s connect: %s); not touching it", path, probe_names[type],
+                 e == 0 ? "accepted" : strerror(e));
         return -1;
     }
     unlink(path);
@@ -370,7 +413,7 @@ static int listen_in(fdt_server *s, int dirfd, int created, gid_t gid, char *err
 {
     fdt_daemon *d = s->d;
     if (give_dir_group(dirfd, created, gid, d->config.socket, err, errlen) != 0 ||
-        clear_stale(d, d->config.socket, err, errlen) != 0)
+        clear_stale(d->config.socket, err, errlen) != 0)
         return -1;
     uv_pipe_init(d->loop, &s->listener, 0);
     s->listener.data = s;

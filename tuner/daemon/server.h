@@ -5,8 +5,10 @@
 
 #include "daemon/daemon.h"
 
-/* Creates the socket's directory, removes a stale socket file (never a live daemon's),
- * binds with socket_mode and socket_group, and listens. 0, or -1 with the reason. */
+/* Creates the socket's directory, removes a stale socket file (one no socket of any type
+ * is bound to; never a live one, nor any other file), binds with socket_mode and
+ * socket_group, and listens. Connections are then admitted by max_clients and
+ * max_clients_per_uid, trusted peers to slots of their own. 0, or -1 with the reason. */
 int fdt_server_start(fdt_daemon *d, char *err, size_t errlen);
 /* Stops listening, removes the socket file, and closes every client once its answers are
  * written. */
