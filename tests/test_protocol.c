@@ -470,7 +470,7 @@ static void test_rights_by_uid_and_group(void **state)
     struct group *g = getgrnam("nogroup");
     if (!g)
         skip();
-    daemon_proc open_daemon;
+    daemon_proc open_daemon = {0}; /* file_limit 0: no limit */
     char extra[128];
     snprintf(extra, sizeof extra, "[daemon]\nsocket_mode = 0666\nadmin_group = nogroup\n");
     start_daemon(&open_daemon, extra);
@@ -503,7 +503,7 @@ static void test_rights_by_uid_and_group(void **state)
 static void test_too_many_clients(void **state)
 {
     (void)state;
-    daemon_proc small;
+    daemon_proc small = {0}; /* file_limit 0: no limit */
     start_daemon(&small, "[daemon]\nmax_clients = 1\n");
     /* start_daemon's own probe may still count until the daemon sees it close. */
     int first = -1;
@@ -579,7 +579,7 @@ static void test_batch_is_all_or_nothing_on_a_full_disk(void **state)
 static void test_queries_answered_behind_a_big_batch(void **state)
 {
     (void)state;
-    daemon_proc d;
+    daemon_proc d = {0}; /* file_limit 0: no limit */
     start_daemon(&d, "");
     const int batcher = connect_or_die(d.socket), asker = connect_or_die(d.socket);
     char *big = batch_request(10000, "\"family\":\"naive\",\"subset\":1,");
@@ -663,7 +663,7 @@ static void test_a_full_disk_pauses_jobs_until_there_is_room(void **state)
 static void test_requests_after_shutdown_are_refused(void **state)
 {
     (void)state;
-    daemon_proc d;
+    daemon_proc d = {0}; /* file_limit 0: no limit */
     start_daemon(&d, "");
     const int fd = connect_or_die(d.socket);
     const char *both = "{\"op\":\"shutdown\"}\n"
@@ -690,7 +690,7 @@ static int log_contains(const daemon_proc *d, const char *words)
 static void test_a_paused_daemon_keeps_its_workers(void **state)
 {
     (void)state;
-    daemon_proc d;
+    daemon_proc d = {0}; /* file_limit 0: no limit */
     start_daemon(&d, "[worker]\nheartbeat_ms = 250\nheartbeat_timeout_ms = 2000\n");
     assert_contains(ask(d.socket, "{\"op\":\"tune\",\"nx\":13,\"ny\":17,\"nz\":11,"
                                   "\"family\":\"naive\",\"subset\":6}"), "\"job\":1");
