@@ -181,7 +181,8 @@ __device__ __forceinline__ void lanes_with_x_halo(const real *u, idx_t p, int i0
 
 /* Stores the vector out whose first point is i0: one wide store where every lane is an
  * interior point of an aligned row (whole), else only the interior lanes one by one. */
-__device__ __forceinline__ void store_lanes(real *dst, const lanes &out, int i0, int nx, bool whole)
+__device__ __forceinline__ void store_lanes(real *dst, const lanes &out, int i0, int nx,
+                                            bool whole)
 {
     if (whole) {
         store_f(reinterpret_cast<vec_t *>(dst), out.v);
