@@ -37,22 +37,7 @@ start_daemon() { # start_daemon DB [CONFIG]: the log of this start alone in $LOG
     "$FDTUNED" --config "${2:-$CONF}" --socket "$FDTUNE_SOCKET" --db "$1" --backend cpu \
         2>"$LOG" &
     pid=$!
-    i=0
-    while ! "$FDTUNE" status >/dev/null 2>&1; do
-        i=$((i + 1))
-        if [ $i -gt 300 ] || ! kill -0 "$pid" 2>/dev/null; then
-            echo "fdtuned did not start:"
-            tail -20 "$LOG"
-            exit 1
-        fi
-        sleep 0.1
-    done
-}
-
-stop_daemon() {
-    kill -TERM "$pid"
-    wait "$pid"
-    pid=""
+    wait_answering
 }
 
 # The value of a number field in a one-line JSON answer (the first of that name).

@@ -49,24 +49,7 @@ EOF
 start_daemon() { # start_daemon [CONFIG]
     "$FDTUNED" --config "${1:-$CONF}" --socket "$FDTUNE_SOCKET" --db "$DB" --backend cpu 2>>"$LOG" &
     pid=$!
-    i=0
-    while ! "$FDTUNE" status >/dev/null 2>&1; do
-        i=$((i + 1))
-        if [ $i -gt 200 ] || ! kill -0 "$pid" 2>/dev/null; then
-            echo "fdtuned did not start:"
-            tail -20 "$LOG"
-            exit 1
-        fi
-        sleep 0.1
-    done
-}
-
-stop_daemon() {
-    kill -TERM "$pid"
-    wait "$pid"
-    rc=$?
-    pid=""
-    return $rc
+    wait_answering
 }
 
 # The value of a string or number field in a one-line JSON answer.

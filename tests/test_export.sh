@@ -93,22 +93,7 @@ HELPER=$dir/helper
 start_daemon() {
     "$FDTUNED" --socket "$FDTUNE_SOCKET" --db "$DB" --backend cpu 2>>"$LOG" &
     pid=$!
-    i=0
-    while ! "$FDTUNE" status >/dev/null 2>&1; do
-        i=$((i + 1))
-        if [ $i -gt 200 ] || ! kill -0 "$pid" 2>/dev/null; then
-            echo "fdtuned did not start:"
-            tail -20 "$LOG"
-            exit 1
-        fi
-        sleep 0.1
-    done
-}
-
-stop_daemon() {
-    kill -TERM "$pid"
-    wait "$pid"
-    pid=""
+    wait_answering
 }
 
 hwm_kb() {
