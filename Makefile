@@ -47,7 +47,7 @@ endif
 
 KERNELS := naive tiled zmarch zvec zroll smem broken hazard compare persist copy l2read
 # The store's schema (version 1) and its migrations, in order.
-SQL := schema migrate_2 migrate_3 migrate_4 migrate_5 migrate_6
+SQL := schema migrate_2 migrate_3 migrate_4 migrate_5 migrate_6 migrate_7
 STORE := store store_devices store_jobs store_results store_code
 # What every program shares: the backends, the tuning engine (tuner/engine/, the worker's
 # main aside), the store and the settings.
@@ -60,7 +60,7 @@ CORE_OBJS := $(BACKENDS:%=$(BUILD)/tuner/backends/%.o) $(ENGINE:%=$(BUILD)/tuner
              $(BUILD)/kernel_sources.o $(STORE:%=$(BUILD)/db/%.o) $(SQL:%=$(BUILD)/db/%_sql.o) \
              $(BUILD)/config/config.o $(BUILD)/config/paths.o
 # The daemon's parts; its main is tuner/daemon/fdtuned.c.
-DAEMON := log server ops export query job_search scheduler supervisor balance
+DAEMON := log server ops export query job_search scheduler supervisor balance doubt
 DAEMON_OBJS := $(DAEMON:%=$(BUILD)/tuner/daemon/%.o)
 # libfdtune: the client library solvers link: the client, the kernel API and its module
 # cache, and the parts of the tuner they run on (the backends, the variants, the hashes,
@@ -224,6 +224,7 @@ test: $(TESTS:%=$(BUILD)/tests/%) all
 	@BUILD=$(BUILD) sh tests/test_balance.sh
 	@BUILD=$(BUILD) sh tests/test_security.sh
 	@BUILD=$(BUILD) sh tests/test_export.sh
+	@BUILD=$(BUILD) sh tests/test_noisy.sh
 	@BUILD=$(BUILD) SANFLAGS="$(SANFLAGS)" MAKE="$(MAKE)" sh tests/test_install.sh
 
 check:

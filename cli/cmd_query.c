@@ -33,7 +33,9 @@ static int own_option(int opt, const char *arg, void *ctx)
     return 0;
 }
 
-static void print_answer(const fdtune_answer *a)
+/* doubt: the answer's reason to doubt its figures, or NULL (libfdtune's fdtune_answer has a
+ * fixed layout and does not carry it). */
+static void print_answer(const fdtune_answer *a, const char *doubt)
 {
     printf("match     %s", a->match);
     if (strcmp(a->match, "nearest") == 0)
@@ -61,6 +63,8 @@ static void print_answer(const fdtune_answer *a)
                a->kernel1_gbps);
     else
         printf("GB/s      not measured\n");
+    if (doubt)
+        printf("doubtful  %s\n", doubt);
     if (a->persist.present) {
         printf("persist   kernel %s in ", a->persist.entry);
         for (int i = 0; i < a->persist.nsources; i++)
@@ -98,7 +102,7 @@ int fdt_cmd_query(int argc, char **argv)
         fdtune_answer ans;
         char err[256];
         if (fdtune_answer_parse(c.line, &ans, err, sizeof err) == FDTUNE_OK) {
-            print_answer(&ans);
+            print_answer(&ans, json_string_value(json_object_get(answer, "doubt")));
         } else {
             fprintf(stderr, "fdtune query: %s\n", err);
             rc = FDT_EXIT_FAILED;

@@ -72,6 +72,7 @@ static const key keys[] = {
     NUMBER("tuning", timeout_ms, KIND_REAL, 1, 3600000),
     NUMBER("tuning", leaders, KIND_INT, 0, 1000),
     NUMBER("tuning", leader_samples, KIND_INT, 1, 100000),
+    NUMBER("tuning", max_spread, KIND_REAL, 0, 1000),
     NUMBER("tuning", seed, KIND_UNSIGNED, 0, 2147483647),
     CHOICE("search", strategy, fdt_config_strategies),
     NUMBER("search", budget, KIND_INT, 0, FDT_SEARCH_EVALS_MAX),
@@ -107,6 +108,7 @@ void fdt_config_defaults(fdt_config *c, int system)
     c->timeout_ms = 5000.0;
     c->leaders = 5;
     c->leader_samples = 50;
+    c->max_spread = 1.0; /* engine/measure.h's FDT_DEFAULT_MAX_SPREAD, as fdtune bench */
     c->seed = 12345;
     strcpy(c->strategy, "guided");
     c->budget = 0;

@@ -39,6 +39,7 @@ typedef struct fdt_config {
     double timeout_ms;        /* a sample past this (times its estimate) is hung */
     int leaders;
     int leader_samples;
+    double max_spread;        /* a spread wider is measured again, then stored noisy; 0: no bound */
     unsigned seed;
     /* [search]: how jobs that do not say search their space, and when they stop */
     char strategy[16];        /* exhaustive random guided */

@@ -19,7 +19,7 @@
 
 /* Generated from db/schema.sql and db/migrate_N.sql by the Makefile. */
 extern const char fdt_schema_sql[], fdt_migrate_2_sql[], fdt_migrate_3_sql[],
-    fdt_migrate_4_sql[], fdt_migrate_5_sql[], fdt_migrate_6_sql[];
+    fdt_migrate_4_sql[], fdt_migrate_5_sql[], fdt_migrate_6_sql[], fdt_migrate_7_sql[];
 
 /* Written into every store's header, so that another program's SQLite file is refused
  * rather than migrated. "FDTu". */
@@ -28,7 +28,7 @@ extern const char fdt_schema_sql[], fdt_migrate_2_sql[], fdt_migrate_3_sql[],
 /* Step i takes a file from schema version i to version i + 1, inside one transaction. */
 static const char *const migrations[] = {fdt_schema_sql, fdt_migrate_2_sql, fdt_migrate_3_sql,
                                          fdt_migrate_4_sql, fdt_migrate_5_sql,
-                                         fdt_migrate_6_sql};
+                                         fdt_migrate_6_sql, fdt_migrate_7_sql};
 _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
                "one migration step per schema version");
 
@@ -50,7 +50,7 @@ _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
     "samples, reps, vgprs, sgprs, scratch_bytes, shared_bytes, message"
 #define BEST_COLUMNS                                                                       \
     "device_id, " KEY_COLUMNS ", variant, gbps, median_ms, copy_gbps, interior_copy_gbps, " \
-    "kernel1_gbps, kernels, job_id, updated, state"
+    "kernel1_gbps, kernels, job_id, updated, state, doubt"
 #define SELECT_JOB "SELECT id, " JOB_COLUMNS " FROM jobs "
 
 static const char *const statements[ST_COUNT] = {
@@ -128,13 +128,13 @@ static const char *const statements[ST_COUNT] = {
         "WHERE excluded.leader = 1",
     [ST_BEST_PUT] =
         "INSERT INTO best (" BEST_COLUMNS ") "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (device_id, stencil, radius, precision, cache, nx, ny, nz) DO UPDATE SET "
         "variant = excluded.variant, gbps = excluded.gbps, median_ms = excluded.median_ms, "
         "copy_gbps = excluded.copy_gbps, interior_copy_gbps = excluded.interior_copy_gbps, "
         "kernel1_gbps = excluded.kernel1_gbps, "
         "kernels = excluded.kernels, job_id = excluded.job_id, updated = excluded.updated, "
-        "state = excluded.state",
+        "state = excluded.state, doubt = excluded.doubt",
     [ST_CODE_PUT] =
         "INSERT INTO code_cache (key, code, created) VALUES (?, ?, ?) "
         "ON CONFLICT (key) DO UPDATE SET code = excluded.code, created = excluded.created",

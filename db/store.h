@@ -21,7 +21,7 @@
 
 /* The schema version this build writes; older files are migrated on open, newer ones are
  * refused (a downgrade must not damage data it does not understand). */
-#define FDT_SCHEMA_VERSION 6
+#define FDT_SCHEMA_VERSION 7
 
 typedef struct fdt_store fdt_store;
 
@@ -83,6 +83,7 @@ typedef struct fdt_best {
                                  under cache auto the state chosen */
     char kernels[20];         /* the kernel sources' version it was measured with */
     int64_t job_id, updated;
+    char doubt[200];          /* why its figures may not be trusted (a busy host); empty */
 } fdt_best;
 
 /* A device as stored: its fingerprint and what it is matched by when it is not the same. */

@@ -183,6 +183,7 @@ static int read_best(fdt_store *s, sqlite3_stmt *st, void *out)
     col_text(&r, state, sizeof state);
     if (fdt_cache_mode_parse(state, &best->state) != 0)
         return store_fail(s, "a best row has an unknown state '%s'", state);
+    col_text(&r, best->doubt, sizeof best->doubt);
     return 0;
 }
 
@@ -215,6 +216,7 @@ int fdt_store_best_put(fdt_store *s, const fdt_best *best)
         bind_null(&b);
     bind_int(&b, best->updated ? best->updated : store_now());
     bind_text(&b, fdt_cache_mode_name(best_state(best)), SIZE_MAX);
+    bind_text(&b, best->doubt, sizeof best->doubt);
     return stmt_run(s, &b);
 }
 

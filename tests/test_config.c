@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "engine/measure.h"
 
 /* The shipped file, found from this source file's place in the tree. */
 static void shipped_conf(char *out, size_t len)
@@ -88,6 +89,7 @@ static const setting every_key[] = {
     {"tuning", "timeout_ms", "1e3"},
     {"tuning", "leaders", "0"},
     {"tuning", "leader_samples", "1"},
+    {"tuning", "max_spread", "0"},
     {"tuning", "seed", "2147483647"},
 };
 
@@ -128,6 +130,7 @@ static void defaults_are_documented_values(void **state)
     assert_true(c.timeout_ms == 5000.0);
     assert_int_equal(c.leaders, 5);
     assert_int_equal(c.leader_samples, 50);
+    assert_true(c.max_spread == FDT_DEFAULT_MAX_SPREAD); /* fdtune bench's bound */
     assert_int_equal(c.seed, 12345);
 
     char err[512] = "";
@@ -187,6 +190,7 @@ static void every_key_accepts_a_valid_value(void **state)
     assert_true(c.timeout_ms == 1000.0);
     assert_int_equal(c.leaders, 0);
     assert_int_equal(c.leader_samples, 1);
+    assert_true(c.max_spread == 0);
     assert_int_equal(c.seed, 2147483647u);
 
     /* An empty path goes back to the default of the kind of daemon the config is for. */
@@ -257,6 +261,7 @@ static const bad bad_values[] = {
     {"tuning", "samples", "0", "from 1 to 100000"},
     {"tuning", "leaders", "1001", "from 0 to 1000"},
     {"tuning", "leader_samples", "0", "from 1 to 100000"},
+    {"tuning", "max_spread", "-0.5", "a number from 0 to 1000"},
     {"tuning", "seed", "2147483648", "from 0 to 2147483647"},
     {"tuning", "seed", "-1", "from 0 to 2147483647"},
     {"tuning", "min_sample_ms", "0", "a number from 0.001 to 3600000"},

@@ -418,6 +418,40 @@ static void test_bench_end_to_end(void **state)
     fdt_bench_report_free(&rep);
 }
 
+/* A bound no real timing meets: every variant is timed three times and stored noisy with
+ * its figures kept, none is a leader, and the report counts them as failed. With no bound
+ * the same variants are ok (test_bench_end_to_end). */
+static void test_noisy_is_timed_again_then_refused(void **state)
+{
+    (void)state;
+    fdt_bench_opts o;
+    fdt_bench_defaults(&o);
+    o.backend = "cpu";
+    o.problem = (fdt_problem){.nx = 19, .ny = 14, .nz = 12, .radius = 1, .precision = FDT_DOUBLE};
+    o.filter.family = "tiled";
+    o.subset = 3;
+    o.timing = quick;
+    o.timing.samples = 5;
+    o.timing.max_spread = 1e-12;
+    o.leaders = 2;
+    o.leader_samples = 3;
+    fdt_bench_report rep;
+    fdt_error err = {0};
+    if (fdt_bench_run(&o, &rep, &err) != FDT_OK)
+        fail_msg("bench: %s", err.msg);
+    assert_int_equal(rep.count, 3);
+    assert_int_equal(rep.ok, 0);
+    assert_int_equal(rep.failed, 3);
+    for (size_t i = 0; i < rep.count; i++) {
+        const fdt_result *r = &rep.results[i];
+        assert_int_equal(r->status, FDT_NOISY);
+        assert_false(r->leader);
+        assert_true(r->gbps > 0 && fdt_stats_spread(&r->stats) > o.timing.max_spread);
+        assert_non_null(strstr(r->message, "over every try"));
+    }
+    fdt_bench_report_free(&rep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -432,6 +466,7 @@ int main(void)
         cmocka_unit_test(test_l2_kernel_reads_every_element),
         cmocka_unit_test(test_balance_on_the_cpu),
         cmocka_unit_test(test_bench_end_to_end),
+        cmocka_unit_test(test_noisy_is_timed_again_then_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -561,8 +561,9 @@ static void test_results(void **state)
         result_of(job.id, "broken:256x1x1:bug1", "wrong", 0.5),
         result_of(job.id, "naive:256x1x1", "ok", 3.0),
         result_of(job.id, "smem:32x8x1:mz8", "compile_error", NAN),
+        result_of(job.id, "zvec:32x8x1:mz4", "noisy", 0.9), /* never a leader */
     };
-    for (size_t i = 0; i < 5; i++)
+    for (size_t i = 0; i < 6; i++)
         assert_int_equal(fdt_store_result_add(s, device_id, &job.key, kernels, &first[i]), 0);
 
     fdt_result_row again = result_of(job.id, "tiled:64x2x2:m8:seed", "ok", 9.0);
@@ -583,7 +584,7 @@ static void test_results(void **state)
     fdt_result_row *rows;
     size_t n;
     assert_int_equal(fdt_store_job_results(s, job.id, &rows, &n), 0);
-    assert_int_equal(n, 6);
+    assert_int_equal(n, 7);
     assert_string_equal(rows[0].variant, "tiled:64x2x2:m8:seed");
     assert_near(rows[0].median_ms, 2.0, 1e-12);
     assert_near(rows[0].q3_ms, 2.1, 1e-12);
@@ -591,8 +592,9 @@ static void test_results(void **state)
     assert_int_equal(rows[0].sgprs, -1);
     assert_true(isnan(rows[4].median_ms));
     assert_string_equal(rows[4].status, "compile_error");
-    assert_int_equal(rows[5].leader, 1);
-    assert_near(rows[5].median_ms, 1.2, 1e-12);
+    assert_string_equal(rows[5].status, "noisy");
+    assert_int_equal(rows[6].leader, 1);
+    assert_near(rows[6].median_ms, 1.2, 1e-12);
     free(rows);
 
     char **names;
@@ -605,7 +607,7 @@ static void test_results(void **state)
 
     export_seen seen = {0};
     assert_int_equal(fdt_store_results_page(s, 0, 1000, on_export_row, &seen), 0);
-    assert_int_equal(seen.rows, 6);
+    assert_int_equal(seen.rows, 7);
     assert_int_equal(seen.device_id, device_id);
     assert_int_equal(seen.key.problem.nz, 512);
     assert_int_equal(seen.key.problem.precision, FDT_DOUBLE);
@@ -619,9 +621,9 @@ static void test_results(void **state)
     assert_int_equal(seen.rows, 4);
     const int64_t fourth = seen.last_id;
     assert_int_equal(fdt_store_results_page(s, fourth, 4, on_export_row, &seen), 0);
-    assert_int_equal(seen.rows, 6);
+    assert_int_equal(seen.rows, 7);
     assert_int_equal(fdt_store_results_page(s, seen.last_id, 4, on_export_row, &seen), 0);
-    assert_int_equal(seen.rows, 6);
+    assert_int_equal(seen.rows, 7);
 
     /* The warm start's question: the job that measured the problem most fully; leader
      * rows do not count, another problem's rows even less. */
@@ -668,6 +670,7 @@ static void test_best(void **state)
     b = best_of(device_id, big, "tiled:64x2x2:m8:seed", 2930);
     b.job_id = job.id;
     b.interior_copy_gbps = 2861.5; /* the upsert replaces it too */
+    strcpy(b.doubt, "the copy ran at 1.0 GB/s");
     assert_int_equal(fdt_store_best_put(s, &b), 0);
     const fdt_best others[] = {
         best_of(device_id, key_of(256, FDT_DOUBLE, FDT_CACHE_HOT), "zmarch:32x4x1:mz4", 2500),
@@ -692,6 +695,8 @@ static void test_best(void **state)
     assert_near(rows[2].gbps, 2930, 1e-9);
     assert_near(rows[2].copy_gbps, 3013.7, 1e-9);
     assert_near(rows[2].interior_copy_gbps, 2861.5, 1e-9);
+    assert_string_equal(rows[2].doubt, "the copy ran at 1.0 GB/s");
+    assert_string_equal(rows[1].doubt, "");
     assert_int_equal(rows[2].job_id, job.id);
     assert_true(rows[2].updated > 0);
     assert_string_equal(rows[2].kernels, fdt_kernels_version());
@@ -780,8 +785,8 @@ static const char version_1_rows[] =
     "INSERT INTO best VALUES (1, 'laplacian', 1, 'double', 'hot', 64, 64, 64, "
     "  'naive:256x1x1', 100.0, 0.1, 3000.0, 2700.0, 'k', 7, 1);";
 
-/* Opening it migrates it to version 6 (cache mode persist, search strategies, the interior
- * copy, then the devices' balance): every row is kept, job ids are not given out again, a
+/* Opening it migrates it to version 7 (cache mode persist, search strategies, the interior
+ * copy, the devices' balance, then noisy results and doubtful best rows): every row is kept, job ids are not given out again, a
  * job from before strategies measures every variant, a best row from before the interior
  * copy says it was not timed (0), and foreign keys are enforced again afterwards. */
 static void test_migrates_version_1(void **state)
@@ -807,7 +812,10 @@ static void test_migrates_version_1(void **state)
     assert_int_equal(rows[0].job_id, 7);
     assert_near(rows[0].copy_gbps, 3000.0, 1e-9);
     assert_near(rows[0].interior_copy_gbps, 0, 0);
+    assert_string_equal(rows[0].doubt, "");
     free(rows);
+    fdt_result_row noisy = result_of(7, "zvec:32x8x1:mz4", "noisy", 0.9);
+    assert_int_equal(fdt_store_result_add(s, 1, &job.key, "k", &noisy), 0);
 
     fdt_job next = job_of(0, 128);
     assert_int_equal(fdt_store_job_create(s, &next), 0);
@@ -819,7 +827,7 @@ static void test_migrates_version_1(void **state)
     assert_int_equal(fdt_store_best_put(s, &orphan), -1);
     fdt_store_close(s);
 
-    expect_sql(path, "PRAGMA user_version", "6");
+    expect_sql(path, "PRAGMA user_version", "7");
     expect_sql(path, "SELECT count(*) FROM pragma_foreign_key_check", "0");
 }
 
@@ -837,7 +845,7 @@ static void write_version_3(const char *path)
                    "  spent_s = 2.5 WHERE id = 7");
 }
 
-/* Opening it migrates it to version 6: every row is kept as it was, the best row's interior
+/* Opening it migrates it to version 7: every row is kept as it was, the best row's interior
  * copy reads 0 (not timed), and a new best row keeps its interior copy. */
 static void test_migrates_version_3(void **state)
 {
@@ -877,7 +885,7 @@ static void test_migrates_version_3(void **state)
     assert_int_equal(next.id, 41);
     fdt_store_close(s);
 
-    expect_sql(path, "PRAGMA user_version", "6");
+    expect_sql(path, "PRAGMA user_version", "7");
     expect_sql(path, "SELECT count(*) FROM pragma_foreign_key_check", "0");
 }
 
@@ -891,7 +899,7 @@ static void write_version_4(const char *path)
     sql_exec(path, "PRAGMA user_version = 4");
 }
 
-/* Opening it migrates it to version 6: the device keeps its row, its id and every field, with
+/* Opening it migrates it to version 7: the device keeps its row, its id and every field, with
  * no balance yet (0: the next start measures it); the job, result and best rows are kept as
  * they were; a balance can then be stored for the old device. */
 static void test_migrates_version_4(void **state)
@@ -928,7 +936,7 @@ static void test_migrates_version_4(void **state)
     assert_int_equal(fdt_store_device_balance_put(s, 1, &measured), 0);
     fdt_store_close(s);
     expect_sql(path, "SELECT balance_measured FROM devices WHERE id = 1", "17");
-    expect_sql(path, "PRAGMA user_version", "6");
+    expect_sql(path, "PRAGMA user_version", "7");
     expect_sql(path, "SELECT count(*) FROM pragma_foreign_key_check", "0");
 }
 

@@ -24,6 +24,7 @@ const char *fdt_status_name(fdt_status s)
     case FDT_LAUNCH_ERROR: return "launch_error";
     case FDT_TIMEOUT: return "timeout";
     case FDT_UNSUPPORTED: return "unsupported";
+    case FDT_NOISY: return "noisy";
     case FDT_ERROR: return "error";
     }
     return "error";

@@ -28,6 +28,8 @@ typedef enum fdt_status {
     FDT_LAUNCH_ERROR,
     FDT_TIMEOUT,
     FDT_UNSUPPORTED,    /* the backend cannot run this family (e.g. barriers on cpu) */
+    FDT_NOISY,          /* ran and was right, but its timings spread beyond the bound
+                           (fdt_timing.max_spread) each time it was timed: never ranked */
     FDT_ERROR           /* anything else: library missing, out of memory, bad input */
 } fdt_status;
 

@@ -17,7 +17,7 @@
 static const char *const best_columns[] = {
     "fingerprint", "device", "stencil", "radius", "precision", "nx", "ny", "nz", "cache",
     "state", "variant", "gbps", "median_ms", "copy_gbps", "interior_copy_gbps",
-    "kernel1_gbps", "kernels", "job", "updated", NULL};
+    "kernel1_gbps", "kernels", "job", "updated", "doubt", NULL};
 static const char *const result_columns[] = {
     "fingerprint", "device", "stencil", "radius", "precision", "nx", "ny", "nz", "cache",
     "job", "variant", "status", "leader", "median_ms", "min_ms", "q1_ms", "q3_ms", "samples",
@@ -56,12 +56,13 @@ static json_t *key_json(const page *e, int64_t device_id, const fdt_key *k)
 static json_t *best_json(const page *e, const fdt_best *b)
 {
     json_t *row = key_json(e, b->device_id, &b->key);
-    json_t *rest = json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:I, s:I}", "state",
+    json_t *rest = json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:I, s:I, s:s}", "state",
                              fdt_cache_mode_name(b->state), "variant", b->variant, "gbps",
                              b->gbps, "median_ms", b->median_ms, "copy_gbps", b->copy_gbps,
                              "interior_copy_gbps", b->interior_copy_gbps, "kernel1_gbps",
                              b->kernel1_gbps, "kernels", b->kernels, "job",
-                             (json_int_t)b->job_id, "updated", (json_int_t)b->updated);
+                             (json_int_t)b->job_id, "updated", (json_int_t)b->updated,
+                             "doubt", b->doubt);
     json_object_update(row, rest);
     json_decref(rest);
     return row;

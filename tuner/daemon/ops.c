@@ -374,6 +374,8 @@ static int add_answer_fields(op_ctx *c, const fdt_answer *a, const fdt_problem *
     json_object_set_new(to, "kernel1_gbps", json_real(a->best.kernel1_gbps));
     json_object_set_new(to, "kernels_current",
                         json_boolean(strcmp(a->best.kernels, fdt_kernels_version()) == 0));
+    if (a->best.doubt[0])
+        json_object_set_new(to, "doubt", json_string(a->best.doubt));
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "daemon/doubt.h"
 #include "daemon/job_search.h"
 #include "daemon/log.h"
 #include "daemon/query.h"
@@ -417,7 +418,8 @@ static const char *store_winner(lane *l, json_t *ev)
             win = &rows[i];
     if (!win) {
         free(rows);
-        return "no leader could be timed again";
+        return "no leader could be timed again (see their results: a leader too noisy to "
+               "time is never the winner)";
     }
     fdt_best b = {.device_id = d->devices[l->device].id, .key = l->job.key,
                   .gbps = win->gbps, .median_ms = win->median_ms,
@@ -430,6 +432,11 @@ static const char *store_winner(lane *l, json_t *ev)
     fdt_copy_text(b.kernels, sizeof b.kernels, fdt_kernels_version());
     fdt_copy_text(l->job.best_variant, sizeof l->job.best_variant, win->variant);
     l->job.best_gbps = win->gbps;
+    fdt_doubt_judge(d, l->device, rows, n,
+                    json_number_value(json_object_get(ev, "ceiling_gbps")), b.doubt,
+                    sizeof b.doubt);
+    if (b.doubt[0])
+        fdt_log("job %lld: its figures are doubtful: %s", (long long)l->job.id, b.doubt);
     free(rows);
     if (fdt_store_best_put(d->store, &b) != 0)
         return fdt_store_error(d->store);

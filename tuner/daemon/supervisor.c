@@ -372,7 +372,7 @@ json_t *fdt_worker_timing_json(const fdt_daemon *d)
 {
     const fdt_config *c = &d->config;
     const fdt_timing timing = {.min_sample_ms = c->min_sample_ms, .samples = c->samples,
-                               .timeout_ms = c->timeout_ms};
+                               .timeout_ms = c->timeout_ms, .max_spread = c->max_spread};
     return fdt_wire_timing_json(&timing);
 }
 

@@ -39,7 +39,8 @@ void fdt_worker_stop(fdt_worker *w);
 int fdt_worker_pid(const fdt_worker *w);
 /* The variant the worker began and has not finished, or NULL. */
 const char *fdt_worker_current(const fdt_worker *w);
-/* The timing every task is sent with: the settings' samples, min_sample_ms, timeout_ms. */
+/* The timing every task is sent with: the settings' samples, min_sample_ms, timeout_ms and
+ * max_spread. */
 json_t *fdt_worker_timing_json(const fdt_daemon *d);
 /* How a worker ended, in words, for logs and stored messages. */
 void fdt_worker_end_describe(const fdt_daemon *d, fdt_worker_end end, int64_t status, int sig,

@@ -83,8 +83,8 @@ static fdt_status timed_median(const fdt_backend_ops *ops, fdt_backend *b, fdt_e
     return s;
 }
 
-static fdt_status measure_copy(const fdt_backend_ops *ops, fdt_backend *b,
-                               const fdt_timing *timing, double *gbps, fdt_error *err)
+fdt_status fdt_balance_copy(const fdt_backend_ops *ops, fdt_backend *b,
+                            const fdt_timing *timing, double *gbps, fdt_error *err)
 {
     fdt_device_copy c = {.ops = ops, .backend = b, .bytes = copy_bytes(ops->info(b))};
     double ms = 0;
@@ -172,7 +172,7 @@ fdt_status fdt_balance_measure(const fdt_backend_ops *ops, fdt_backend *b,
                                const fdt_timing *timing, fdt_balance *out, fdt_error *err)
 {
     *out = (fdt_balance){0};
-    fdt_status s = measure_copy(ops, b, timing, &out->copy_gbps, err);
+    fdt_status s = fdt_balance_copy(ops, b, timing, &out->copy_gbps, err);
     if (s == FDT_OK)
         s = measure_l2(ops, b, timing, &out->l2_gbps, err);
     if (s == FDT_OK)

@@ -39,4 +39,10 @@ const char *fdt_l2_read_kernel(const char *const **defines, size_t *count);
 fdt_status fdt_balance_measure(const fdt_backend_ops *ops, fdt_backend *b,
                                const fdt_timing *timing, fdt_balance *out, fdt_error *err);
 
+/* Times the copy alone, as fdt_balance_measure does, into *gbps. A job times it again beside
+ * its leaders, so that the daemon can tell a device that copies as fast as when its balance
+ * was measured from one that a busy host, or another process on it, slows down. */
+fdt_status fdt_balance_copy(const fdt_backend_ops *ops, fdt_backend *b,
+                            const fdt_timing *timing, double *gbps, fdt_error *err);
+
 #endif

@@ -17,7 +17,8 @@ void fdt_bench_defaults(fdt_bench_opts *o)
                                .precision = FDT_DOUBLE};
     /* One millisecond per sample amortizes the cost of the events; fifteen samples give a
      * stable median for ranking, and the leaders get fifty, as the anchors were measured. */
-    o->timing = (fdt_timing){.min_sample_ms = 1.0, .samples = 15, .timeout_ms = 5000.0};
+    o->timing = (fdt_timing){.min_sample_ms = 1.0, .samples = 15, .timeout_ms = 5000.0,
+                             .max_spread = FDT_DEFAULT_MAX_SPREAD};
     o->leaders = 5;
     o->leader_samples = 50;
     o->seed = 12345;

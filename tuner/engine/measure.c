@@ -31,6 +31,11 @@ void fdt_stats_compute(double *samples, int n, int reps, fdt_stats *out)
     out->reps = reps;
 }
 
+double fdt_stats_spread(const fdt_stats *s)
+{
+    return s->samples > 0 && s->min_ms > 0 ? (s->median_ms - s->min_ms) / s->min_ms : 0;
+}
+
 int fdt_stats_faster(const fdt_stats *a, const fdt_stats *b, double min_gain)
 {
     double margin = min_gain * a->median_ms;

@@ -14,6 +14,12 @@ typedef struct fdt_stats {
 /* Sorts samples in place and fills the statistics; n > 0. */
 void fdt_stats_compute(double *samples, int n, int reps, fdt_stats *out);
 
+/* How far a measurement's typical sample lies above its fastest: (median - min) / min. A
+ * quiet GPU stays within a few percent, the cpu backend on an idle host within about 40%;
+ * another process on the device, or on the cores the cpu backend runs on, spreads samples
+ * by hundreds to thousands of percent (a median of 34 ms beside a minimum of 0.41 ms). */
+double fdt_stats_spread(const fdt_stats *s);
+
 /* Whether b is faster than a by more than noise: by more than either one's spread of
  * samples (IQR), and by at least min_gain of a's median (cache mode auto keeps persist only
  * so, since persist costs the solver a set-up step). */
@@ -52,7 +58,14 @@ typedef struct fdt_timing {
     double min_sample_ms; /* each sample lasts at least this long */
     int samples;
     double timeout_ms;    /* a sample running longer than this, times its estimate, hung */
+    double max_spread;    /* a measurement spread wider (fdt_stats_spread) is taken again,
+                             and is noisy if it stays so; 0: no bound */
 } fdt_timing;
+
+/* The bound fdtuned and fdtune bench apply unless told otherwise: a median above twice
+ * the fastest sample. Wide enough for the cpu backend on a quiet host, far below what a
+ * busy one does. */
+#define FDT_DEFAULT_MAX_SPREAD 1.0
 
 /* Samples gathered by one or more calls of fdt_time: candidates timed in turns (rounds)
  * get their statistics over all their samples. Zero-initialize; free with fdt_samples_free. */

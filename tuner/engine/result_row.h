@@ -12,7 +12,8 @@
 typedef struct fdt_result_row {
     int64_t job_id;
     char variant[FDT_VARIANT_NAME_MAX];
-    char status[16];          /* ok wrong compile_error launch_error crashed timeout unsupported error */
+    char status[16];          /* ok wrong compile_error launch_error crashed timeout unsupported
+                                 noisy error */
     int leader;               /* 1: from the leaders' second, longer measurement */
     double median_ms, min_ms, q1_ms, q3_ms, gbps, compile_ms;
     int samples, reps;

@@ -252,6 +252,7 @@ static const field timing_fields[] = {
     INT(fdt_timing, samples, "samples", 1, 100000),
     REAL(fdt_timing, min_sample_ms, "min_sample_ms", 0, 60000),
     REAL(fdt_timing, timeout_ms, "timeout_ms", 1e-9, 86400000),
+    REAL(fdt_timing, max_spread, "max_spread", 0, 1e6),
 };
 
 json_t *fdt_wire_timing_json(const fdt_timing *t)

@@ -1,0 +1,139 @@
+#!/bin/sh
+# test_noisy.sh - a busy host (issue 13, item 14): a real daemon on the cpu backend tunes one
+# shape on a quiet host, then another while CPU hogs take the cores its worker runs on.
+# Nothing measured on the busy host may be served as a trusted answer: every result stored
+# as ok keeps its median within the max_spread bound of its fastest sample (wider ones are
+# stored noisy), and the busy job's winner, if it has one, is answered with its doubt (its
+# copy ceiling collapsed against the device's balance). The quiet shape's answer is kept as
+# it was, and tuning the busy shape again once the host is quiet clears the doubt.
+# Usage: BUILD=build sh tests/test_noisy.sh
+set -u
+BUILD=${BUILD:-build}
+FDTUNED=$BUILD/fdtuned
+FDTUNE=$BUILD/fdtune
+dir=$(mktemp -d /tmp/fdt-noisy-XXXXXX)
+export FDTUNE_SOCKET="$dir/fdtuned.sock"
+CONF=$dir/fdtuned.conf
+LOG=$dir/fdtuned.log
+pid=""
+hogs=""
+passed=0
+failed=0
+
+cleanup() {
+    [ -n "$hogs" ] && kill $hogs 2>/dev/null
+    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+
+scratch=$dir
+. "$(dirname "$0")/tap.sh"
+
+# Few samples, so that a job measures in seconds on a quiet host; the bound is the default.
+printf '[tuning]\nsamples = 5\nmin_sample_ms = 0.2\nleader_samples = 10\n' >"$CONF"
+"$FDTUNED" --config "$CONF" --socket "$FDTUNE_SOCKET" --db "$dir/store.db" --backend cpu \
+    2>"$LOG" &
+pid=$!
+wait_answering
+
+# Three busy loops per core at the workers' own nice value: the worker gets about a quarter
+# of the cores it had when the device's balance was measured.
+start_hogs() {
+    n=$((3 * $(nproc)))
+    while [ "$n" -gt 0 ]; do
+        nice -n 19 sh -c 'while :; do :; done' &
+        hogs="$hogs $!"
+        n=$((n - 1))
+    done
+}
+
+stop_hogs() {
+    kill $hogs 2>/dev/null
+    wait $hogs 2>/dev/null
+    hogs=""
+}
+
+# The results of job $1 whose status is ok and whose median is more than twice their
+# fastest sample (beyond the default max_spread of 1.0), one per line.
+ok_beyond_bound() {
+    "$FDTUNE" export --what results --format csv | awk -F, -v job="$1" '
+        NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+        $col["job"] == job && $col["status"] == "ok" &&
+            $col["median_ms"] > 2 * $col["min_ms"] { print }'
+}
+
+noisy_rows() {
+    "$FDTUNE" export --what results --format csv | awk -F, -v job="$1" '
+        NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+        $col["job"] == job && $col["status"] == "noisy" { n++ } END { print n + 0 }'
+}
+
+job_of() {
+    sed -n 's/.*"job":\([0-9]*\).*/\1/p' | head -1
+}
+
+# --- a quiet host: trusted -----------------------------------------------------------------
+check "a quiet host tunes 40x36x32" "$FDTUNE" tune 40 36 32 --subset 6 --wait
+"$FDTUNE" query 40 36 32 --json >"$dir/quiet"
+if grep -q '"match":"exact"' "$dir/quiet" && ! grep -q '"doubt"' "$dir/quiet"; then
+    ok "its answer is exact and not doubtful"
+else
+    not_ok "its answer is exact and not doubtful" "$dir/quiet"
+fi
+
+# --- a busy host: noisy results refused, the winner doubted --------------------------------
+start_hogs
+"$FDTUNE" tune 44 36 32 --subset 6 --json >"$dir/busy_job"
+busy=$(job_of <"$dir/busy_job")
+timeout 600 "$FDTUNE" tune 44 36 32 --subset 6 --wait >"$dir/busy_wait" 2>&1
+stop_hogs
+"$FDTUNE" status "$busy" --json >"$dir/busy_status"
+if grep -q '"state":"done"\|"state":"failed"' "$dir/busy_status"; then
+    ok "the job on the busy host ends (job $busy)"
+else
+    not_ok "the job on the busy host ends (job $busy)" "$dir/busy_status"
+fi
+ok_beyond_bound "$busy" >"$dir/beyond"
+if [ ! -s "$dir/beyond" ]; then
+    ok "no result beyond the spread bound is stored as ok ($(noisy_rows "$busy") stored noisy)"
+else
+    not_ok "no result beyond the spread bound is stored as ok" "$dir/beyond"
+fi
+"$FDTUNE" query 44 36 32 --json >"$dir/busy"
+if grep -q '"match":"exact"' "$dir/busy"; then
+    if grep -q '"doubt":"[^"]*copy ran at' "$dir/busy"; then
+        ok "the busy job's winner is answered with its doubt: the copy ceiling collapsed"
+    else
+        not_ok "the busy job's winner is answered with its doubt" "$dir/busy"
+    fi
+elif grep -q '"state":"failed"' "$dir/busy_status"; then
+    ok "the busy job stored no winner (it failed), so none is served"
+else
+    not_ok "the busy shape is answered exact (doubted) or not at all" "$dir/busy"
+fi
+if grep -q "job $busy: its figures are doubtful: the copy ran at" "$LOG" ||
+    grep -q '"state":"failed"' "$dir/busy_status"; then
+    ok "the daemon logs why the busy job's figures are doubtful"
+else
+    not_ok "the daemon logs why the busy job's figures are doubtful" "$LOG"
+fi
+"$FDTUNE" query 40 36 32 --json >"$dir/quiet_again"
+if cmp -s "$dir/quiet" "$dir/quiet_again"; then
+    ok "the quiet shape's answer is kept as it was"
+else
+    not_ok "the quiet shape's answer is kept as it was" "$dir/quiet_again"
+fi
+
+# --- quiet again: tuned afresh, trusted ----------------------------------------------------
+check "the busy shape is tuned again on a quiet host" "$FDTUNE" tune 44 36 32 --subset 6 --wait
+"$FDTUNE" query 44 36 32 --json >"$dir/retuned"
+if grep -q '"match":"exact"' "$dir/retuned" && ! grep -q '"doubt"' "$dir/retuned"; then
+    ok "its new answer is not doubtful"
+else
+    not_ok "its new answer is not doubtful" "$dir/retuned"
+fi
+
+if stop_daemon; then ok "fdtuned stops cleanly"; else not_ok "fdtuned stops cleanly" "$LOG"; fi
+echo "# test_noisy: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
