@@ -19,7 +19,9 @@
 #include "engine/balance.h"
 #include "engine/bench.h"
 #include "engine/compile_pool.h"
+#include "engine/hashes.h"
 #include "engine/runner.h"
+#include "engine/session.h"
 
 /* Variants tried per family and configuration: spread over the space so that every
  * option (m, order, mz, lb, nt, map, block shape) is exercised across the configurations. */
@@ -452,6 +454,120 @@ static void test_noisy_is_timed_again_then_refused(void **state)
     fdt_bench_report_free(&rep);
 }
 
+/* What the session's hooks saw of one measure call, and the code objects they were offered
+ * (the daemon's cache stands behind these hooks; here a table, since the session is tested). */
+#define PIPELINE_N 6
+typedef struct pipeline_seen {
+    char keys[PIPELINE_N][33];
+    fdt_code codes[PIPELINE_N]; /* offered, in order of offer */
+    size_t puts, results, compiled, cached;
+    size_t order[PIPELINE_N];   /* indices in the order reported */
+    int reported[PIPELINE_N];
+    const struct pipeline_seen *cache; /* answers every other code it was offered; NULL */
+} pipeline_seen;
+
+static int seen_get(void *ctx, const char *key, fdt_code *code)
+{
+    const pipeline_seen *c = ((pipeline_seen *)ctx)->cache;
+    for (size_t i = 0; c && i < c->puts; i += 2)
+        if (strcmp(c->keys[i], key) == 0) {
+            code->data = malloc(c->codes[i].size);
+            memcpy(code->data, c->codes[i].data, c->codes[i].size);
+            code->size = c->codes[i].size;
+            return 1;
+        }
+    return 0;
+}
+
+static void seen_put(void *ctx, const char *key, const fdt_code *code)
+{
+    pipeline_seen *p = ctx;
+    assert_true(p->puts < PIPELINE_N);
+    strcpy(p->keys[p->puts], key);
+    p->codes[p->puts].data = malloc(code->size);
+    memcpy(p->codes[p->puts].data, code->data, code->size);
+    p->codes[p->puts++].size = code->size;
+}
+
+static void seen_compiled(void *ctx, size_t count, size_t cached, double wall_ms)
+{
+    pipeline_seen *p = ctx;
+    assert_int_equal(count, PIPELINE_N);
+    assert_true(wall_ms >= 0);
+    p->compiled++;
+    p->cached = cached;
+}
+
+static void seen_result(void *ctx, const fdt_result *r)
+{
+    pipeline_seen *p = ctx;
+    assert_true(r->index < PIPELINE_N && !p->reported[r->index]);
+    assert_int_equal(r->status, FDT_OK);
+    p->reported[r->index] = 1;
+    p->order[p->results++] = r->index;
+}
+
+static void measure_seen(fdt_session *s, const fdt_variant *vs, pipeline_seen *seen)
+{
+    fdt_error err = {0};
+    const fdt_session_hooks h = {.ctx = seen, .code_get = seen_get, .code_put = seen_put,
+                                 .compiled = seen_compiled, .result = seen_result};
+    if (fdt_session_measure(s, vs, PIPELINE_N, &h, &err) != FDT_OK)
+        fail_msg("measure: %s", err.msg);
+    assert_int_equal(seen->results, PIPELINE_N);
+    assert_int_equal(seen->compiled, 1);
+}
+
+/* The pipeline (what a GPU runs; forced here on the cpu backend): every variant is timed as
+ * its compile ends and reported once, each compiled one offered to the cache, the compiled
+ * hook called once at the end; a second call finds half of them in the cache and times
+ * those first, compiling and offering only the others. */
+static void test_pipeline_times_each_variant_once(void **state)
+{
+    (void)state;
+    fdt_session s;
+    fdt_error err = {0};
+    if (fdt_session_open(&s, "cpu", 0, 2, &err) != FDT_OK)
+        fail_msg("open: %s", err.msg);
+    s.pipeline = 1;
+    const fdt_problem p = {.nx = 21, .ny = 13, .nz = 11, .radius = 1, .precision = FDT_DOUBLE};
+    if (fdt_session_prepare(&s, &p, &quick, 7, &err) != FDT_OK)
+        fail_msg("prepare: %s", err.msg);
+    fdt_compile_job jobs[PER_FAMILY];
+    assert_true(pick(&p, s.device, "tiled", 3, jobs) >= PIPELINE_N);
+    fdt_variant vs[PIPELINE_N];
+    for (size_t i = 0; i < PIPELINE_N; i++)
+        vs[i] = jobs[i].variant;
+
+    pipeline_seen first = {0};
+    measure_seen(&s, vs, &first);
+    assert_int_equal(first.puts, PIPELINE_N);
+    assert_int_equal(first.cached, 0);
+
+    pipeline_seen second = {.cache = &first};
+    measure_seen(&s, vs, &second);
+    assert_int_equal(second.cached, PIPELINE_N / 2);
+    assert_int_equal(second.puts, PIPELINE_N / 2);
+    for (size_t k = 0; k < PIPELINE_N / 2; k++) { /* the hits, first */
+        char key[33];
+        fdt_defines d;
+        fdt_variant_defines(&vs[second.order[k]], &p, &d);
+        fdt_code_key(fdt_family_source(vs[second.order[k]].family), d.list, d.count,
+                     s.device->arch, s.device->compiler_version, key);
+        int hit = 0;
+        for (size_t i = 0; i < PIPELINE_N; i += 2)
+            hit |= strcmp(first.keys[i], key) == 0;
+        assert_true(hit);
+    }
+    for (size_t i = 0; i < PIPELINE_N; i++) {
+        fdt_code_free(&first.codes[i]);
+        fdt_code_free(&second.codes[i]);
+    }
+    for (size_t i = 0; i < PER_FAMILY; i++)
+        fdt_code_free(&jobs[i].code);
+    fdt_session_close(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -467,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_balance_on_the_cpu),
         cmocka_unit_test(test_bench_end_to_end),
         cmocka_unit_test(test_noisy_is_timed_again_then_refused),
+        cmocka_unit_test(test_pipeline_times_each_variant_once),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,20 +1,30 @@
-/* compile_pool.c - a fixed pool of libuv threads that take jobs by index until none are left. */
+/* compile_pool.c - a fixed pool of libuv threads that take jobs by index until none are
+ * left, and a queue of the finished ones that the caller drains as they come. */
 #include "engine/compile_pool.h"
 
 #include <stdatomic.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <uv.h>
 
-typedef struct pool {
+#define MAX_THREADS 256
+
+struct fdt_compile_pool {
     const fdt_backend_ops *ops;
     const char *arch;
     const fdt_problem *problem;
     fdt_compile_job *jobs;
     size_t n;
-    atomic_size_t next;
-} pool;
+    atomic_size_t next;   /* the next job a thread takes; n once dropped */
+    uv_mutex_t lock;      /* guards what follows */
+    uv_cond_t finished;   /* signalled at each compile's end */
+    size_t *done;         /* indices in the order their compiles ended */
+    size_t ndone, handed, settled; /* ended; handed back; ended or dropped */
+    uint64_t start_ns, last_ns;
+    uv_thread_t tids[MAX_THREADS];
+    int threads;
+};
 
-static void compile_one(pool *p, fdt_compile_job *job)
+static void compile_one(fdt_compile_pool *p, fdt_compile_job *job)
 {
     fdt_defines defines;
     fdt_error err = {0};
@@ -29,26 +39,100 @@ static void compile_one(pool *p, fdt_compile_job *job)
 
 static void worker(void *arg)
 {
-    pool *p = arg;
-    for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->n;)
+    fdt_compile_pool *p = arg;
+    for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->n;) {
         compile_one(p, &p->jobs[i]);
+        uv_mutex_lock(&p->lock);
+        p->done[p->ndone++] = i;
+        p->settled++;
+        p->last_ns = uv_hrtime();
+        uv_cond_signal(&p->finished);
+        uv_mutex_unlock(&p->lock);
+    }
 }
 
-void fdt_compile_all(const fdt_backend_ops *ops, const char *arch, const fdt_problem *problem,
-                     fdt_compile_job *jobs, size_t n, int threads)
+fdt_compile_pool *fdt_compile_start(const fdt_backend_ops *ops, const char *arch,
+                                    const fdt_problem *problem, fdt_compile_job *jobs, size_t n,
+                                    int threads)
 {
-    pool p = {.ops = ops, .arch = arch, .problem = problem, .jobs = jobs, .n = n};
-    atomic_init(&p.next, 0);
+    fdt_compile_pool *p = calloc(1, sizeof *p);
+    if (!p || !(p->done = malloc((n ? n : 1) * sizeof *p->done)) ||
+        uv_mutex_init(&p->lock) != 0) {
+        free(p ? p->done : NULL);
+        free(p);
+        return NULL;
+    }
+    if (uv_cond_init(&p->finished) != 0) {
+        uv_mutex_destroy(&p->lock);
+        free(p->done);
+        free(p);
+        return NULL;
+    }
+    p->ops = ops;
+    p->arch = arch;
+    p->problem = problem;
+    p->jobs = jobs;
+    p->n = n;
+    p->start_ns = uv_hrtime();
+    atomic_init(&p->next, 0);
     if (threads <= 0)
         threads = (int)uv_available_parallelism();
-    uv_thread_t tids[256];
-    int started = 0;
-    while (started < threads && started < 256 && (size_t)started < n &&
-           uv_thread_create(&tids[started], worker, &p) == 0)
-        started++;
-    /* With no thread to spare the caller compiles everything itself. */
-    if (started == 0)
-        worker(&p);
-    for (int t = 0; t < started; t++)
-        uv_thread_join(&tids[t]);
+    while (p->threads < threads && p->threads < MAX_THREADS && (size_t)p->threads < n &&
+           uv_thread_create(&p->tids[p->threads], worker, p) == 0)
+        p->threads++;
+    /* With no thread to spare the caller compiles everything itself, here. */
+    if (p->threads == 0)
+        worker(p);
+    return p;
+}
+
+size_t fdt_compile_next(fdt_compile_pool *p)
+{
+    uv_mutex_lock(&p->lock);
+    while (p->handed == p->ndone && p->settled < p->n)
+        uv_cond_wait(&p->finished, &p->lock);
+    const size_t i = p->handed < p->ndone ? p->done[p->handed++] : SIZE_MAX;
+    uv_mutex_unlock(&p->lock);
+    return i;
+}
+
+double fdt_compile_wall_ms(const fdt_compile_pool *p)
+{
+    fdt_compile_pool *q = (fdt_compile_pool *)p;
+    uv_mutex_lock(&q->lock);
+    const double ms = q->settled == q->n && q->ndone ? (double)(q->last_ns - q->start_ns) / 1e6
+                                                      : 0;
+    uv_mutex_unlock(&q->lock);
+    return ms;
+}
+
+void fdt_compile_end(fdt_compile_pool *p)
+{
+    const size_t taken = atomic_exchange(&p->next, p->n);
+    for (size_t i = taken; i < p->n; i++) {
+        p->jobs[i].status = FDT_ERROR;
+        fdt_copy_text(p->jobs[i].message, sizeof p->jobs[i].message, "not compiled: dropped");
+    }
+    for (int t = 0; t < p->threads; t++)
+        uv_thread_join(&p->tids[t]);
+    uv_cond_destroy(&p->finished);
+    uv_mutex_destroy(&p->lock);
+    free(p->done);
+    free(p);
+}
+
+void fdt_compile_all(const fdt_backend_ops *ops, const char *arch, const fdt_problem *p,
+                     fdt_compile_job *jobs, size_t n, int threads)
+{
+    fdt_compile_pool *pool = fdt_compile_start(ops, arch, p, jobs, n, threads);
+    if (!pool) { /* out of memory for a pool: compile them here, one after another */
+        for (size_t i = 0; i < n; i++) {
+            fdt_compile_pool one = {.ops = ops, .arch = arch, .problem = p};
+            compile_one(&one, &jobs[i]);
+        }
+        return;
+    }
+    while (fdt_compile_next(pool) != SIZE_MAX)
+        continue;
+    fdt_compile_end(pool);
 }

@@ -5,15 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <uv.h>
 
 #include "engine/compile_pool.h"
 #include "engine/hashes.h"
-
-static double elapsed_ms(uint64_t since)
-{
-    return (double)(uv_hrtime() - since) / 1e6;
-}
 
 fdt_status fdt_session_open(fdt_session *s, const char *backend, int device,
                             int compile_threads, fdt_error *err)
@@ -24,6 +18,9 @@ fdt_status fdt_session_open(fdt_session *s, const char *backend, int device,
         return st;
     s->device = s->ops->info(s->backend);
     s->compile_threads = compile_threads;
+    /* A GPU is timed while the host's cores compile; the cpu backend's device is those
+     * cores, whose timings compiles beside them would spread. */
+    s->pipeline = strcmp(s->device->backend, "cpu") != 0;
     return FDT_OK;
 }
 
@@ -105,68 +102,118 @@ static void code_key(const fdt_session *s, const fdt_variant *v, char key[33])
                  s->device->compiler_version, key);
 }
 
-/* Looks every variant up in the cache, compiles the misses on the pool and offers them to
- * the cache; jobs[i] ends with vs[i]'s code or why it has none. Variants this device
- * cannot run are refused here, before a compiler spends time on them. */
-static void compile_variants(fdt_session *s, const fdt_variant *vs, size_t n,
-                             const fdt_session_hooks *h, fdt_compile_job *jobs,
-                             fdt_compile_job *misses, size_t *miss_at, size_t *cached)
+/* The variants of one call being made ready: each refused (it cannot run here), found in
+ * the cache, or compiling on the pool. Refused and cached ones are ready at once; the others
+ * as their compiles end, each offered to the cache then. */
+typedef struct ready_set {
+    fdt_compile_job *jobs;   /* per variant: its code, or why it has none, once ready */
+    fdt_compile_job *misses; /* the pool's jobs */
+    size_t *miss_at;         /* the variant of each miss */
+    size_t *order;           /* variants ready before any compile ended */
+    size_t norder, taken;
+    size_t cached;
+    fdt_compile_pool *pool;
+} ready_set;
+
+/* Every code object is freed: both arrays are zeroed where none was made, and a miss handed
+ * back has given its code to its variant's job. */
+static void ready_free(ready_set *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (r->jobs)
+            fdt_code_free(&r->jobs[i].code);
+        if (r->misses)
+            fdt_code_free(&r->misses[i].code);
+    }
+    free(r->jobs);
+    free(r->misses);
+    free(r->miss_at);
+    free(r->order);
+}
+
+/* Looks each variant up: refused and cached ones go straight to order, misses to the pool. */
+static size_t sort_variants(fdt_session *s, const fdt_variant *vs, size_t n,
+                            const fdt_session_hooks *h, ready_set *r)
 {
     size_t m = 0;
-    *cached = 0;
     for (size_t i = 0; i < n; i++) {
-        jobs[i] = (fdt_compile_job){.variant = vs[i]};
+        r->jobs[i] = (fdt_compile_job){.variant = vs[i]};
         const char *why = fdt_variant_check(&vs[i], &s->runner.problem, s->device);
-        if (why) {
-            jobs[i].status = FDT_UNSUPPORTED;
-            snprintf(jobs[i].message, sizeof jobs[i].message, "cannot run here: %s", why);
-            continue;
-        }
         char key[33];
-        code_key(s, &vs[i], key);
-        if (h->code_get && h->code_get(h->ctx, key, &jobs[i].code) == 1) {
-            (*cached)++;
+        if (why) {
+            r->jobs[i].status = FDT_UNSUPPORTED;
+            snprintf(r->jobs[i].message, sizeof r->jobs[i].message, "cannot run here: %s", why);
+        } else if (code_key(s, &vs[i], key), h->code_get &&
+                   h->code_get(h->ctx, key, &r->jobs[i].code) == 1) {
+            r->cached++;
+        } else {
+            r->misses[m] = r->jobs[i];
+            r->miss_at[m++] = i;
             continue;
         }
-        misses[m] = jobs[i];
-        miss_at[m++] = i;
+        r->order[r->norder++] = i;
     }
-    fdt_compile_all(s->ops, s->device->arch, &s->runner.problem, misses, m, s->compile_threads);
-    for (size_t j = 0; j < m; j++) {
-        jobs[miss_at[j]] = misses[j];
-        if (misses[j].status == FDT_OK && h->code_put) {
-            char key[33];
-            code_key(s, &misses[j].variant, key);
-            h->code_put(h->ctx, key, &misses[j].code);
-        }
-    }
+    return m;
 }
 
-/* The jobs of vs[0..n) compiled, or NULL when memory ran out; free with free_jobs. */
-static fdt_compile_job *compile_set(fdt_session *s, const fdt_variant *vs, size_t n,
-                                    const fdt_session_hooks *h, size_t *cached, fdt_error *err)
+/* The next compile to end, into its variant's job, offered to the cache; SIZE_MAX when
+ * none is left. */
+static size_t take_compiled(fdt_session *s, const fdt_session_hooks *h, ready_set *r)
+{
+    const size_t j = fdt_compile_next(r->pool);
+    if (j == SIZE_MAX)
+        return SIZE_MAX;
+    const size_t i = r->miss_at[j];
+    r->jobs[i] = r->misses[j];
+    r->misses[j].code = (fdt_code){0};
+    if (r->jobs[i].status == FDT_OK && h->code_put) {
+        char key[33];
+        code_key(s, &r->jobs[i].variant, key);
+        h->code_put(h->ctx, key, &r->jobs[i].code);
+    }
+    return i;
+}
+
+/* Starts making vs[0..n) ready. wait_all: every compile ends before this returns (the
+ * device is the host's CPU, which compiles would slow while it is timed, or the caller wants
+ * them all at once). 0, or -1 when memory ran out (err says so). */
+static int ready_open(fdt_session *s, const fdt_variant *vs, size_t n, const fdt_session_hooks *h,
+                      int wait_all, ready_set *r, fdt_error *err)
 {
     const size_t room = n ? n : 1;
-    fdt_compile_job *jobs = calloc(room, sizeof *jobs);
-    fdt_compile_job *misses = calloc(room, sizeof *misses);
-    size_t *miss_at = calloc(room, sizeof *miss_at);
-    if (jobs && misses && miss_at)
-        compile_variants(s, vs, n, h, jobs, misses, miss_at, cached);
-    else {
-        free(jobs);
-        jobs = NULL;
-        fdt_fail(err, FDT_ERROR, "out of memory for %zu variants", n);
+    memset(r, 0, sizeof *r);
+    r->jobs = calloc(room, sizeof *r->jobs);
+    r->misses = calloc(room, sizeof *r->misses);
+    r->miss_at = calloc(room, sizeof *r->miss_at);
+    r->order = calloc(room, sizeof *r->order);
+    size_t m = 0;
+    if (r->jobs && r->misses && r->miss_at && r->order) {
+        m = sort_variants(s, vs, n, h, r);
+        r->pool = fdt_compile_start(s->ops, s->device->arch, &s->runner.problem, r->misses, m,
+                                    s->compile_threads);
     }
-    free(misses);
-    free(miss_at);
-    return jobs;
+    if (!r->pool) {
+        ready_free(r, n);
+        fdt_fail(err, FDT_ERROR, "out of memory for %zu variants", n);
+        return -1;
+    }
+    for (size_t i; wait_all && (i = take_compiled(s, h, r)) != SIZE_MAX;)
+        r->order[r->norder++] = i;
+    return 0;
 }
 
-static void free_jobs(fdt_compile_job *jobs, size_t n)
+/* The next variant ready to run: the refused and cached first, then each as its compile
+ * ends; SIZE_MAX when none is left. */
+static size_t ready_next(fdt_session *s, const fdt_session_hooks *h, ready_set *r)
 {
-    for (size_t i = 0; i < n; i++)
-        fdt_code_free(&jobs[i].code);
-    free(jobs);
+    return r->taken < r->norder ? r->order[r->taken++] : take_compiled(s, h, r);
+}
+
+/* Drops the compiles not started, waits for those running, frees every code object. */
+static void ready_close(ready_set *r, size_t n)
+{
+    fdt_compile_end(r->pool);
+    ready_free(r, n);
 }
 
 /* ---- the first pass ---- */
@@ -273,34 +320,38 @@ static fdt_status not_prepared(const fdt_session *s, fdt_error *err)
     return st;
 }
 
+/* One variant's outcome from its job: refused or not compiled, or verified and timed;
+ * 1 when the device stopped working (err says so). */
+static int evaluate(fdt_session *s, const fdt_session_hooks *h, const fdt_compile_job *job,
+                    size_t index, fdt_result *res, fdt_error *err)
+{
+    *res = (fdt_result){.variant = job->variant, .index = index, .compile_ms = job->ms,
+                        .status = job->status, .resources = unknown_resources};
+    if (job->status != FDT_OK) {
+        fdt_copy_text(res->message, sizeof res->message, job->message);
+        return 0;
+    }
+    begin(h, &job->variant);
+    return measure_one(s, res, &job->code, err);
+}
+
 fdt_status fdt_session_measure(fdt_session *s, const fdt_variant *vs, size_t n,
                                const fdt_session_hooks *h, fdt_error *err)
 {
     fdt_status st = not_prepared(s, err);
-    if (st != FDT_OK)
-        return st;
-    size_t cached = 0;
-    const uint64_t start = uv_hrtime();
-    fdt_compile_job *jobs = compile_set(s, vs, n, h, &cached, err);
-    if (!jobs)
-        return FDT_ERROR;
-    if (h->compiled)
-        h->compiled(h->ctx, n, cached, elapsed_ms(start));
-    for (size_t i = 0; i < n && st == FDT_OK; i++) {
-        fdt_result res = {.variant = vs[i], .index = i, .compile_ms = jobs[i].ms,
-                          .status = jobs[i].status, .resources = unknown_resources};
-        int gone = 0;
-        if (jobs[i].status != FDT_OK)
-            fdt_copy_text(res.message, sizeof res.message, jobs[i].message);
-        else {
-            begin(h, &vs[i]);
-            gone = measure_one(s, &res, &jobs[i].code, err);
-        }
+    ready_set r;
+    if (st != FDT_OK || ready_open(s, vs, n, h, !s->pipeline, &r, err) != 0)
+        return st != FDT_OK ? st : FDT_ERROR;
+    for (size_t i; st == FDT_OK && (i = ready_next(s, h, &r)) != SIZE_MAX;) {
+        fdt_result res;
+        const int gone = evaluate(s, h, &r.jobs[i], i, &res, err);
         h->result(h->ctx, &res);
         if (gone)
             st = res.status;
     }
-    free_jobs(jobs, n);
+    if (st == FDT_OK && h->compiled)
+        h->compiled(h->ctx, n, r.cached, fdt_compile_wall_ms(r.pool));
+    ready_close(&r, n);
     return st;
 }
 
@@ -538,17 +589,17 @@ fdt_status fdt_session_leaders(fdt_session *s, const fdt_variant *vs, size_t n, 
     }
     all[0] = fdt_variant_kernel1();
     memcpy(all + 1, vs, n * sizeof *vs);
-    size_t cached;
-    fdt_compile_job *jobs = compile_set(s, all, n + 1, h, &cached, err);
-    if (!jobs)
+    ready_set r;
+    if (ready_open(s, all, n + 1, h, 1, &r, err) != 0)
         st = FDT_ERROR;
-    else if (jobs[0].status != FDT_OK)
-        st = fdt_fail(err, jobs[0].status, "kernel 1 does not compile: %s", jobs[0].message);
+    else if (r.jobs[0].status != FDT_OK)
+        st = fdt_fail(err, r.jobs[0].status, "kernel 1 does not compile: %s",
+                      r.jobs[0].message);
     else
-        st = leaders_timed(s, h, jobs, results, both ? results + n + 1 : NULL, n, samples,
+        st = leaders_timed(s, h, r.jobs, results, both ? results + n + 1 : NULL, n, samples,
                            out, err);
-    if (jobs)
-        free_jobs(jobs, n + 1);
+    if (r.pool) /* else ready_open failed, and freed what it had made */
+        ready_close(&r, n + 1);
     free(all);
     free(results);
     return st;

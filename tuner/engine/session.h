@@ -34,6 +34,8 @@ typedef struct fdt_session {
     fdt_backend *backend;
     const fdt_device_info *device;
     int compile_threads;      /* 0: one per CPU */
+    int pipeline;             /* time each variant as soon as it is compiled, the others
+                                 compiling meanwhile; 0: compile all, then time */
     int interior_copy;        /* time the interior copy beside the device copy (leaders) */
     fdt_runner runner;        /* open while prepared */
     int prepared;
@@ -52,8 +54,9 @@ void fdt_session_close(fdt_session *s);
 fdt_status fdt_session_prepare(fdt_session *s, const fdt_problem *p, const fdt_timing *timing,
                                unsigned seed, fdt_error *err);
 
-/* Compiles, verifies and times each of vs[0..n), in order, calling h->result for each
- * (compile failures and variants that cannot run on this device included). FDT_OK, or an
+/* Compiles, verifies and times each of vs[0..n), calling h->result for each as it lands
+ * (compile failures and variants that cannot run on this device included): the cached ones
+ * first, then each as its compile ends (pipeline) or once all have. FDT_OK, or an
  * error when no more can be measured: not prepared, out of memory, or the device stopped
  * working after a launch error or a timeout (lost_after names the variant; the results of
  * the variants after it are not reported). */
