@@ -47,7 +47,7 @@ endif
 
 KERNELS := naive tiled zmarch zvec zroll smem broken hazard compare persist copy l2read
 # The store's schema (version 1) and its migrations, in order.
-SQL := schema migrate_2 migrate_3 migrate_4 migrate_5 migrate_6 migrate_7
+SQL := schema migrate_2 migrate_3 migrate_4 migrate_5 migrate_6 migrate_7 migrate_8
 STORE := store store_devices store_jobs store_results store_code
 # What every program shares: the backends, the tuning engine (tuner/engine/, the worker's
 # main aside), the store and the settings.

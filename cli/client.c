@@ -426,13 +426,15 @@ json_t *fdtune_problem_request(const char *op, const fdtune_problem *p, int with
                                          [FDTUNE_PERSIST] = "persist", [FDTUNE_AUTO] = "auto"};
     if ((unsigned)p->cache >= sizeof caches / sizeof caches[0])
         return NULL;
-    json_t *req = json_pack("{s:i, s:s, s:s, s:i, s:s, s:i}", "v", 1, "op", op, "precision",
+    json_t *req = json_pack("{s:i, s:s, s:s, s:i, s:s}", "v", 1, "op", op, "precision",
                             p->precision == FDTUNE_FLOAT ? "float" : "double", "radius",
-                            p->radius ? p->radius : 1, "cache", caches[p->cache], "device",
-                            p->device);
+                            p->radius ? p->radius : 1, "cache", caches[p->cache]);
     if (!req)
         return NULL;
     int st = 0;
+    if (p->device >= 0 || p->device == FDTUNE_DEVICE_ANY) /* KIND: the daemon's default */
+        st |= json_object_set_new(req, "device", p->device >= 0 ? json_integer(p->device)
+                                                               : json_string("any"));
     if (with_shape) {
         st |= json_object_set_new(req, "nx", json_integer(p->nx));
         st |= json_object_set_new(req, "ny", json_integer(p->ny));

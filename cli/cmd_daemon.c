@@ -51,6 +51,10 @@ static int parse_problem_option(int opt, const char *arg, fdtune_problem *p)
         p->radius = (int)v;
         return 0;
     case FDT_OPT_DEVICE:
+        if (strcmp(arg, "any") == 0) {
+            p->device = FDTUNE_DEVICE_ANY;
+            return 0;
+        }
         if (fdt_parse_int(arg, 0, 1024, "--device", &v))
             return -1;
         p->device = (int)v;
@@ -81,6 +85,7 @@ int fdt_daemon_parse(int argc, char **argv, const char *shortopts,
     memset(a, 0, sizeof *a);
     a->problem.radius = 1;
     a->problem.cache = FDTUNE_AUTO; /* the daemon's default too; libfdtune's is hot */
+    a->problem.device = FDTUNE_DEVICE_KIND; /* a query: device 0; a job: any of its kind */
     optind = 1;
     opterr = 0;
     int opt;
@@ -281,8 +286,20 @@ static void format_shape(const json_t *job, char *out, size_t len)
              fdt_jint(job, "nz"));
 }
 
+/* The job's device: its index, or "any" (of its kind, when a fingerprint is named). */
+static const char *device_text(const json_t *job, char *out, size_t len)
+{
+    const json_t *d = json_object_get(job, "device");
+    if (json_is_integer(d))
+        snprintf(out, len, "%lld", (long long)json_integer_value(d));
+    else
+        snprintf(out, len, "%s", *fdt_jstr(job, "fingerprint") ? "kind" : "any");
+    return out;
+}
+
 void fdt_print_job(const json_t *job)
 {
+    char device[24];
     char shape[64], created[32], started[32], finished[32];
     format_shape(job, shape, sizeof shape);
     format_time(job, "created", created, sizeof created);
@@ -292,9 +309,9 @@ void fdt_print_job(const json_t *job)
     const char *phase = running ? fdt_jstr(job, "phase") : "";
     printf("job %lld: %s%s%s%s\n", fdt_jint(job, "id"), fdt_jstr(job, "state"),
            *phase ? " (" : "", phase, *phase ? ")" : "");
-    printf("  problem   %s %s, radius %lld, %s cache, device %lld\n", shape,
+    printf("  problem   %s %s, radius %lld, %s cache, device %s\n", shape,
            fdt_jstr(job, "precision"), fdt_jint(job, "radius"), fdt_jstr(job, "cache"),
-           fdt_jint(job, "device"));
+           device_text(job, device, sizeof device));
     const char *family = *fdt_jstr(job, "family") ? fdt_jstr(job, "family") : "every family";
     if (fdt_jint(job, "subset"))
         printf("  search    %s, %lld variants spread over the space\n", family,
@@ -312,20 +329,21 @@ void fdt_print_job(const json_t *job)
 
 void fdt_print_job_header(void)
 {
-    printf("%6s  %-9s  %-17s %-6s %1s %-5s %3s  %11s  %-30s %8s\n", "JOB", "STATE", "SHAPE",
+    printf("%6s  %-9s  %-17s %-6s %1s %-5s %4s  %11s  %-30s %8s\n", "JOB", "STATE", "SHAPE",
            "PREC", "R", "CACHE", "DEV", "VARIANTS", "BEST", "GB/s");
 }
 
 void fdt_print_job_row(const json_t *job)
 {
-    char shape[64], progress[48];
+    char shape[64], progress[48], device[24];
     format_shape(job, shape, sizeof shape);
     snprintf(progress, sizeof progress, "%lld/%lld", fdt_jint(job, "done"),
              fdt_jint(job, "total"));
     const char *best = fdt_jstr(job, "best");
-    printf("%6lld  %-9s  %-17s %-6s %1lld %-5s %3lld  %11s  %-30s ", fdt_jint(job, "id"),
+    printf("%6lld  %-9s  %-17s %-6s %1lld %-5s %4s  %11s  %-30s ", fdt_jint(job, "id"),
            fdt_jstr(job, "state"), shape, fdt_jstr(job, "precision"), fdt_jint(job, "radius"),
-           fdt_jstr(job, "cache"), fdt_jint(job, "device"), progress, *best ? best : "-");
+           fdt_jstr(job, "cache"), device_text(job, device, sizeof device), progress,
+           *best ? best : "-");
     if (*best)
         printf("%8.1f\n", fdt_jnum(job, "best_gbps"));
     else

@@ -36,7 +36,9 @@ enum {
     "                            or persist; hot: the same buffers every step, as a solver;\n" \
     "                            persist: also f's row edges held in L2 (NVIDIA sm_80+);\n" \
     "                            cold: not measured yet\n" \
-    "  --device N                the daemon's device index (default 0)\n"
+    "  --device N|any            the daemon's device index; a job also takes any (any\n" \
+    "                            device); default: device 0 for a query, any device of\n" \
+    "                            device 0's kind for a job\n"
 #define FDT_DAEMON_HELP                                                                   \
     "  --socket PATH             fdtuned's socket (default: $FDTUNE_SOCKET, else the\n"   \
     "                            user's $XDG_RUNTIME_DIR/fdtuned/fdtuned.sock if it exists,\n" \

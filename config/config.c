@@ -59,6 +59,7 @@ static const key keys[] = {
     NUMBER("daemon", max_line_bytes, KIND_SIZE, 4096, 1073741824),
     NUMBER("daemon", max_clients, KIND_INT, 1, 1000000),
     NUMBER("daemon", max_clients_per_uid, KIND_INT, 1, 1000000),
+    NUMBER("daemon", cpu_devices, KIND_INT, 1, 64),
     TEXT("worker", worker_path, FDT_PATH_MAX - 1, NULL),
     NUMBER("worker", heartbeat_ms, KIND_INT, 100, 3600000),
     NUMBER("worker", heartbeat_timeout_ms, KIND_INT, 200, 86400000),
@@ -95,6 +96,7 @@ void fdt_config_defaults(fdt_config *c, int system)
     /* A quarter: it takes four users to fill the slots, and a node's solver ranks (one
      * connection each) still fit. */
     c->max_clients_per_uid = 256;
+    c->cpu_devices = 1;
     c->heartbeat_ms = 1000;
     c->heartbeat_timeout_ms = 10000;
     /* Measuring one variant of a large grid on the cpu backend takes tens of seconds. */

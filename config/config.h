@@ -23,7 +23,8 @@ typedef struct fdt_config {
     char admin_group[64];     /* members may tune, batch, cancel, shut down; or empty */
     size_t max_line_bytes;    /* longest request line */
     int max_clients;          /* of the peers not trusted; trusted ones have as many again */
-    int max_clients_per_uid;  /* of one uid among those not trusted */
+    int max_clients_per_uid;
+    int cpu_devices;          /* devices the cpu backend presents, all of one kind */  /* of one uid among those not trusted */
     /* [worker] */
     char worker_path[FDT_PATH_MAX]; /* fdtune-worker; empty: next to fdtuned */
     int heartbeat_ms;

@@ -19,7 +19,8 @@
 
 /* Generated from db/schema.sql and db/migrate_N.sql by the Makefile. */
 extern const char fdt_schema_sql[], fdt_migrate_2_sql[], fdt_migrate_3_sql[],
-    fdt_migrate_4_sql[], fdt_migrate_5_sql[], fdt_migrate_6_sql[], fdt_migrate_7_sql[];
+    fdt_migrate_4_sql[], fdt_migrate_5_sql[], fdt_migrate_6_sql[], fdt_migrate_7_sql[],
+    fdt_migrate_8_sql[];
 
 /* Written into every store's header, so that another program's SQLite file is refused
  * rather than migrated. "FDTu". */
@@ -28,7 +29,8 @@ extern const char fdt_schema_sql[], fdt_migrate_2_sql[], fdt_migrate_3_sql[],
 /* Step i takes a file from schema version i to version i + 1, inside one transaction. */
 static const char *const migrations[] = {fdt_schema_sql, fdt_migrate_2_sql, fdt_migrate_3_sql,
                                          fdt_migrate_4_sql, fdt_migrate_5_sql,
-                                         fdt_migrate_6_sql, fdt_migrate_7_sql};
+                                         fdt_migrate_6_sql, fdt_migrate_7_sql,
+                                         fdt_migrate_8_sql};
 _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
                "one migration step per schema version");
 
@@ -44,7 +46,8 @@ _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
 #define JOB_COLUMNS                                                                        \
     "state, device_index, " KEY_COLUMNS ", family, subset, total, done, ok, failed, "      \
     "phase, best_variant, best_gbps, error, created, started, finished, strategy, budget, " \
-    "budget_s, patience, quick, warm, spent_s, choose_cache"
+    "budget_s, patience, quick, warm, spent_s, choose_cache, wall_s, compile_s, gpu_s, "      \
+    "priority, batch, fingerprint"
 #define RESULT_COLUMNS                                                                     \
     "job_id, variant, status, leader, median_ms, min_ms, q1_ms, q3_ms, gbps, compile_ms, " \
     "samples, reps, vgprs, sgprs, scratch_bytes, shared_bytes, message"
@@ -58,13 +61,20 @@ static const char *const statements[ST_COUNT] = {
     [ST_JOB_GET] = SELECT_JOB "WHERE id = ?",
     [ST_JOB_FIND_ACTIVE] =
         SELECT_JOB "WHERE state IN ('queued', 'running') AND device_index = ? "
-        "AND stencil = ? AND radius = ? AND precision = ? AND nx = ? AND ny = ? AND nz = ? "
+        "AND fingerprint = ? AND stencil = ? AND radius = ? AND precision = ? AND nx = ? AND ny = ? AND nz = ? "
         "AND cache = ? AND family = ? AND subset = ? AND strategy = ? AND choose_cache = ? "
         "ORDER BY id LIMIT 1",
     [ST_JOB_NEXT] =
-        SELECT_JOB "WHERE state = 'queued' AND device_index = ? ORDER BY id LIMIT 1",
+        SELECT_JOB "WHERE state = 'queued' AND (device_index = ?1 OR (device_index = -1 AND "
+        "fingerprint IN ('', ?2))) ORDER BY priority DESC, id LIMIT 1",
     [ST_JOBS] = SELECT_JOB "WHERE ?1 IS NULL OR state = ?1 ORDER BY id DESC LIMIT ?2",
     [ST_JOB_COUNTS] = "SELECT state, count(*) FROM jobs GROUP BY state",
+    [ST_BATCHES_ACTIVE] =
+        "SELECT batch, count(*), sum(state IN ('done', 'failed', 'cancelled')), "
+        "sum(state = 'running'), total(CASE WHEN state = 'running' AND total > 0 "
+        "THEN 1.0 * done / total END), min(CASE WHEN started > 0 THEN started END) "
+        "FROM jobs WHERE batch IN (SELECT batch FROM jobs WHERE batch > 0 AND state IN "
+        "('queued', 'running')) GROUP BY batch ORDER BY batch",
     [ST_JOB_LEADERS] =
         "SELECT variant FROM results WHERE job_id = ? AND leader = 0 AND status = 'ok' "
         "AND median_ms IS NOT NULL ORDER BY median_ms, id LIMIT ?",
@@ -106,11 +116,11 @@ static const char *const statements[ST_COUNT] = {
     [ST_JOB_CREATE] =
         "INSERT INTO jobs (" JOB_COLUMNS ") "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?, ?)",
+        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [ST_JOB_UPDATE] =
         "UPDATE jobs SET state = ?, total = ?, done = ?, ok = ?, failed = ?, phase = ?, "
         "best_variant = ?, best_gbps = ?, error = ?, started = ?, finished = ?, warm = ?, "
-        "spent_s = ? WHERE id = ?",
+        "spent_s = ?, wall_s = ?, compile_s = ?, gpu_s = ?, batch = ? WHERE id = ?",
     [ST_JOBS_REQUEUE] = "UPDATE jobs SET state = 'queued', phase = '' WHERE state = 'running'",
     /* A first-pass row that exists already is left alone (no change: the caller reports
      * it); a leader row replaces the earlier one. */

@@ -21,7 +21,7 @@
 
 /* The schema version this build writes; older files are migrated on open, newer ones are
  * refused (a downgrade must not damage data it does not understand). */
-#define FDT_SCHEMA_VERSION 7
+#define FDT_SCHEMA_VERSION 8
 
 typedef struct fdt_store fdt_store;
 
@@ -47,7 +47,9 @@ int fdt_job_state_parse(const char *name, fdt_job_state *out);
 typedef struct fdt_job {
     int64_t id;
     fdt_job_state state;
-    int device_index;         /* which of the daemon's devices runs it */
+    int device_index;         /* which of the daemon's devices runs it; -1: any idle one
+                                 whose fingerprint is fingerprint ("": any at all) */
+    char fingerprint[20];
     fdt_key key;
     char family[16];          /* only this family, or empty for every one */
     int subset;               /* measure this many variants spread over the space; 0: all */
@@ -70,6 +72,11 @@ typedef struct fdt_job {
     double spent_s;           /* seconds spent measuring, over every run of the job */
     int choose_cache;         /* cache mode auto: leaders timed hot and persist, the choice
                                  stored under cache auto (the key's cache is hot) */
+    /* Seconds over every run: a device's wall time on the job, the compilers' wall time
+     * inside it, and device time inside timed regions. */
+    double wall_s, compile_s, gpu_s;
+    int priority;             /* 1: an interactive tune, taken before queued batch jobs */
+    int64_t batch;            /* the id of its batch's first job; 0: not queued in a batch */
 } fdt_job;
 
 /* The best configuration of one problem on one device. */
@@ -128,13 +135,26 @@ int fdt_store_job_get(fdt_store *s, int64_t id, fdt_job *out);
 /* A queued or running job with the same device, key, family, subset and strategy, if there
  * is one: asking twice for the same tuning gets the same job. 1, 0 or -1. */
 int fdt_store_job_find_active(fdt_store *s, const fdt_job *like, fdt_job *out);
-/* Writes state, counts, phase, best, error and times of job->id. */
+/* Writes state, counts, phase, best, error, times, costs and batch of job->id. */
 int fdt_store_job_update(fdt_store *s, const fdt_job *job);
-/* The oldest queued job for device_index. 1, 0 or -1. */
-int fdt_store_job_next(fdt_store *s, int device_index, fdt_job *out);
+/* The next queued job device_index may run: its own or any device's of its fingerprint,
+ * the highest priority first, then the oldest. 1, 0 or -1. */
+int fdt_store_job_next(fdt_store *s, int device_index, const char *fingerprint,
+                       fdt_job *out);
 /* Jobs, newest first, optionally only in one state (state < 0: all); at most limit.
  * *out is malloc'd. */
 int fdt_store_jobs(fdt_store *s, int state, size_t limit, fdt_job **out, size_t *count);
+/* A batch with jobs still queued or running, for its progress. */
+typedef struct fdt_batch_progress {
+    int64_t batch;            /* its first job's id */
+    int jobs, ended, running;
+    double running_part;      /* the running jobs' measured share of their spaces, summed */
+    int64_t started;          /* when its first job started (unix seconds); 0: none yet */
+} fdt_batch_progress;
+
+/* Every batch not finished, oldest first; *out is malloc'd. 0 or -1. */
+int fdt_store_batches_active(fdt_store *s, fdt_batch_progress **out, size_t *count);
+
 /* Counts of jobs in each state, indexed by fdt_job_state. */
 int fdt_store_job_counts(fdt_store *s, int counts[5]);
 /* At start-up: jobs left running by a daemon that died go back to queued, keeping their

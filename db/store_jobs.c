@@ -55,6 +55,12 @@ static int read_job(fdt_store *s, sqlite3_stmt *st, void *out)
     col_text(&r, j->warm, sizeof j->warm);
     j->spent_s = col_real(&r);
     j->choose_cache = (int)col_int(&r);
+    j->wall_s = col_real(&r);
+    j->compile_s = col_real(&r);
+    j->gpu_s = col_real(&r);
+    j->priority = (int)col_int(&r);
+    j->batch = col_int(&r);
+    col_text(&r, j->fingerprint, sizeof j->fingerprint);
     if (fdt_job_state_parse(state, &j->state) != 0)
         return store_fail(s, "job %" PRId64 " has an unknown state '%s'", j->id, state);
     return 0;
@@ -72,6 +78,14 @@ static void bind_job_progress(binder *b, const fdt_job *job)
     bind_text(b, job->best_variant, sizeof job->best_variant);
     bind_real(b, job->best_gbps);
     bind_text(b, job->error, sizeof job->error);
+}
+
+/* wall_s, compile_s, gpu_s, in JOB_COLUMNS' and ST_JOB_UPDATE's order. */
+static void bind_job_cost(binder *b, const fdt_job *job)
+{
+    bind_real(b, job->wall_s);
+    bind_real(b, job->compile_s);
+    bind_real(b, job->gpu_s);
 }
 
 int fdt_store_job_create(fdt_store *s, fdt_job *job)
@@ -97,6 +111,10 @@ int fdt_store_job_create(fdt_store *s, fdt_job *job)
     bind_text(&b, job->has_warm ? job->warm : NULL, sizeof job->warm);
     bind_real(&b, job->spent_s);
     bind_int(&b, job->choose_cache);
+    bind_job_cost(&b, job);
+    bind_int(&b, job->priority);
+    bind_int(&b, job->batch);
+    bind_text(&b, job->fingerprint, sizeof job->fingerprint);
     if (stmt_run(s, &b) != 0)
         return -1;
     job->id = sqlite3_last_insert_rowid(s->db);
@@ -120,6 +138,7 @@ int fdt_store_job_find_active(fdt_store *s, const fdt_job *like, fdt_job *out)
     if (stmt_start(s, ST_JOB_FIND_ACTIVE, &b) != 0)
         return -1;
     bind_int(&b, like->device_index);
+    bind_text(&b, like->fingerprint, sizeof like->fingerprint);
     bind_key(&b, &like->key);
     bind_text(&b, like->family, sizeof like->family);
     bind_int(&b, like->subset);
@@ -139,6 +158,8 @@ int fdt_store_job_update(fdt_store *s, const fdt_job *job)
     bind_int(&b, job->finished);
     bind_text(&b, job->has_warm ? job->warm : NULL, sizeof job->warm);
     bind_real(&b, job->spent_s);
+    bind_job_cost(&b, job);
+    bind_int(&b, job->batch);
     bind_int(&b, job->id);
     if (stmt_run(s, &b) != 0)
         return -1;
@@ -147,12 +168,14 @@ int fdt_store_job_update(fdt_store *s, const fdt_job *job)
     return 0;
 }
 
-int fdt_store_job_next(fdt_store *s, int device_index, fdt_job *out)
+int fdt_store_job_next(fdt_store *s, int device_index, const char *fingerprint,
+                       fdt_job *out)
 {
     binder b;
     if (stmt_start(s, ST_JOB_NEXT, &b) != 0)
         return -1;
     bind_int(&b, device_index);
+    bind_text(&b, fingerprint, SIZE_MAX);
     return stmt_fetch_one(s, &b, read_job, out);
 }
 
@@ -190,6 +213,31 @@ int fdt_store_job_counts(fdt_store *s, int counts[5])
         counts[state] = sqlite3_column_int(b.st, 1);
     }
     return stmt_finish(s, b.st, rc);
+}
+
+static int read_batch(fdt_store *s, sqlite3_stmt *st, void *out)
+{
+    (void)s;
+    fdt_batch_progress *b = out;
+    reader r = {st, 0};
+    b->batch = col_int(&r);
+    b->jobs = (int)col_int(&r);
+    b->ended = (int)col_int(&r);
+    b->running = (int)col_int(&r);
+    b->running_part = col_real(&r);
+    b->started = col_int(&r);
+    return 0;
+}
+
+int fdt_store_batches_active(fdt_store *s, fdt_batch_progress **out, size_t *count)
+{
+    binder b;
+    void *rows;
+    if (stmt_start(s, ST_BATCHES_ACTIVE, &b) != 0 ||
+        stmt_fetch_all(s, &b, sizeof **out, read_batch, NULL, &rows, count) != 0)
+        return -1;
+    *out = rows;
+    return 0;
 }
 
 int fdt_store_jobs_requeue_running(fdt_store *s)

@@ -396,6 +396,75 @@ static void assert_job_ids(fdt_job *jobs, size_t n, const int64_t *ids, size_t n
     free(jobs);
 }
 
+/* Which job a device takes next: the highest priority first (an interactive tune before
+ * batch jobs), then the oldest, among its own jobs and those any device of its fingerprint
+ * (or any device at all) may run; a job's costs and batch are kept, and an unfinished
+ * batch's progress is counted. */
+static void test_job_queue_spreads_over_devices(void **state)
+{
+    fdt_store *s = open_store(state);
+    fdt_job own = job_of(0, 64), kind = job_of(-1, 96), any = job_of(-1, 128),
+            tune = job_of(1, 160), other = job_of(-1, 192), got;
+    strcpy(kind.fingerprint, "fpA");
+    strcpy(other.fingerprint, "fpB");
+    tune.priority = 1;
+    fdt_job *all[] = {&own, &kind, &any, &tune, &other};
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(fdt_store_job_create(s, all[i]), 0);
+    assert_int_equal(fdt_store_job_next(s, 0, "fpA", &got), 1);
+    assert_int_equal(got.id, own.id);
+    assert_int_equal(fdt_store_job_next(s, 1, "fpA", &got), 1);
+    assert_int_equal(got.id, tune.id); /* the tune, though queued after the others */
+    assert_int_equal(fdt_store_job_next(s, 2, "fpA", &got), 1);
+    assert_int_equal(got.id, kind.id);
+    assert_int_equal(fdt_store_job_next(s, 2, "fpC", &got), 1);
+    assert_int_equal(got.id, any.id); /* another kind: only what any device may run */
+    assert_int_equal(fdt_store_job_next(s, 3, "fpB", &got), 1);
+    assert_int_equal(got.id, any.id);
+    any.state = FDT_JOB_DONE;
+    assert_int_equal(fdt_store_job_update(s, &any), 0);
+    assert_int_equal(fdt_store_job_next(s, 3, "fpB", &got), 1);
+    assert_int_equal(got.id, other.id);
+    assert_int_equal(fdt_store_job_next(s, 3, "fpC", &got), 0);
+
+    /* costs and batches */
+    kind.wall_s = 12.5;
+    kind.compile_s = 3.25;
+    kind.gpu_s = 10.0;
+    kind.batch = kind.id;
+    kind.state = FDT_JOB_RUNNING;
+    kind.started = 1700000000;
+    kind.total = 10;
+    kind.done = 5;
+    other.batch = kind.id;
+    assert_int_equal(fdt_store_job_update(s, &kind), 0);
+    assert_int_equal(fdt_store_job_update(s, &other), 0);
+    assert_int_equal(fdt_store_job_get(s, kind.id, &got), 1);
+    assert_near(got.wall_s, 12.5, 1e-12);
+    assert_near(got.compile_s, 3.25, 1e-12);
+    assert_near(got.gpu_s, 10.0, 1e-12);
+    assert_int_equal(got.batch, kind.id);
+    assert_string_equal(got.fingerprint, "fpA");
+    fdt_batch_progress *b;
+    size_t n;
+    assert_int_equal(fdt_store_batches_active(s, &b, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(b[0].batch, kind.id);
+    assert_int_equal(b[0].jobs, 2);
+    assert_int_equal(b[0].ended, 0);
+    assert_int_equal(b[0].running, 1);
+    assert_near(b[0].running_part, 0.5, 1e-12);
+    assert_int_equal(b[0].started, 1700000000);
+    free(b);
+    kind.state = other.state = FDT_JOB_DONE;
+    assert_int_equal(fdt_store_job_update(s, &kind), 0);
+    assert_int_equal(fdt_store_job_update(s, &other), 0);
+    assert_int_equal(fdt_store_batches_active(s, &b, &n), 0);
+    assert_int_equal(n, 0); /* a batch all ended is no longer listed */
+    free(b);
+    fdt_store_close(s);
+}
+
 static void test_job_lifecycle(void **state)
 {
     fdt_store *s = open_store(state);
@@ -405,11 +474,11 @@ static void test_job_lifecycle(void **state)
     assert_int_equal(fdt_store_job_create(s, &c), 0);
     assert_true(a.created > 0);
 
-    assert_int_equal(fdt_store_job_next(s, 0, &got), 1);
+    assert_int_equal(fdt_store_job_next(s, 0, "fp", &got), 1);
     assert_int_equal(got.id, a.id);
-    assert_int_equal(fdt_store_job_next(s, 1, &got), 1);
+    assert_int_equal(fdt_store_job_next(s, 1, "fp", &got), 1);
     assert_int_equal(got.id, b.id);
-    assert_int_equal(fdt_store_job_next(s, 2, &got), 0);
+    assert_int_equal(fdt_store_job_next(s, 2, "fp", &got), 0);
 
     a.state = FDT_JOB_RUNNING;
     a.started = 1700000000;
@@ -448,7 +517,7 @@ static void test_job_lifecycle(void **state)
     fdt_job unknown = job_of(0, 64);
     strcpy(unknown.strategy, "annealing");
     assert_int_equal(fdt_store_job_create(s, &unknown), -1);
-    assert_int_equal(fdt_store_job_next(s, 0, &got), 1);
+    assert_int_equal(fdt_store_job_next(s, 0, "fp", &got), 1);
     assert_int_equal(got.id, c.id);
 
     fdt_job like = job_of(0, 512);
@@ -489,7 +558,7 @@ static void test_job_lifecycle(void **state)
     assert_int_equal(got.state, FDT_JOB_QUEUED);
     assert_string_equal(got.phase, "");
     assert_int_equal(got.done, 40);
-    assert_int_equal(fdt_store_job_next(s, 0, &got), 1);
+    assert_int_equal(fdt_store_job_next(s, 0, "fp", &got), 1);
     assert_int_equal(got.id, a.id);
     assert_int_equal(fdt_store_jobs_requeue_running(s), 0);
 
@@ -785,7 +854,7 @@ static const char version_1_rows[] =
     "INSERT INTO best VALUES (1, 'laplacian', 1, 'double', 'hot', 64, 64, 64, "
     "  'naive:256x1x1', 100.0, 0.1, 3000.0, 2700.0, 'k', 7, 1);";
 
-/* Opening it migrates it to version 7 (cache mode persist, search strategies, the interior
+/* Opening it migrates it to version 8 (cache mode persist, search strategies, the interior
  * copy, the devices' balance, then noisy results and doubtful best rows): every row is kept, job ids are not given out again, a
  * job from before strategies measures every variant, a best row from before the interior
  * copy says it was not timed (0), and foreign keys are enforced again afterwards. */
@@ -827,7 +896,7 @@ static void test_migrates_version_1(void **state)
     assert_int_equal(fdt_store_best_put(s, &orphan), -1);
     fdt_store_close(s);
 
-    expect_sql(path, "PRAGMA user_version", "7");
+    expect_sql(path, "PRAGMA user_version", "8");
     expect_sql(path, "SELECT count(*) FROM pragma_foreign_key_check", "0");
 }
 
@@ -845,7 +914,7 @@ static void write_version_3(const char *path)
                    "  spent_s = 2.5 WHERE id = 7");
 }
 
-/* Opening it migrates it to version 7: every row is kept as it was, the best row's interior
+/* Opening it migrates it to version 8: every row is kept as it was, the best row's interior
  * copy reads 0 (not timed), and a new best row keeps its interior copy. */
 static void test_migrates_version_3(void **state)
 {
@@ -885,7 +954,7 @@ static void test_migrates_version_3(void **state)
     assert_int_equal(next.id, 41);
     fdt_store_close(s);
 
-    expect_sql(path, "PRAGMA user_version", "7");
+    expect_sql(path, "PRAGMA user_version", "8");
     expect_sql(path, "SELECT count(*) FROM pragma_foreign_key_check", "0");
 }
 
@@ -899,7 +968,7 @@ static void write_version_4(const char *path)
     sql_exec(path, "PRAGMA user_version = 4");
 }
 
-/* Opening it migrates it to version 7: the device keeps its row, its id and every field, with
+/* Opening it migrates it to version 8: the device keeps its row, its id and every field, with
  * no balance yet (0: the next start measures it); the job, result and best rows are kept as
  * they were; a balance can then be stored for the old device. */
 static void test_migrates_version_4(void **state)
@@ -936,7 +1005,7 @@ static void test_migrates_version_4(void **state)
     assert_int_equal(fdt_store_device_balance_put(s, 1, &measured), 0);
     fdt_store_close(s);
     expect_sql(path, "SELECT balance_measured FROM devices WHERE id = 1", "17");
-    expect_sql(path, "PRAGMA user_version", "7");
+    expect_sql(path, "PRAGMA user_version", "8");
     expect_sql(path, "SELECT count(*) FROM pragma_foreign_key_check", "0");
 }
 
@@ -1170,6 +1239,7 @@ int main(void)
         TEST(test_devices_round_trip),
         TEST(test_device_balance),
         TEST(test_job_lifecycle),
+        TEST(test_job_queue_spreads_over_devices),
         TEST(test_results),
         TEST(test_best),
         TEST(test_best_under_auto_keeps_its_state),

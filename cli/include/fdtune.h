@@ -77,6 +77,9 @@ typedef enum fdtune_cache {
     FDTUNE_AUTO = 3
 } fdtune_cache;
 
+#define FDTUNE_DEVICE_ANY (-1)
+#define FDTUNE_DEVICE_KIND (-2)
+
 /* A problem to ask about. Zero-initialized fields take the defaults: double precision,
  * radius 1 (the 7-point Laplacian), hot cache (the same buffers every time step), device 0. */
 typedef struct fdtune_problem {
@@ -84,7 +87,9 @@ typedef struct fdtune_problem {
     int radius;            /* 1..4; 0 means 1 */
     fdtune_precision precision;
     fdtune_cache cache;
-    int device;            /* the daemon's device index */
+    int device;            /* the daemon's device index; for a tuning job also
+                              FDTUNE_DEVICE_ANY (any device) or FDTUNE_DEVICE_KIND (any
+                              device of device 0's kind, the daemon's default) */
     int tune_if_missing;   /* on a miss, also queue a tuning job (needs the rights of tune) */
 } fdtune_problem;
 

@@ -168,6 +168,13 @@ extern const fdt_backend_ops fdt_backend_hip;
 extern const fdt_backend_ops fdt_backend_cuda;
 extern const fdt_backend_ops fdt_backend_cpu;
 
+/* How many devices the cpu backend presents (1 to 64; 1 unless set), all of one fingerprint,
+ * so that a daemon's work for several devices (a batch spread over them, results shared
+ * between devices of one kind) runs and is tested on any host. Set before the backend is
+ * opened; the process that opens one of them gives it its share of the cores (OpenMP's
+ * thread count: fdtune-worker does). */
+void fdt_cpu_set_devices(int n);
+
 /* The backend called name, or NULL. */
 const fdt_backend_ops *fdt_backend_find(const char *name);
 

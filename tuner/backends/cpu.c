@@ -594,10 +594,18 @@ static void host_info(fdt_device_info *in)
     in->block_barriers = 0;
 }
 
+static int cpu_devices = 1;
+
+void fdt_cpu_set_devices(int n)
+{
+    cpu_devices = n < 1 ? 1 : n > 64 ? 64 : n;
+}
+
 static fdt_status cpu_open(int device, fdt_backend **out, fdt_error *err)
 {
-    if (device != 0)
-        return fdt_fail(err, FDT_ERROR, "the cpu backend has only device 0, not %d", device);
+    if (device < 0 || device >= cpu_devices)
+        return fdt_fail(err, FDT_ERROR, "the cpu backend has %d device%s (0 to %d), not %d",
+                        cpu_devices, cpu_devices > 1 ? "s" : "", cpu_devices - 1, device);
     fdt_backend *b = calloc(1, sizeof *b);
     if (!b)
         return fdt_fail(err, FDT_ERROR, "out of memory");

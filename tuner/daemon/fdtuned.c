@@ -80,6 +80,7 @@ static void usage(FILE *to)
 {
     fprintf(to,
             "usage: fdtuned [--config FILE] [--socket PATH] [--db PATH] [--backend B]\n"
+            "               [--cpu-devices N]\n"
             "\n"
             "Tunes GPU stencil kernels and answers solvers over a Unix socket.\n"
             "  --config FILE   settings (INI; config/fdtuned.conf documents every key);\n"
@@ -87,6 +88,7 @@ static void usage(FILE *to)
             "  --socket PATH   overrides [daemon] socket\n"
             "  --db PATH       overrides [daemon] db\n"
             "  --backend B     overrides [daemon] backend: auto, hip, cuda or cpu\n"
+            "  --cpu-devices N overrides [daemon] cpu_devices: the cpu backend's devices\n"
             "  --version       prints the version\n"
             "Without flags a user's daemon lives under $XDG_RUNTIME_DIR and $XDG_STATE_HOME,\n"
             "root's under /run/fdtuned and /var/lib/fdtuned.\n"
@@ -96,7 +98,7 @@ static void usage(FILE *to)
 }
 
 typedef struct flags {
-    const char *config, *socket, *db, *backend;
+    const char *config, *socket, *db, *backend, *cpu_devices;
 } flags;
 
 /* 0 to go on, 1 to exit 0 (help, version), 2 for bad usage. */
@@ -105,6 +107,7 @@ static int parse_flags(int argc, char **argv, flags *f)
     static const struct option options[] = {
         {"config", required_argument, NULL, 'c'}, {"socket", required_argument, NULL, 's'},
         {"db", required_argument, NULL, 'd'},     {"backend", required_argument, NULL, 'b'},
+        {"cpu-devices", required_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
@@ -116,6 +119,7 @@ static int parse_flags(int argc, char **argv, flags *f)
         case 's': f->socket = optarg; break;
         case 'd': f->db = optarg; break;
         case 'b': f->backend = optarg; break;
+        case 'n': f->cpu_devices = optarg; break;
         case 'h': usage(stdout); return 1;
         case 'V': printf("fdtuned %s\n", FDT_VERSION); return 1;
         default:
@@ -143,9 +147,9 @@ static int load_settings(fdt_config *c, const flags *f, const char **path)
         fprintf(stderr, "fdtuned: %s\n", err);
         return -1;
     }
-    const char *keys[] = {"socket", "db", "backend"};
-    const char *values[] = {f->socket, f->db, f->backend};
-    for (int i = 0; i < 3; i++)
+    const char *keys[] = {"socket", "db", "backend", "cpu_devices"};
+    const char *values[] = {f->socket, f->db, f->backend, f->cpu_devices};
+    for (int i = 0; i < 4; i++)
         if (values[i] && fdt_config_set(c, "daemon", keys[i], values[i], err, sizeof err) != 0) {
             fprintf(stderr, "fdtuned: --%s: %s\n", keys[i], err);
             return -1;
@@ -193,6 +197,7 @@ static void reload(fdt_daemon *d)
     memcpy(fresh.socket, d->config.socket, sizeof fresh.socket);
     memcpy(fresh.db, d->config.db, sizeof fresh.db);
     memcpy(fresh.backend, d->config.backend, sizeof fresh.backend);
+    fresh.cpu_devices = d->config.cpu_devices; /* the devices were found at start */
     const fdt_config old = d->config;
     d->config = fresh;
     if (resolve_admin_group(d) != 0) {

@@ -20,6 +20,9 @@
 #include "search/search.h"
 
 #define MAX_BATCH 10000
+/* A request that names no device, or "any"; see parse_device. */
+#define FDT_DEVICE_KIND (-1)
+#define FDT_DEVICE_ANY (-2)
 #define MAX_LIST 10000
 
 typedef struct op_ctx {
@@ -117,24 +120,41 @@ static const char *const precisions[] = {"float", "double", NULL};
 static const char *const stencils[] = {"laplacian", NULL};
 
 /* The fields every problem shares, the shape aside. */
-static int parse_problem_options(op_ctx *c, fdt_key *key, int *device)
+/* "device": an index; "any": any device (FDT_DEVICE_ANY); absent: FDT_DEVICE_KIND, which a
+ * query reads as device 0 and a job as any device of device 0's fingerprint. */
+static int parse_device(op_ctx *c, int *device)
 {
-    int precision = 1, cache = FDT_CACHE_AUTO, stencil = 0;
-    long long radius = 1, dev = 0;
-    if (opt_choice(c, "precision", precisions, &precision) || opt_choice(c, "cache", fdt_cache_mode_names(), &cache) ||
-        opt_choice(c, "stencil", stencils, &stencil) ||
-        opt_int(c, c->req, "radius", 1, FDT_MAX_RADIUS, &radius) ||
-        opt_int(c, c->req, "device", 0, 1024, &dev))
+    json_t *v = json_object_get(c->req, "device");
+    long long dev = 0;
+    if (!v || (json_is_string(v) && strcmp(json_string_value(v), "any") == 0)) {
+        *device = v ? FDT_DEVICE_ANY : FDT_DEVICE_KIND;
+        return 0;
+    }
+    if (!json_is_integer(v))
+        return fail(c, "bad_request", "'device' must be a device index or \"any\"");
+    if (opt_int(c, c->req, "device", 0, 1024, &dev))
         return -1;
     if ((size_t)dev >= c->d->ndevices)
         return fail(c, "no_device", "device %lld does not exist; this host has %zu", dev,
                     c->d->ndevices);
+    *device = (int)dev;
+    return 0;
+}
+
+static int parse_problem_options(op_ctx *c, fdt_key *key, int *device)
+{
+    int precision = 1, cache = FDT_CACHE_AUTO, stencil = 0;
+    long long radius = 1;
+    if (opt_choice(c, "precision", precisions, &precision) ||
+        opt_choice(c, "cache", fdt_cache_mode_names(), &cache) ||
+        opt_choice(c, "stencil", stencils, &stencil) ||
+        opt_int(c, c->req, "radius", 1, FDT_MAX_RADIUS, &radius) || parse_device(c, device))
+        return -1;
     memset(key, 0, sizeof *key);
     key->problem.precision = precision == 0 ? FDT_FLOAT : FDT_DOUBLE;
     key->problem.radius = (int)radius;
     fdt_copy_text(key->stencil, sizeof key->stencil, stencils[stencil]);
     key->problem.cache = (fdt_cache_mode)cache;
-    *device = (int)dev;
     return 0;
 }
 
@@ -167,17 +187,47 @@ static int job_id_field(op_ctx *c, int64_t *id)
 
 /* --- writing the answer ---------------------------------------------------------------- */
 
+/* What a job has cost so far, and while it runs, when it should end: its evaluations per
+ * second of device wall time, and the rest of its space at that rate (an upper bound: a
+ * search may stop before its space is measured; the leaders' round adds seconds). */
+static json_t *cost_json(const fdt_job *j)
+{
+    const double rate = j->wall_s > 0 ? j->done / j->wall_s : 0;
+    json_t *o = json_pack("{s:f, s:f, s:f, s:f, s:f}", "wall_s", j->wall_s, "compile_s",
+                          j->compile_s, "gpu_s", j->gpu_s, "gpu_busy",
+                          j->wall_s > 0 ? j->gpu_s / j->wall_s : 0, "evals_per_s", rate);
+    if (j->state == FDT_JOB_RUNNING && rate > 0 && j->total > j->done)
+        json_object_set_new(o, "eta_s", json_real((j->total - j->done) / rate));
+    return o;
+}
+
+/* Which devices may run the job: its index, or "any" with the fingerprint they must have
+ * ("" : any device at all). */
+static void add_device(json_t *o, const fdt_job *j)
+{
+    if (j->device_index >= 0) {
+        json_object_set_new(o, "device", json_integer(j->device_index));
+        return;
+    }
+    json_object_set_new(o, "device", json_string("any"));
+    json_object_set_new(o, "fingerprint", json_string(j->fingerprint));
+}
+
 /* A job that chooses the cache state reads as it was asked for: auto. */
 static json_t *job_json(const fdt_job *j)
 {
     const fdt_problem *p = &j->key.problem;
     const fdt_cache_mode cache = j->choose_cache ? FDT_CACHE_AUTO : p->cache;
-    json_t *o = json_pack("{s:I, s:s, s:s, s:i, s:i, s:i, s:s, s:i, s:s, s:s, s:i, s:s, s:i}",
+    json_t *o = json_pack("{s:I, s:s, s:s, s:i, s:i, s:i, s:s, s:i, s:s, s:s, s:s, s:i, s:i, "
+                          "s:I}",
                           "id", (json_int_t)j->id, "state", fdt_job_state_name(j->state), "phase",
                           j->phase, "nx", p->nx, "ny", p->ny, "nz", p->nz, "precision",
                           fdt_precision_name(p->precision), "radius", p->radius, "stencil",
-                          j->key.stencil, "cache", fdt_cache_mode_name(cache), "device",
-                          j->device_index, "family", j->family, "subset", j->subset);
+                          j->key.stencil, "cache", fdt_cache_mode_name(cache), "family",
+                          j->family, "subset", j->subset, "priority", j->priority, "batch",
+                          (json_int_t)j->batch);
+    add_device(o, j);
+    json_object_set_new(o, "cost", cost_json(j));
     json_t *more = json_pack("{s:i, s:i, s:i, s:i, s:s?, s:f, s:I, s:I, s:I, s:s}", "total",
                              j->total, "done", j->done, "ok", j->ok, "failed", j->failed, "best",
                              j->best_variant[0] ? j->best_variant : NULL, "best_gbps",
@@ -289,11 +339,12 @@ static int parse_tuning_options(op_ctx *c, fdt_job *job)
     if (job->key.problem.cache == FDT_CACHE_COLD)
         return fail(c, "bad_request", "cold-cache tuning is not implemented yet; \"cache\": "
                     "\"hot\" and \"persist\" can be tuned");
-    const fdt_device_info *dev = &c->d->devices[job->device_index].info;
+    const int index = job->device_index >= 0 ? job->device_index : 0;
+    const fdt_device_info *dev = &c->d->devices[index].info;
     if (job->key.problem.cache == FDT_CACHE_PERSIST && !dev->l2_persist)
         return fail(c, "bad_request", "device %d (%s, %s backend) cannot hold f's row edges in "
-                    "L2: cache mode persist needs NVIDIA sm_80 or later", job->device_index,
-                    dev->name, dev->backend);
+                    "L2: cache mode persist needs NVIDIA sm_80 or later", index, dev->name,
+                    dev->backend);
     if (opt_int(c, c->req, "subset", 0, 1000000, &subset) || parse_search(c, job))
         return -1;
     job->subset = (int)subset;
@@ -311,11 +362,16 @@ static int parse_tuning_options(op_ctx *c, fdt_job *job)
     return 0;
 }
 
-static int new_job(op_ctx *c, const fdt_key *key, int device, fdt_job *job)
+/* A job for device (an index, FDT_DEVICE_KIND or FDT_DEVICE_ANY); priority 1: an
+ * interactive tune, which runs before queued batch jobs. */
+static int new_job(op_ctx *c, const fdt_key *key, int device, int priority, fdt_job *job)
 {
     memset(job, 0, sizeof *job);
     job->key = *key;
-    job->device_index = device;
+    job->device_index = device >= 0 ? device : -1;
+    if (device == FDT_DEVICE_KIND)
+        fdt_copy_text(job->fingerprint, sizeof job->fingerprint, c->d->devices[0].fingerprint);
+    job->priority = priority;
     return parse_tuning_options(c, job);
 }
 
@@ -324,7 +380,7 @@ static int op_tune(op_ctx *c)
     fdt_key key;
     fdt_job job;
     int device, existing;
-    if (parse_key(c, &key, &device) || new_job(c, &key, device, &job) ||
+    if (parse_key(c, &key, &device) || new_job(c, &key, device, 1, &job) ||
         queue_job(c, &job, &existing))
         return -1;
     fdt_scheduler_kick(c->d);
@@ -406,7 +462,7 @@ static void find_answer(op_ctx *c, const fdt_key *asked, int device, fdt_answer 
 static int query_and_tune(op_ctx *c, const fdt_key *key, int device)
 {
     fdt_answer a;
-    find_answer(c, key, device, &a);
+    find_answer(c, key, device >= 0 ? device : 0, &a);
     if (add_answer_fields(c, &a, &key->problem, c->ans))
         return -1;
     if (a.match == FDT_MATCH_EXACT)
@@ -415,7 +471,7 @@ static int query_and_tune(op_ctx *c, const fdt_key *key, int device)
         return fail(c, "forbidden", "tune_if_missing needs the rights of tune");
     fdt_job job;
     int existing;
-    if (new_job(c, key, device, &job))
+    if (new_job(c, key, device, 1, &job))
         return -1;
     /* The quick job first: the answer improves within seconds, then the search goes on. */
     job.quick = strcmp(job.strategy, "exhaustive") != 0;
@@ -439,6 +495,7 @@ static int op_query(op_ctx *c)
         return fail(c, "bad_request", "'tune_if_missing' must be true or false");
     if (json_is_true(tune))
         return query_and_tune(c, &key, device);
+    device = device >= 0 ? device : 0; /* answers are a device's: device 0's by default */
     c->body = fdt_query_memo_get(c->d, device, &key);
     if (c->body)
         return 0;
@@ -522,6 +579,7 @@ static int queue_batch(op_ctx *c, const fdt_job *like, const fdt_problem *ps, si
                        json_t *ids)
 {
     int existing;
+    int64_t batch = 0;
     if (fdt_store_begin(c->d->store) != 0)
         return store_failed(c);
     for (size_t i = 0; i < n; i++) {
@@ -533,6 +591,15 @@ static int queue_batch(op_ctx *c, const fdt_job *like, const fdt_problem *ps, si
             return -1;
         }
         json_array_append_new(ids, json_integer(one.id));
+        if (existing)
+            continue; /* a job queued before keeps its own batch */
+        batch = batch ? batch : one.id; /* a batch is named by its first new job */
+        one.batch = batch;
+        if (fdt_store_job_update(c->d->store, &one) != 0) {
+            fdt_store_rollback(c->d->store);
+            json_array_clear(ids);
+            return store_failed(c);
+        }
     }
     if (fdt_store_commit(c->d->store) != 0) {
         json_array_clear(ids);
@@ -548,7 +615,7 @@ static int op_batch(op_ctx *c)
     fdt_job job;
     int device;
     json_t *shapes = NULL;
-    if (parse_problem_options(c, &key, &device) || new_job(c, &key, device, &job) ||
+    if (parse_problem_options(c, &key, &device) || new_job(c, &key, device, 0, &job) ||
         batch_shapes(c, &shapes))
         return -1;
     int rc = 0;
@@ -574,6 +641,32 @@ static int op_batch(op_ctx *c)
     return 0;
 }
 
+/* Each unfinished batch: its jobs ended of all, and an ETA from the time since its first
+ * job started and the share done (ended jobs, and the running ones' share of their spaces),
+ * which holds however many devices run it. */
+static json_t *batches_json(op_ctx *c)
+{
+    fdt_batch_progress *rows = NULL;
+    size_t n = 0;
+    if (fdt_store_batches_active(c->d->store, &rows, &n) != 0)
+        return NULL;
+    json_t *list = json_array();
+    const double now = (double)time(NULL);
+    for (size_t i = 0; i < n; i++) {
+        const fdt_batch_progress *b = &rows[i];
+        const double share = (b->ended + b->running_part) / b->jobs;
+        json_t *o = json_pack("{s:I, s:i, s:i, s:i, s:f}", "batch", (json_int_t)b->batch,
+                              "jobs", b->jobs, "ended", b->ended, "running", b->running,
+                              "done_share", share);
+        if (b->started && share > 0)
+            json_object_set_new(o, "eta_s",
+                                json_real((now - (double)b->started) * (1 - share) / share));
+        json_array_append_new(list, o);
+    }
+    free(rows);
+    return list;
+}
+
 static int daemon_status(op_ctx *c)
 {
     int counts[5];
@@ -590,7 +683,13 @@ static int daemon_status(op_ctx *c)
     json_object_set_new(c->ans, "db", json_string(c->d->config.db));
     json_object_set_new(c->ans, "backend", json_string(c->d->backend));
     json_object_set_new(c->ans, "kernels", json_string(fdt_kernels_version()));
+    json_t *batches = batches_json(c);
+    if (!batches) {
+        json_decref(jobs);
+        return store_failed(c);
+    }
     json_object_set_new(c->ans, "jobs", jobs);
+    json_object_set_new(c->ans, "batches", batches);
     json_object_set_new(c->ans, "workers", fdt_scheduler_lanes_json(c->d));
     int64_t since;
     const char *fault = fdt_scheduler_store_fault(c->d, &since);

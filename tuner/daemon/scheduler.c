@@ -41,6 +41,7 @@ typedef struct lane {
     char chunk[CHUNK][FDT_VARIANT_NAME_MAX]; /* the variants of the task in flight */
     size_t nchunk;
     uint64_t chunk_sent_ms; /* when it was sent (uv_now), for the job's time spent */
+    uint64_t wall_mark_ms;  /* the job's wall time is counted up to here (uv_now) */
     int64_t task;       /* the task id last sent; events of older tasks are ignored */
     int crashes;        /* worker deaths in a row without a result */
     int restarts;       /* worker deaths since the daemon started */
@@ -96,10 +97,20 @@ static void close_search(lane *l)
 
 static void pause_on_store_fault(fdt_scheduler *s, const char *what);
 
+/* The wall time since the last count goes to the job, so that what the store keeps is
+ * never older than the last save, even after a kill -9. */
+static void count_wall(lane *l)
+{
+    const uint64_t now = uv_now(l->s->d->loop);
+    l->job.wall_s += (double)(now - l->wall_mark_ms) / 1e3;
+    l->wall_mark_ms = now;
+}
+
 static void save_job(lane *l)
 {
     fdt_daemon *d = l->s->d;
     char what[64];
+    count_wall(l);
     if (fdt_store_job_update(d->store, &l->job) == 0)
         return;
     snprintf(what, sizeof what, "job %lld's progress", (long long)l->job.id);
@@ -302,7 +313,8 @@ static void detach_worker(lane *l)
 static void take_next_job(lane *l)
 {
     fdt_daemon *d = l->s->d;
-    const int found = fdt_store_job_next(d->store, (int)l->device, &l->job);
+    const int found = fdt_store_job_next(d->store, (int)l->device,
+                                         d->devices[l->device].fingerprint, &l->job);
     if (found <= 0) {
         if (found < 0)
             fdt_log("cannot read the job queue: %s", fdt_store_error(d->store));
@@ -316,6 +328,7 @@ static void take_next_job(lane *l)
         return;
     }
     l->has_job = 1;
+    l->wall_mark_ms = uv_now(d->loop);
     l->job.state = FDT_JOB_RUNNING;
     if (!l->job.started)
         l->job.started = now_s();
@@ -517,11 +530,6 @@ static void on_event(fdt_worker *w, json_t *ev, void *ctx)
             take_next_job(l);
     } else if (strcmp(kind, "code") == 0) {
         store_code(l, ev);
-    } else if (strcmp(kind, "compiled") == 0) {
-        fdt_log("device %zu: %lld variants ready in %.1f s (%lld from the code cache)", l->device,
-                (long long)json_integer_value(json_object_get(ev, "count")),
-                json_number_value(json_object_get(ev, "wall_ms")) / 1e3,
-                (long long)json_integer_value(json_object_get(ev, "cached")));
     } else if (strcmp(kind, "fatal") == 0 || strcmp(kind, "log") == 0 ||
                strcmp(kind, "error") == 0) {
         fdt_log("worker %zu: %s: %s", l->device, kind, message ? message : "?");
@@ -529,9 +537,13 @@ static void on_event(fdt_worker *w, json_t *ev, void *ctx)
         return; /* the rest belongs to a task; one that was cancelled is over */
     } else if (strcmp(kind, "result") == 0) {
         store_result(l, ev);
+    } else if (strcmp(kind, "compiled") == 0) {
+        l->job.compile_s += json_number_value(json_object_get(ev, "wall_ms")) / 1e3;
     } else if (strcmp(kind, "done") == 0) {
+        l->job.gpu_s += json_number_value(json_object_get(ev, "gpu_ms")) / 1e3;
         on_task_done(l, ev);
     } else if (strcmp(kind, "failed") == 0) {
+        l->job.gpu_s += json_number_value(json_object_get(ev, "gpu_ms")) / 1e3;
         finish_job(l, FDT_JOB_FAILED, message ? message : "the worker could not run the job");
         take_next_job(l);
     }

@@ -275,6 +275,7 @@ static void build_args(fdt_daemon *d, int device, char store[][32], char **argv)
     snprintf(store[1], 32, "%d", c->heartbeat_ms);
     snprintf(store[2], 32, "%d", c->worker_nice);
     snprintf(store[3], 32, "%d", c->compile_threads);
+    snprintf(store[4], 32, "%d", c->cpu_devices);
     argv[n++] = "--backend";
     argv[n++] = d->backend;
     argv[n++] = "--device";
@@ -285,6 +286,8 @@ static void build_args(fdt_daemon *d, int device, char store[][32], char **argv)
     argv[n++] = store[2];
     argv[n++] = "--compile-threads";
     argv[n++] = store[3];
+    argv[n++] = "--cpu-devices";
+    argv[n++] = store[4];
     argv[n++] = "--db";
     argv[n++] = (char *)c->db;
     if (c->test_families)
@@ -356,7 +359,7 @@ fdt_worker *fdt_worker_start(fdt_daemon *d, int device, const fdt_worker_handler
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    char path[FDT_PATH_MAX], store[4][32];
+    char path[FDT_PATH_MAX], store[5][32];
     char *argv[24];
     worker_path(d, path, sizeof path);
     argv[0] = path;
@@ -463,7 +466,9 @@ int fdt_worker_probe(fdt_daemon *d, char *err, size_t errlen)
     }
     char path[FDT_PATH_MAX];
     worker_path(d, path, sizeof path);
-    char *argv[] = {path, "--probe", "--backend", d->config.backend,
+    char devices[16];
+    snprintf(devices, sizeof devices, "%d", d->config.cpu_devices);
+    char *argv[] = {path, "--probe", "--backend", d->config.backend, "--cpu-devices", devices,
                     "--events-fd", FD_ARG(EVENTS_FD), NULL};
     if (spawn(w, argv, err, errlen) != 0) {
         discard(w);

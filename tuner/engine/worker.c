@@ -17,6 +17,7 @@
  * emit(), which keeps every line whole. */
 #include <errno.h>
 #include <limits.h>
+#include <omp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,7 @@ static const char usage[] =
     "       fdtune-worker --backend B --device N --tasks-fd FD --events-fd FD [--db PATH]\n"
     "                     [--heartbeat-ms MS] [--compile-threads N] [--nice N]\n"
     "                     [--test-families]\n"
+    "Both: [--cpu-devices N] (the cpu backend presents N devices of one kind)\n"
     "The protocol's fds are 3 or above: stdin, stdout and stderr are never its channel.";
 
 typedef struct options {
@@ -57,6 +59,7 @@ typedef struct options {
     const char *db;
     int heartbeat_ms;
     int compile_threads;
+    int cpu_devices;
     int nice;
     int has_nice;
     int test_families;
@@ -363,9 +366,18 @@ static void add_auto(json_t *ev, const fdt_session_baseline *base)
                                   base->persist_best.gbps, "copy_gbps", base->persist_copy_gbps));
 }
 
-static void finish_leaders(worker *w, const task *t, const fdt_session_baseline *base)
+/* A task's end, done or failed, with the device time it spent inside timed regions. */
+static json_t *end_event(const worker *w, const char *kind, double gpu_ms)
 {
-    json_t *ev = task_event(w, "done");
+    json_t *ev = task_event(w, kind);
+    json_object_set_new(ev, "gpu_ms", json_real(gpu_ms));
+    return ev;
+}
+
+static void finish_leaders(worker *w, const task *t, const fdt_session_baseline *base,
+                           double gpu_ms)
+{
+    json_t *ev = end_event(w, "done", gpu_ms);
     if (t->problem.cache == FDT_CACHE_AUTO)
         add_auto(ev, base);
     json_object_set_new(ev, "copy", fdt_wire_stats_json(&base->copy));
@@ -392,19 +404,21 @@ static void run_task(worker *w, const task *t, int leaders)
     fdt_error err = {0};
     fdt_session_baseline base;
     fdt_status s = fdt_session_prepare(&w->session, &t->problem, &t->timing, t->seed, &err);
+    const double busy = w->session.runner.gpu_ms; /* the runner is kept from task to task */
     if (s == FDT_OK)
         s = leaders ? fdt_session_leaders(&w->session, t->variants, t->count, t->samples, &hooks,
                                           &base, &err)
                     : fdt_session_measure(&w->session, t->variants, t->count, &hooks, &err);
     give_up_if_lost(w);
+    const double gpu_ms = w->session.runner.gpu_ms - busy;
     if (s != FDT_OK) {
-        json_t *ev = task_event(w, "failed");
+        json_t *ev = end_event(w, "failed", gpu_ms);
         json_object_set_new(ev, "message", fdt_wire_text(err.msg));
         emit(ev);
     } else if (leaders)
-        finish_leaders(w, t, &base);
+        finish_leaders(w, t, &base, gpu_ms);
     else
-        emit(task_event(w, "done"));
+        emit(end_event(w, "done", gpu_ms));
 }
 
 /* The task's number, the one its events carry, into w->task; 0, or -1 when it cannot be
@@ -626,6 +640,12 @@ static int run_worker(worker *w)
     return code;
 }
 
+static int cores_per_device(int devices)
+{
+    const int share = (int)sysconf(_SC_NPROCESSORS_ONLN) / devices;
+    return share > 0 ? share : 1;
+}
+
 static int parse_int(const char *text, int lo, int hi, int *out)
 {
     char *end;
@@ -646,6 +666,8 @@ static int *number_option(options *o, const char *name, int *lo, int *hi)
         return *lo = 10, *hi = 3600000, &o->heartbeat_ms;
     if (strcmp(name, "--compile-threads") == 0)
         return *lo = 0, *hi = 256, &o->compile_threads;
+    if (strcmp(name, "--cpu-devices") == 0)
+        return *lo = 1, *hi = 64, &o->cpu_devices;
     if (strcmp(name, "--nice") == 0)
         return o->has_nice = 1, *lo = -20, *hi = 19, &o->nice;
     if (strcmp(name, "--tasks-fd") == 0)
@@ -658,8 +680,8 @@ static int *number_option(options *o, const char *name, int *lo, int *hi)
 /* 0, or -1 with the reason in why. */
 static int parse_options(int argc, char **argv, options *o, char *why, size_t len)
 {
-    *o = (options){.backend = "auto", .device = -1, .heartbeat_ms = 1000, .tasks_fd = -1,
-                   .events_fd = -1};
+    *o = (options){.backend = "auto", .device = -1, .heartbeat_ms = 1000, .cpu_devices = 1,
+                   .tasks_fd = -1, .events_fd = -1};
     for (int i = 1; i < argc; i++) {
         const char *name = argv[i];
         if (strcmp(name, "--probe") == 0) {
@@ -726,8 +748,12 @@ int main(int argc, char **argv)
         code = EXIT_USAGE;
     } else if (!(events = open_events(w.opt.events_fd)))
         code = 1;
-    else
+    else {
+        fdt_cpu_set_devices(w.opt.cpu_devices);
+        if (w.opt.cpu_devices > 1) /* one worker per cpu device: its kernels, its cores */
+            omp_set_num_threads(cores_per_device(w.opt.cpu_devices));
         code = w.opt.probe ? probe(w.opt.backend) : run_worker(&w);
+    }
     uv_mutex_destroy(&out_lock);
     return code;
 }
