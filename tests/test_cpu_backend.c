@@ -254,15 +254,26 @@ static void test_attach_runs_a_kernel(void **state)
     f->ops->close(b);
 }
 
-/* The host is the cpu backend's only device: naming another must fail, and say why. */
+/* The host is the cpu backend's only device unless it is told to present more, all of one
+ * kind: naming another must fail, and say why. */
 static void test_attach_refuses_other_devices(void **state)
 {
     fixture *f = *state;
-    fdt_backend *b = NULL;
+    fdt_backend *b = NULL, *second = NULL;
     fdt_error err = {0};
     assert_int_not_equal(f->ops->attach(3, NULL, &b, &err), FDT_OK);
     assert_null(b);
-    assert_non_null(strstr(err.msg, "only device 0, not 3"));
+    assert_non_null(strstr(err.msg, "has 1 device (0 to 0), not 3"));
+    fdt_cpu_set_devices(2);
+    assert_int_equal(f->ops->open(1, &second, &err), FDT_OK);
+    char fp0[20], fp1[20];
+    fdt_device_fingerprint(f->ops->info(f->backend), fp0);
+    fdt_device_fingerprint(f->ops->info(second), fp1);
+    assert_string_equal(fp0, fp1);
+    f->ops->close(second);
+    assert_int_not_equal(f->ops->open(2, &second, &err), FDT_OK);
+    assert_non_null(strstr(err.msg, "has 2 devices (0 to 1), not 2"));
+    fdt_cpu_set_devices(1);
 }
 
 /* Every shape of the interior copy (the second ceiling) copies u's interior to f and leaves

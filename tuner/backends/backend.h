@@ -102,6 +102,9 @@ typedef struct fdt_resources {
 typedef struct fdt_backend fdt_backend; /* an open device context */
 typedef struct fdt_kernel fdt_kernel;   /* a loaded module and its entry point */
 
+/* Boundaries timer_lap() may record between a timer_start() and its timer_stop(). */
+#define FDT_TIMER_LAPS 64
+
 typedef struct fdt_backend_ops {
     const char *name;
 
@@ -158,10 +161,16 @@ typedef struct fdt_backend_ops {
 
     /* Timing with device events: timer_start() records the start; timer_stop() records the
      * end and waits for it at most timeout_ms, so that a hung kernel reports FDT_TIMEOUT
-     * instead of blocking; faults raised by queued work surface here as FDT_LAUNCH_ERROR. */
+     * instead of blocking; faults raised by queued work surface here as FDT_LAUNCH_ERROR.
+     * Between the two, timer_lap() records a boundary (at most FDT_TIMER_LAPS of them), and
+     * after the stop, timer_split() reads the time between boundary i and i + 1 (0: the
+     * start, the last: the end): samples queued back to back, with no wait between them,
+     * keep the device busy and are read at once. */
     fdt_status (*timer_start)(fdt_backend *b, fdt_error *err);
+    fdt_status (*timer_lap)(fdt_backend *b, fdt_error *err);
     fdt_status (*timer_stop)(fdt_backend *b, double timeout_ms, double *elapsed_ms,
                              fdt_error *err);
+    fdt_status (*timer_split)(fdt_backend *b, int i, double *ms, fdt_error *err);
 } fdt_backend_ops;
 
 extern const fdt_backend_ops fdt_backend_hip;

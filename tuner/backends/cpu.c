@@ -93,7 +93,8 @@ typedef void (*launch_fn)(unsigned gx, unsigned gy, unsigned gz,
 
 struct fdt_backend {
     fdt_device_info info;
-    struct timespec timer_start;
+    struct timespec marks[FDT_TIMER_LAPS + 2]; /* the start, the laps, the end */
+    int nmarks;
 };
 
 struct fdt_kernel {
@@ -799,11 +800,30 @@ static fdt_status cpu_sync(fdt_backend *b, fdt_error *err)
     return FDT_OK;
 }
 
+static fdt_status mark(fdt_backend *b, fdt_error *err)
+{
+    if (b->nmarks >= FDT_TIMER_LAPS + 2)
+        return fdt_fail(err, FDT_ERROR, "cpu backend: more than %d laps", FDT_TIMER_LAPS);
+    clock_gettime(CLOCK_MONOTONIC, &b->marks[b->nmarks++]);
+    return FDT_OK;
+}
+
+static double between(const struct timespec *a, const struct timespec *b)
+{
+    return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) * 1e-6;
+}
+
 static fdt_status cpu_timer_start(fdt_backend *b, fdt_error *err)
 {
-    (void)err;
-    clock_gettime(CLOCK_MONOTONIC, &b->timer_start);
-    return FDT_OK;
+    b->nmarks = 0;
+    return mark(b, err);
+}
+
+static fdt_status cpu_timer_lap(fdt_backend *b, fdt_error *err)
+{
+    return b->nmarks < FDT_TIMER_LAPS + 1
+               ? mark(b, err)
+               : fdt_fail(err, FDT_ERROR, "cpu backend: more than %d laps", FDT_TIMER_LAPS);
 }
 
 /* Launches here are synchronous, so by the time this runs the kernels have finished: a hung
@@ -811,13 +831,23 @@ static fdt_status cpu_timer_start(fdt_backend *b, fdt_error *err)
 static fdt_status cpu_timer_stop(fdt_backend *b, double timeout_ms, double *elapsed_ms,
                                  fdt_error *err)
 {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    *elapsed_ms = (double)(now.tv_sec - b->timer_start.tv_sec) * 1e3 +
-                  (double)(now.tv_nsec - b->timer_start.tv_nsec) * 1e-6;
+    if (b->nmarks == 0)
+        return fdt_fail(err, FDT_ERROR, "cpu backend: timer not started");
+    const fdt_status s = mark(b, err);
+    if (s != FDT_OK)
+        return s;
+    *elapsed_ms = between(&b->marks[0], &b->marks[b->nmarks - 1]);
     if (*elapsed_ms > timeout_ms)
         return fdt_fail(err, FDT_TIMEOUT, "kernels took %.1f ms, over the %.1f ms limit",
                         *elapsed_ms, timeout_ms);
+    return FDT_OK;
+}
+
+static fdt_status cpu_timer_split(fdt_backend *b, int i, double *ms, fdt_error *err)
+{
+    if (i < 0 || i + 1 >= b->nmarks)
+        return fdt_fail(err, FDT_ERROR, "cpu backend: no split %d", i);
+    *ms = between(&b->marks[i], &b->marks[i + 1]);
     return FDT_OK;
 }
 
@@ -841,5 +871,7 @@ const fdt_backend_ops fdt_backend_cpu = {
     .launch = cpu_launch,
     .sync = cpu_sync,
     .timer_start = cpu_timer_start,
+    .timer_lap = cpu_timer_lap,
     .timer_stop = cpu_timer_stop,
+    .timer_split = cpu_timer_split,
 };

@@ -263,7 +263,8 @@ struct fdt_backend {
     CUcontext ctx;   /* retained primary context; NULL until retained, or where borrowed */
     CUstream stream; /* where queued work goes; the plain (not _ptsz) entry points read NULL
                         as the legacy default stream */
-    CUevent start, end;
+    CUevent marks[FDT_TIMER_LAPS + 2]; /* the start, the laps, the end */
+    int nmarks;      /* recorded since the start */
     fdt_device_info info;
 };
 
@@ -415,11 +416,8 @@ static fdt_status start_device(fdt_backend *b, int device, context_fn use_contex
     fdt_status st = check(b, r, FDT_ERROR, err, "cuInit");
     if (st == FDT_OK)
         st = use_context(b, device, err);
-    if (st == FDT_OK)
-        st = check(b, b->cu.cuEventCreate(&b->start, CU_EVENT_DEFAULT), FDT_ERROR, err,
-                   "cuEventCreate");
-    if (st == FDT_OK)
-        st = check(b, b->cu.cuEventCreate(&b->end, CU_EVENT_DEFAULT), FDT_ERROR, err,
+    for (int i = 0; st == FDT_OK && i < FDT_TIMER_LAPS + 2; i++)
+        st = check(b, b->cu.cuEventCreate(&b->marks[i], CU_EVENT_DEFAULT), FDT_ERROR, err,
                    "cuEventCreate");
     return st;
 }
@@ -489,10 +487,9 @@ static fdt_status read_info(fdt_backend *b, fdt_error *err)
 
 static void cuda_close(fdt_backend *b)
 {
-    if (b->end)
-        b->cu.cuEventDestroy_v2(b->end);
-    if (b->start)
-        b->cu.cuEventDestroy_v2(b->start);
+    for (int i = 0; i < FDT_TIMER_LAPS + 2; i++)
+        if (b->marks[i])
+            b->cu.cuEventDestroy_v2(b->marks[i]);
     if (b->ctx)
         b->cu.cuDevicePrimaryCtxRelease_v2(b->dev);
     if (b->cu.lib)
@@ -646,10 +643,26 @@ static fdt_status cuda_sync(fdt_backend *b, fdt_error *err)
     return check(b, b->cu.cuStreamSynchronize(b->stream), FDT_ERROR, err, "cuStreamSynchronize");
 }
 
+/* Records the next boundary; the start is boundary 0. */
+static fdt_status mark(fdt_backend *b, fdt_error *err)
+{
+    if (b->nmarks >= FDT_TIMER_LAPS + 2)
+        return fdt_fail(err, FDT_ERROR, "cuda backend: more than %d laps", FDT_TIMER_LAPS);
+    return check(b, b->cu.cuEventRecord(b->marks[b->nmarks++], b->stream), FDT_ERROR, err,
+                 "cuEventRecord");
+}
+
 static fdt_status cuda_timer_start(fdt_backend *b, fdt_error *err)
 {
-    return check(b, b->cu.cuEventRecord(b->start, b->stream), FDT_ERROR, err,
-                 "cuEventRecord(start)");
+    b->nmarks = 0;
+    return mark(b, err);
+}
+
+static fdt_status cuda_timer_lap(fdt_backend *b, fdt_error *err)
+{
+    return b->nmarks < FDT_TIMER_LAPS + 1
+               ? mark(b, err)
+               : fdt_fail(err, FDT_ERROR, "cuda backend: more than %d laps", FDT_TIMER_LAPS);
 }
 
 /* Waits for ev at most timeout_ms; a fault of the work before it is a launch error. */
@@ -668,20 +681,33 @@ static fdt_status wait_event(fdt_backend *b, CUevent ev, double timeout_ms, fdt_
     }
 }
 
+static fdt_status elapsed(fdt_backend *b, int from, int to, double *ms, fdt_error *err)
+{
+    float f = 0.0f;
+    if (from < 0 || to >= b->nmarks)
+        return fdt_fail(err, FDT_ERROR, "cuda backend: no split %d", from);
+    fdt_status st = check(b, b->cu.cuEventElapsedTime(&f, b->marks[from], b->marks[to]),
+                          FDT_ERROR, err, "cuEventElapsedTime");
+    if (st == FDT_OK)
+        *ms = f;
+    return st;
+}
+
 static fdt_status cuda_timer_stop(fdt_backend *b, double timeout_ms, double *elapsed_ms,
                                   fdt_error *err)
 {
-    float ms = 0.0f;
-    fdt_status st = check(b, b->cu.cuEventRecord(b->end, b->stream), FDT_ERROR, err,
-                          "cuEventRecord(end)");
+    fdt_status st = b->nmarks > 0 ? mark(b, err)
+                                  : fdt_fail(err, FDT_ERROR, "cuda backend: timer not started");
     if (st == FDT_OK)
-        st = wait_event(b, b->end, timeout_ms, err);
+        st = wait_event(b, b->marks[b->nmarks - 1], timeout_ms, err);
     if (st == FDT_OK)
-        st = check(b, b->cu.cuEventElapsedTime(&ms, b->start, b->end), FDT_ERROR, err,
-                   "cuEventElapsedTime");
-    if (st == FDT_OK)
-        *elapsed_ms = ms;
+        st = elapsed(b, 0, b->nmarks - 1, elapsed_ms, err);
     return st;
+}
+
+static fdt_status cuda_timer_split(fdt_backend *b, int i, double *ms, fdt_error *err)
+{
+    return elapsed(b, i, i + 1, ms, err);
 }
 
 const fdt_backend_ops fdt_backend_cuda = {
@@ -704,5 +730,7 @@ const fdt_backend_ops fdt_backend_cuda = {
     .launch = cuda_launch,
     .sync = cuda_sync,
     .timer_start = cuda_timer_start,
+    .timer_lap = cuda_timer_lap,
     .timer_stop = cuda_timer_stop,
+    .timer_split = cuda_timer_split,
 };

@@ -280,7 +280,8 @@ struct fdt_backend {
     int borrowed;       /* attach()'s: the calling thread's device, never switched */
     hipStream_t stream; /* where launches, fills, copies and events go; NULL: the null stream */
     fdt_device_info info;
-    hipEvent_t start, stop;
+    hipEvent_t marks[FDT_TIMER_LAPS + 2]; /* the start, the laps, the end */
+    int nmarks;         /* recorded since the start */
 };
 
 struct fdt_kernel {
@@ -402,10 +403,9 @@ static fdt_status read_info(fdt_backend *b, fdt_error *err)
 static void hip_close(fdt_backend *b)
 {
     use_device(b, NULL);
-    if (b->start)
-        api.hipEventDestroy(b->start);
-    if (b->stop)
-        api.hipEventDestroy(b->stop);
+    for (int i = 0; i < FDT_TIMER_LAPS + 2; i++)
+        if (b->marks[i])
+            api.hipEventDestroy(b->marks[i]);
     free(b);
 }
 
@@ -420,10 +420,8 @@ static fdt_status start(int device, hipStream_t stream, int borrowed, fdt_backen
     b->stream = stream;
     b->borrowed = borrowed;
     fdt_status s = read_info(b, err);
-    if (s == FDT_OK)
-        s = check(api.hipEventCreate(&b->start), FDT_ERROR, "hipEventCreate", err);
-    if (s == FDT_OK)
-        s = check(api.hipEventCreate(&b->stop), FDT_ERROR, "hipEventCreate", err);
+    for (int i = 0; s == FDT_OK && i < FDT_TIMER_LAPS + 2; i++)
+        s = check(api.hipEventCreate(&b->marks[i]), FDT_ERROR, "hipEventCreate", err);
     if (s != FDT_OK) {
         hip_close(b);
         return s;
@@ -572,13 +570,29 @@ static fdt_status hip_copy(fdt_backend *b, fdt_devptr dst, fdt_devptr src, size_
 
 /* --- timing --- */
 
-static fdt_status hip_timer_start(fdt_backend *b, fdt_error *err)
+/* Records the next boundary; the start is boundary 0. */
+static fdt_status mark(fdt_backend *b, fdt_error *err)
 {
     fdt_status s = use_device(b, err);
+    if (s == FDT_OK && b->nmarks >= FDT_TIMER_LAPS + 2)
+        s = fdt_fail(err, FDT_ERROR, "hip backend: more than %d laps", FDT_TIMER_LAPS);
     if (s == FDT_OK)
-        s = check(api.hipEventRecord(b->start, b->stream), FDT_LAUNCH_ERROR, "hipEventRecord",
-                  err);
+        s = check(api.hipEventRecord(b->marks[b->nmarks++], b->stream), FDT_LAUNCH_ERROR,
+                  "hipEventRecord", err);
     return s;
+}
+
+static fdt_status hip_timer_start(fdt_backend *b, fdt_error *err)
+{
+    b->nmarks = 0;
+    return mark(b, err);
+}
+
+static fdt_status hip_timer_lap(fdt_backend *b, fdt_error *err)
+{
+    return b->nmarks < FDT_TIMER_LAPS + 1
+               ? mark(b, err)
+               : fdt_fail(err, FDT_ERROR, "hip backend: more than %d laps", FDT_TIMER_LAPS);
 }
 
 /* Polls rather than hipEventSynchronize, which would wait for good on a hung kernel. */
@@ -597,20 +611,32 @@ static fdt_status wait_event(hipEvent_t event, double timeout_ms, fdt_error *err
     }
 }
 
+static fdt_status elapsed(fdt_backend *b, int from, int to, double *ms, fdt_error *err)
+{
+    float f = 0;
+    if (from < 0 || to >= b->nmarks)
+        return fdt_fail(err, FDT_ERROR, "hip backend: no split %d", from);
+    fdt_status s = check(api.hipEventElapsedTime(&f, b->marks[from], b->marks[to]),
+                         FDT_LAUNCH_ERROR, "hipEventElapsedTime", err);
+    *ms = f;
+    return s;
+}
+
 static fdt_status hip_timer_stop(fdt_backend *b, double timeout_ms, double *elapsed_ms,
                                  fdt_error *err)
 {
-    float ms = 0;
-    fdt_status s = use_device(b, err);
+    fdt_status s = b->nmarks > 0 ? mark(b, err)
+                                 : fdt_fail(err, FDT_ERROR, "hip backend: timer not started");
     if (s == FDT_OK)
-        s = check(api.hipEventRecord(b->stop, b->stream), FDT_LAUNCH_ERROR, "hipEventRecord", err);
+        s = wait_event(b->marks[b->nmarks - 1], timeout_ms, err);
     if (s == FDT_OK)
-        s = wait_event(b->stop, timeout_ms, err);
-    if (s == FDT_OK)
-        s = check(api.hipEventElapsedTime(&ms, b->start, b->stop), FDT_LAUNCH_ERROR,
-                  "hipEventElapsedTime", err);
-    *elapsed_ms = ms;
+        s = elapsed(b, 0, b->nmarks - 1, elapsed_ms, err);
     return s;
+}
+
+static fdt_status hip_timer_split(fdt_backend *b, int i, double *ms, fdt_error *err)
+{
+    return elapsed(b, i, i + 1, ms, err);
 }
 
 const fdt_backend_ops fdt_backend_hip = {
@@ -633,5 +659,7 @@ const fdt_backend_ops fdt_backend_hip = {
     .launch = hip_launch,
     .sync = hip_sync,
     .timer_start = hip_timer_start,
+    .timer_lap = hip_timer_lap,
     .timer_stop = hip_timer_stop,
+    .timer_split = hip_timer_split,
 };

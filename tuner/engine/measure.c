@@ -106,15 +106,44 @@ static fdt_status reserve(fdt_samples *acc, int more, fdt_error *err)
     return FDT_OK;
 }
 
+/* Up to FDT_TIMER_LAPS + 1 samples of reps launches, queued back to back after one untimed
+ * launch (see timed_sample) with a lap between each two, then read at once: the device runs
+ * them without a gap, and the host waits once. Appends each sample's per-launch time. */
+static fdt_status chained_samples(const fdt_backend_ops *ops, fdt_backend *b,
+                                  fdt_enqueue_fn enqueue, void *ctx, int n, int reps,
+                                  double deadline_ms, fdt_samples *acc, fdt_error *err)
+{
+    double total;
+    fdt_status s = enqueue(ctx, err);
+    if (s == FDT_OK)
+        s = ops->timer_start(b, err);
+    for (int i = 0; i < n && s == FDT_OK; i++) {
+        for (int r = 0; r < reps && s == FDT_OK; r++)
+            s = enqueue(ctx, err);
+        if (s == FDT_OK && i + 1 < n)
+            s = ops->timer_lap(b, err);
+    }
+    if (s == FDT_OK)
+        s = ops->timer_stop(b, deadline_ms * n, &total, err);
+    for (int i = 0; i < n && s == FDT_OK; i++) {
+        double ms;
+        s = ops->timer_split(b, i, &ms, err);
+        if (s == FDT_OK)
+            acc->ms[acc->count++] = ms / reps;
+    }
+    if (s == FDT_OK)
+        acc->busy_ms += total;
+    return s;
+}
+
 fdt_status fdt_time(const fdt_backend_ops *ops, fdt_backend *b, fdt_enqueue_fn enqueue,
                     void *ctx, const fdt_timing *timing, fdt_samples *acc, fdt_error *err)
 {
-    /* The warm-up absorbs first-launch costs (module upload, cold caches); the launch after it
-     * estimates how many launches make a sample long enough. */
-    double warmup, estimate;
+    /* The estimate's untimed first launch is the warm-up: it absorbs first-launch costs
+     * (module upload, cold caches); the timed launch after it says how many launches make a
+     * sample long enough. */
+    double estimate;
     fdt_status s = reserve(acc, timing->samples, err);
-    if (s == FDT_OK)
-        s = timed_sample(ops, b, enqueue, ctx, 1, timing->timeout_ms, &warmup, err);
     if (s == FDT_OK)
         s = timed_sample(ops, b, enqueue, ctx, 1, timing->timeout_ms, &estimate, err);
     if (s != FDT_OK)
@@ -123,14 +152,12 @@ fdt_status fdt_time(const fdt_backend_ops *ops, fdt_backend *b, fdt_enqueue_fn e
     reps = reps < 1 ? 1 : reps > 100000 ? 100000 : reps;
     const double deadline = timing->timeout_ms + 100.0 * reps * estimate;
     acc->reps = reps;
-    acc->busy_ms += warmup + estimate;
-    for (int i = 0; i < timing->samples && s == FDT_OK; i++) {
-        double ms;
-        s = timed_sample(ops, b, enqueue, ctx, reps, deadline, &ms, err);
-        if (s == FDT_OK) {
-            acc->busy_ms += ms;
-            acc->ms[acc->count++] = ms / reps;
-        }
+    acc->busy_ms += estimate;
+    for (int done = 0; done < timing->samples && s == FDT_OK;) {
+        const int left = timing->samples - done;
+        const int n = left < FDT_TIMER_LAPS + 1 ? left : FDT_TIMER_LAPS + 1;
+        s = chained_samples(ops, b, enqueue, ctx, n, reps, deadline, acc, err);
+        done += n;
     }
     return s;
 }
