@@ -139,20 +139,21 @@ static fdt_status chained_samples(const fdt_backend_ops *ops, fdt_backend *b,
 fdt_status fdt_time(const fdt_backend_ops *ops, fdt_backend *b, fdt_enqueue_fn enqueue,
                     void *ctx, const fdt_timing *timing, fdt_samples *acc, fdt_error *err)
 {
-    /* The estimate's untimed first launch is the warm-up: it absorbs first-launch costs
-     * (module upload, cold caches); the timed launch after it says how many launches make a
-     * sample long enough. */
-    double estimate;
+    /* Unless the caller knows it, one launch is timed to say how many launches make a sample
+     * long enough; its untimed first launch is the warm-up, which absorbs first-launch costs
+     * (module upload, cold caches), as each chain's first launch does otherwise. */
     fdt_status s = reserve(acc, timing->samples, err);
-    if (s == FDT_OK)
-        s = timed_sample(ops, b, enqueue, ctx, 1, timing->timeout_ms, &estimate, err);
+    if (s == FDT_OK && acc->launch_ms <= 0) {
+        s = timed_sample(ops, b, enqueue, ctx, 1, timing->timeout_ms, &acc->launch_ms, err);
+        acc->busy_ms += acc->launch_ms;
+    }
     if (s != FDT_OK)
         return s;
+    const double estimate = acc->launch_ms;
     int reps = estimate > 0 ? (int)ceil(timing->min_sample_ms / estimate) : 1000;
     reps = reps < 1 ? 1 : reps > 100000 ? 100000 : reps;
     const double deadline = timing->timeout_ms + 100.0 * reps * estimate;
     acc->reps = reps;
-    acc->busy_ms += estimate;
     for (int done = 0; done < timing->samples && s == FDT_OK;) {
         const int left = timing->samples - done;
         const int n = left < FDT_TIMER_LAPS + 1 ? left : FDT_TIMER_LAPS + 1;

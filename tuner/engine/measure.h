@@ -73,6 +73,9 @@ typedef struct fdt_samples {
     double *ms;     /* per-launch time of each sample */
     int count, cap;
     int reps;       /* launches per sample, in the latest call */
+    double launch_ms; /* one launch's duration, the estimate reps come from: 0 until the
+                         first call times it; a caller that knows it (a verified launch,
+                         an earlier turn) sets it and saves the device that launch */
     double busy_ms; /* device time inside every timed region, warm-ups included */
 } fdt_samples;
 

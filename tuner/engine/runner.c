@@ -161,29 +161,30 @@ static fdt_status launch_enqueue(void *ctx, fdt_error *err)
     return c->r->ops->launch(c->r->backend, c->k, c->grid, c->block, c->args, err);
 }
 
-/* One launch, waited for (a hang becomes FDT_TIMEOUT); its time counts as GPU time. */
+/* One launch, waited for (a hang becomes FDT_TIMEOUT); its time counts as GPU time and goes
+ * to *ms. */
 static fdt_status launch_and_wait(fdt_runner *r, fdt_kernel *k, fdt_dim3 grid, fdt_dim3 block,
-                                  void **args, fdt_error *err)
+                                  void **args, double *ms, fdt_error *err)
 {
-    double ms;
     fdt_status s = r->ops->timer_start(r->backend, err);
     if (s == FDT_OK)
         s = r->ops->launch(r->backend, k, grid, block, args, err);
     if (s == FDT_OK)
-        s = r->ops->timer_stop(r->backend, r->timing.timeout_ms, &ms, err);
+        s = r->ops->timer_stop(r->backend, r->timing.timeout_ms, ms, err);
     if (s == FDT_OK)
-        r->gpu_ms += ms;
+        r->gpu_ms += *ms;
     return s;
 }
 
-/* Poison f, run once, wait. */
-static fdt_status run_once(fdt_runner *r, fdt_kernel *k, const fdt_variant *v, fdt_error *err)
+/* Poison f, run once, wait; *ms: how long the launch took. */
+static fdt_status run_once(fdt_runner *r, fdt_kernel *k, const fdt_variant *v, double *ms,
+                           fdt_error *err)
 {
     launch_ctx c;
     launch_setup(&c, r, k, v);
     fdt_status s = r->ops->fill32(r->backend, r->f, POISON, r->bytes / 4, err);
     if (s == FDT_OK)
-        s = launch_and_wait(r, k, c.grid, c.block, c.args, err);
+        s = launch_and_wait(r, k, c.grid, c.block, c.args, ms, err);
     return s;
 }
 
@@ -192,7 +193,9 @@ static fdt_status device_verdict(fdt_runner *r, fdt_verdict *v, fdt_error *err)
     unsigned poison = POISON;
     void *args[] = {&r->f, &r->f, &r->ref, &r->problem.nx, &r->problem.ny, &r->problem.nz,
                     &poison, &r->partial};
-    fdt_status s = launch_and_wait(r, r->compare, r->compare_grid, r->compare_block, args, err);
+    double ms;
+    fdt_status s = launch_and_wait(r, r->compare, r->compare_grid, r->compare_block, args, &ms,
+                                   err);
     if (s == FDT_OK) {
         s = r->ops->download(r->backend, r->partial_host, r->partial,
                              r->partial_count * 3 * sizeof(double), err);
@@ -214,9 +217,11 @@ static fdt_status device_verdict(fdt_runner *r, fdt_verdict *v, fdt_error *err)
 fdt_status fdt_runner_verify(fdt_runner *r, fdt_kernel *k, const fdt_variant *v,
                              fdt_verdict *verdict, fdt_error *err)
 {
-    fdt_status s = run_once(r, k, v, err);
+    double ms = 0;
+    fdt_status s = run_once(r, k, v, &ms, err);
     if (s == FDT_OK)
         s = device_verdict(r, verdict, err);
+    verdict->launch_ms = ms;
     if (s == FDT_OK && !verdict_passes(r, verdict))
         return fdt_fail(err, FDT_WRONG, "max relative error %.3g (tolerance %.0e), %.0f "
                         "boundary points written", verdict->rel_error, r->tolerance,
@@ -305,8 +310,9 @@ static fdt_status check_reference(fdt_runner *r, unsigned seed, fdt_error *err)
     }
     if (s == FDT_OK)
         s = compile_and_load(r, fdt_family_source(v1.family), "fdt_laplacian", &v1, &k1, err);
+    double ms;
     if (s == FDT_OK)
-        s = run_once(r, k1, &v1, err);
+        s = run_once(r, k1, &v1, &ms, err);
     if (s == FDT_OK)
         s = r->ops->download(r->backend, out, r->f, r->bytes, err);
     if (s == FDT_OK) {
@@ -334,7 +340,8 @@ static fdt_status persist_edges(fdt_runner *r, int release, fdt_error *err)
     fdt_dim3 grid, block;
     fdt_persist_geometry(&r->problem, &grid, &block);
     void *args[] = {&r->f, &r->problem.nx, &r->problem.ny, &r->problem.nz, &release};
-    return launch_and_wait(r, r->persist, grid, block, args, err);
+    double ms;
+    return launch_and_wait(r, r->persist, grid, block, args, &ms, err);
 }
 
 fdt_status fdt_runner_set_persist(fdt_runner *r, int on, fdt_error *err)

@@ -10,6 +10,8 @@
 typedef struct fdt_verdict {
     double rel_error;   /* max |out - ref| over interior points / max |ref| */
     double boundary_bad;/* boundary points written */
+    double launch_ms;   /* the verified launch's duration (f just poisoned): what timing
+                           needs to know of it (fdt_samples.launch_ms) */
 } fdt_verdict;
 
 typedef struct fdt_runner {

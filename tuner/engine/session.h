@@ -41,6 +41,8 @@ typedef struct fdt_session {
     int prepared;
     unsigned seed;
     double bytes;             /* the figure of merit's bytes of the prepared problem */
+    double fastest_ms;        /* the fastest first-pass median of the prepared problem so far
+                                 (0: none): a variant far slower gets fewer samples */
     char lost_after[FDT_VARIANT_NAME_MAX]; /* the variant after which the device stopped */
 } fdt_session;
 

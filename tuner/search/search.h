@@ -122,7 +122,7 @@ void fdt_search_free(fdt_search *s);
  * at most FDT_SEARCH_BATCH_MAX). When the batch is complete it joins the sequence and the
  * next is proposed. 0: the search is over (s->end says why), or cap was 0, which changes
  * nothing. */
-#define FDT_SEARCH_BATCH_MAX 64
+#define FDT_SEARCH_BATCH_MAX 256
 size_t fdt_search_pending(fdt_search *s, size_t *out, size_t cap);
 /* The measured speed of a pending variant (0 if it failed). -1 if index is not pending. */
 int fdt_search_feed(fdt_search *s, size_t index, double gbps);
