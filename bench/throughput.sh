@@ -1,0 +1,145 @@
+#!/bin/bash
+# bench/throughput.sh PHASE - what tuning costs on a lent GPU (issue 14), over a STATIC=1
+# build (carry build-static/). Output goes to $OUT/<phase>/ with each command written first.
+#
+# exhaustive: one exhaustive tune of $SHAPE (default 512x512x512, double R=1) through a fresh
+#   fdtuned, twice: with an empty code cache, then again (every variant a cache hit). Each
+#   job's wall, compile and GPU time as the job reports them, and beside it an independent
+#   figure: nvidia-smi's utilization.gpu sampled every 100 ms over the same wall time (the
+#   share of time a kernel ran, from the driver, not from our events).
+# batch: the 20 shapes of bench/shapes20.txt (or $SHAPES_FILE) as one batch with the default
+#   strategy; `fdtune status --json` sampled every 2 s for the batch's ETA; then each job.
+# kill: the same batch on a fresh store, fdtuned killed with SIGKILL once $KILL_AFTER jobs
+#   have ended, started again on the store; then what every job measured, and whether any
+#   (job, variant) was measured twice or a result lost.
+set -u
+PHASE=${1:?usage: bench/throughput.sh exhaustive|batch|kill}
+OUT=${OUT:-/tmp/fdt-out}/$PHASE
+mkdir -p "$OUT"
+FDTUNE=build-static/fdtune
+DIR=/tmp/fdt-throughput
+export FDTUNE_SOCKET=$DIR/fdtuned.sock
+
+run() { # run NAME COMMAND...: COMMAND's output to $OUT/NAME.txt, headed by the command
+    local name=$1
+    shift
+    echo "\$ $*" >>"$OUT/$name.txt"
+    "$@" >>"$OUT/$name.txt" 2>&1
+    local rc=$?
+    echo "(exit $rc)" >>"$OUT/$name.txt"
+    return $rc
+}
+
+now() { date +%s.%N; }
+
+start_daemon() { # start_daemon NAME [fresh]: fdtuned on $DIR/store.db, its log $OUT/NAME.log
+    [ "${2:-}" = fresh ] && rm -rf "$DIR"
+    mkdir -p "$DIR"
+    build-static/fdtuned --socket "$FDTUNE_SOCKET" --db "$DIR/store.db" --backend cuda \
+        2>>"$OUT/$1.log" &
+    DAEMON_PID=$!
+    until "$FDTUNE" status >/dev/null 2>&1; do sleep 0.2; done
+}
+
+stop_daemon() {
+    "$FDTUNE" shutdown >/dev/null
+    wait "$DAEMON_PID"
+}
+
+# smi_start NAME / smi_stop: nvidia-smi's utilization every 100 ms into $OUT/NAME.smi.csv.
+smi_start() {
+    nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 \
+        >"$OUT/$1.smi.csv" 2>/dev/null &
+    SMI_PID=$!
+}
+
+smi_stop() {
+    kill "$SMI_PID" 2>/dev/null
+    wait "$SMI_PID" 2>/dev/null
+}
+
+# The mean of nvidia-smi's utilization.gpu samples in $OUT/NAME.smi.csv.
+smi_mean() {
+    awk -F', *' '{ s += $2; n++ } END { if (n) printf "%.1f%% over %d samples", s / n, n }' \
+        "$OUT/$1.smi.csv"
+}
+
+one_exhaustive() { # one_exhaustive NAME JOB: a tune of $SHAPE, timed, and what the job says
+    local name=$1 nx ny nz
+    IFS=x read -r nx ny nz <<<"$SHAPE"
+    smi_start "$name"
+    local t0 t1
+    t0=$(now)
+    run "$name" "$FDTUNE" tune "$nx" "$ny" "$nz" --strategy exhaustive --wait
+    t1=$(now)
+    smi_stop
+    run "$name" "$FDTUNE" status "$2" --json
+    {
+        echo "wall (client, tune --wait): $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s"
+        echo "nvidia-smi utilization.gpu: $(smi_mean "$name")"
+    } | tee -a "$OUT/$name.txt"
+}
+
+exhaustive() {
+    SHAPE=${SHAPE:-512x512x512}
+    start_daemon exhaustive fresh
+    run exhaustive "$FDTUNE" devices
+    one_exhaustive cold 1
+    one_exhaustive cached 2
+    stop_daemon
+}
+
+# Samples of the daemon's status, one JSON line every 2 s, until no job is queued or running.
+sample_status() {
+    while :; do
+        local line
+        line=$("$FDTUNE" status --json 2>/dev/null) || break
+        echo "$(now) $line" >>"$OUT/$1.status"
+        echo "$line" | grep -q '"queued":0,"running":0' && break
+        sleep 2
+    done
+}
+
+batch() {
+    start_daemon batch fresh
+    smi_start batch
+    local t0 t1
+    t0=$(now)
+    run batch "$FDTUNE" batch "${SHAPES_FILE:-bench/shapes20.txt}"
+    sample_status batch
+    t1=$(now)
+    smi_stop
+    run batch "$FDTUNE" jobs --limit 100
+    run batch "$FDTUNE" jobs --limit 100 --json
+    echo "batch wall: $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s; nvidia-smi utilization.gpu: $(smi_mean batch)" |
+        tee -a "$OUT/batch.txt"
+    echo "start $t0 end $t1" >>"$OUT/batch.status"
+    stop_daemon
+}
+
+kill_test() {
+    start_daemon kill fresh
+    run kill "$FDTUNE" batch "${SHAPES_FILE:-bench/shapes20.txt}"
+    until [ "$("$FDTUNE" jobs --state done --json | grep -o '"id"' | wc -l)" -ge "${KILL_AFTER:-5}" ]; do
+        sleep 1
+    done
+    sleep 3 # into the next job's measuring
+    run kill "$FDTUNE" status
+    kill -9 "$DAEMON_PID"
+    wait "$DAEMON_PID" 2>/dev/null
+    pkill -9 -f fdtune-worker
+    echo "killed fdtuned with SIGKILL at $(now)" | tee -a "$OUT/kill.txt"
+    run kill "$FDTUNE" status # refused: nothing listens
+    start_daemon kill
+    sample_status kill
+    run kill "$FDTUNE" jobs --limit 100
+    run kill "$FDTUNE" export --what results --format csv
+    stop_daemon
+}
+
+case $PHASE in
+exhaustive) exhaustive ;;
+batch) batch ;;
+kill) kill_test ;;
+*) echo "unknown phase $PHASE" >&2; exit 2 ;;
+esac
