@@ -7,13 +7,15 @@
 #   job's wall, compile and GPU time as the job reports them, and beside it an independent
 #   figure: nvidia-smi's utilization.gpu sampled every 100 ms over the same wall time (the
 #   share of time a kernel ran, from the driver, not from our events).
-# batch: the 20 shapes of bench/shapes20.txt (or $SHAPES_FILE) as one batch with the default
-#   strategy; `fdtune status --json` sampled every 2 s for the batch's ETA; then each job.
-# kill: the same batch on a fresh store, fdtuned killed with SIGKILL once $KILL_AFTER jobs
+# batch, batch_wait: the 20 shapes of bench/shapes20.txt (or $SHAPES_FILE) as one batch with
+#   the default strategy; `fdtune status --json` sampled every 2 s for the batch's ETA; then
+#   each job.
+# kill: its first $KILL_SHAPES (8) shapes on a fresh store, fdtuned killed with SIGKILL once
+#   $KILL_AFTER (5) jobs
 #   have ended, started again on the store; then what every job measured, and whether any
 #   (job, variant) was measured twice or a result lost.
 set -u
-PHASE=${1:?usage: bench/throughput.sh exhaustive|batch|kill}
+PHASE=${1:?usage: bench/throughput.sh exhaustive|batch|batch_wait|kill}
 OUT=${OUT:-/tmp/fdt-out}/$PHASE
 mkdir -p "$OUT"
 FDTUNE=build-static/fdtune
@@ -32,11 +34,11 @@ run() { # run NAME COMMAND...: COMMAND's output to $OUT/NAME.txt, headed by the 
 
 now() { date +%s.%N; }
 
-start_daemon() { # start_daemon NAME [fresh]: fdtuned on $DIR/store.db, its log $OUT/NAME.log
+start_daemon() { # start_daemon NAME [fresh]: fdtuned on $DIR/store.db, its log $DIR/NAME.log
     [ "${2:-}" = fresh ] && rm -rf "$DIR"
     mkdir -p "$DIR"
-    build-static/fdtuned --socket "$FDTUNE_SOCKET" --db "$DIR/store.db" --backend cuda \
-        2>>"$OUT/$1.log" &
+    setsid build-static/fdtuned --socket "$FDTUNE_SOCKET" --db "$DIR/store.db" \
+        --backend cuda 2>>"$DIR/$1.log" &
     DAEMON_PID=$!
     until "$FDTUNE" status >/dev/null 2>&1; do sleep 0.2; done
 }
@@ -100,26 +102,56 @@ sample_status() {
     done
 }
 
+# A batch outlasts one call of the device tool (10 minutes): `batch` starts it and samples
+# until $BATCH_LIMIT_S, leaving fdtuned and nvidia-smi running (setsid) when it is not done;
+# `batch_wait`, the next call on the same warm machine, samples on until it is, then writes
+# the summary. Samples and the start time live under $DIR, which the machine keeps.
 batch() {
     start_daemon batch fresh
-    smi_start batch
-    local t0 t1
-    t0=$(now)
+    nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 \
+        >"$DIR/batch.smi.csv" 2>/dev/null &
+    echo $! >"$DIR/smi.pid"
+    now >"$DIR/batch.start"
     run batch "$FDTUNE" batch "${SHAPES_FILE:-bench/shapes20.txt}"
-    sample_status batch
+    batch_wait
+}
+
+batch_wait() {
+    local deadline
+    deadline=$(($(date +%s) + ${BATCH_LIMIT_S:-560}))
+    while [ "$(date +%s)" -lt "$deadline" ]; do
+        local line
+        line=$("$FDTUNE" status --json 2>/dev/null) || break
+        echo "$(now) $line" >>"$DIR/batch.status"
+        if echo "$line" | grep -q '"queued":0,"running":0'; then
+            batch_summary
+            return
+        fi
+        sleep 2
+    done
+    cp "$DIR/batch.status" "$OUT/batch.status"
+    echo "not done after ${BATCH_LIMIT_S:-560} s: run the phase batch_wait" | tee -a "$OUT/batch.txt"
+}
+
+batch_summary() {
+    local t0 t1
+    t0=$(cat "$DIR/batch.start")
     t1=$(now)
-    smi_stop
+    kill "$(cat "$DIR/smi.pid")" 2>/dev/null
+    cp "$DIR/batch.smi.csv" "$OUT/batch.smi.csv"
+    echo "start $t0 end $t1" >>"$DIR/batch.status"
+    cp "$DIR/batch.status" "$OUT/batch.status"
     run batch "$FDTUNE" jobs --limit 100
     run batch "$FDTUNE" jobs --limit 100 --json
     echo "batch wall: $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s; nvidia-smi utilization.gpu: $(smi_mean batch)" |
         tee -a "$OUT/batch.txt"
-    echo "start $t0 end $t1" >>"$OUT/batch.status"
-    stop_daemon
+    "$FDTUNE" shutdown >/dev/null
 }
 
 kill_test() {
     start_daemon kill fresh
-    run kill "$FDTUNE" batch "${SHAPES_FILE:-bench/shapes20.txt}"
+    head -"${KILL_SHAPES:-8}" "${SHAPES_FILE:-bench/shapes20.txt}" >"$DIR/kill_shapes.txt"
+    run kill "$FDTUNE" batch "$DIR/kill_shapes.txt"
     until [ "$("$FDTUNE" jobs --state done --json | grep -o '"id"' | wc -l)" -ge "${KILL_AFTER:-5}" ]; do
         sleep 1
     done
@@ -133,13 +165,21 @@ kill_test() {
     start_daemon kill
     sample_status kill
     run kill "$FDTUNE" jobs --limit 100
-    run kill "$FDTUNE" export --what results --format csv
+    "$FDTUNE" export --what results --format csv >"$OUT/kill_results.csv"
+    {
+        echo "result rows: $(($(wc -l <"$OUT/kill_results.csv") - 1))"
+        echo "first-pass rows per (job, variant) above 1: $(awk -F, 'NR > 1 && $13 == 0 { n[$10 "," $11]++ } END { for (k in n) if (n[k] > 1) d++; print d + 0 }' "$OUT/kill_results.csv")"
+        echo "stores refused as measured before (the log's 'already'): $(grep -c already "$DIR"/kill.log)"
+    } | tee -a "$OUT/kill.txt"
     stop_daemon
 }
+
+trap 'cp "$DIR"/*.log "$OUT"/ 2>/dev/null' EXIT
 
 case $PHASE in
 exhaustive) exhaustive ;;
 batch) batch ;;
+batch_wait) batch_wait ;;
 kill) kill_test ;;
 *) echo "unknown phase $PHASE" >&2; exit 2 ;;
 esac
