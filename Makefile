@@ -80,7 +80,8 @@ FC := gfortran
 endif
 OBJCOPY ?= objcopy
 FFLAGS ?= -O2 -g
-CLI_OBJS := $(BUILD)/cli/fdtune.o $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/cmd_*.c))
+CLI_OBJS := $(BUILD)/cli/fdtune.o $(BUILD)/cli/progress.o \
+            $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/cmd_*.c))
 TESTS := test_variant test_hip_compile test_hip_variants test_cpu_backend test_store \
          test_config test_wire test_query test_protocol test_search test_kernel fortran_layout
 PROGRAMS := $(BUILD)/fdtuned $(BUILD)/fdtune-worker $(BUILD)/fdtune
@@ -225,6 +226,7 @@ test: $(TESTS:%=$(BUILD)/tests/%) all
 	@BUILD=$(BUILD) sh tests/test_security.sh
 	@BUILD=$(BUILD) sh tests/test_export.sh
 	@BUILD=$(BUILD) sh tests/test_noisy.sh
+	@BUILD=$(BUILD) sh tests/test_devices.sh
 	@BUILD=$(BUILD) SANFLAGS="$(SANFLAGS)" MAKE="$(MAKE)" sh tests/test_install.sh
 
 check:

@@ -76,6 +76,20 @@ static void print_uptime(long long s)
     printf("%lldh %02lldm %02llds", s % 86400 / 3600, s % 3600 / 60, s % 60);
 }
 
+/* ", ETA 1m05s" when the object says eta_s. */
+static void print_eta(const json_t *o)
+{
+    const json_t *eta = json_object_get(o, "eta_s");
+    if (!json_is_number(eta))
+        return;
+    const long long s = (long long)(json_number_value(eta) + 0.5);
+    printf(", ETA ");
+    if (s >= 3600)
+        printf("%lldh%02lldm", s / 3600, s / 60 % 60);
+    else
+        printf("%lldm%02llds", s / 60, s % 60);
+}
+
 static void print_workers(const json_t *workers)
 {
     size_t i;
@@ -86,7 +100,27 @@ static void print_workers(const json_t *workers)
             printf(", pid %lld", fdt_jint(w, "pid"));
         if (fdt_jint(w, "job"))
             printf(", job %lld", fdt_jint(w, "job"));
-        printf(", %lld restarts\n", fdt_jint(w, "restarts"));
+        printf(", %lld restarts", fdt_jint(w, "restarts"));
+        const json_t *p = json_object_get(w, "progress");
+        if (p) {
+            printf("; %lld/%lld variants, %.1f/s", fdt_jint(p, "done"), fdt_jint(p, "total"),
+                   fdt_jnum(p, "evals_per_s"));
+            print_eta(p);
+        }
+        printf("\n");
+    }
+}
+
+static void print_batches(const json_t *batches)
+{
+    size_t i;
+    const json_t *b;
+    json_array_foreach(batches, i, b) {
+        printf("batch     %lld: %lld/%lld jobs ended, %lld running, %.0f%% done",
+               fdt_jint(b, "batch"), fdt_jint(b, "ended"), fdt_jint(b, "jobs"),
+               fdt_jint(b, "running"), 100 * fdt_jnum(b, "done_share"));
+        print_eta(b);
+        printf("\n");
     }
 }
 
@@ -106,6 +140,7 @@ static int show_status(const json_t *answer, void *ctx)
     printf("jobs      %lld queued, %lld running, %lld done, %lld failed, %lld cancelled\n",
            fdt_jint(jobs, "queued"), fdt_jint(jobs, "running"), fdt_jint(jobs, "done"),
            fdt_jint(jobs, "failed"), fdt_jint(jobs, "cancelled"));
+    print_batches(json_object_get(answer, "batches"));
     print_workers(json_object_get(answer, "workers"));
     return FDT_EXIT_OK;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "progress.h"
 #include "engine/bench.h"
 
 static const char bench_help[] =
@@ -351,6 +352,16 @@ static void print_summary(const fdt_bench_report *r)
                b->persist_best.status == FDT_OK ? b->persist_best.gbps : 0);
 }
 
+/* The first pass, as it goes: the leaders' round after it takes seconds more. */
+static void show_progress(void *ctx, size_t done, size_t total)
+{
+    fdt_progress *p = ctx;
+    char text[64];
+    const double frac = (double)done / (double)total, elapsed = fdt_progress_elapsed(p);
+    snprintf(text, sizeof text, "%zu/%zu variants", done, total);
+    fdt_progress_show(p, frac, frac > 0 ? elapsed * (1 - frac) / frac : -1, text);
+}
+
 int fdt_cmd_bench(int argc, char **argv)
 {
     bench_args a;
@@ -359,7 +370,12 @@ int fdt_cmd_bench(int argc, char **argv)
         return parsed > 0 ? FDT_EXIT_OK : FDT_EXIT_USAGE;
     fdt_bench_report r;
     fdt_error err = {0};
+    fdt_progress progress;
+    fdt_progress_start(&progress, "bench");
+    a.opts.progress = show_progress;
+    a.opts.progress_ctx = &progress;
     const fdt_status s = fdt_bench_run(&a.opts, &r, &err);
+    fdt_progress_end(&progress);
     if (r.device.name[0])
         print_device(&r);
     if (s != FDT_OK) {

@@ -3,14 +3,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "client_json.h"
 #include "cmd_daemon.h"
 #include "commands.h"
 #include "config.h"
+#include "progress.h"
 #include "engine/variant.h"
 #include "search/search.h"
 
@@ -133,9 +132,7 @@ typedef struct waiter {
     size_t n;
     const long long *ids;
     json_t **answers;   /* the latest status answer of each job */
-    int tty;            /* stderr is a terminal: one bar redrawn in place */
-    int width;          /* the terminal's columns */
-    int last_decile;    /* not a terminal: the last tenth a line was printed for */
+    fdt_progress progress;
 } waiter;
 
 static const json_t *job_of(const waiter *w, size_t i)
@@ -143,10 +140,11 @@ static const json_t *job_of(const waiter *w, size_t i)
     return json_object_get(w->answers[i], "job");
 }
 
-/* A job that measured every variant still times its leaders: 100% only once finished. */
+/* A job that measured every variant still times its leaders: 100% only once done; one that
+ * failed or was cancelled stays where it stopped. */
 static double job_fraction(const json_t *job)
 {
-    if (fdt_job_finished(job))
+    if (strcmp(fdt_jstr(job, "state"), "done") == 0)
         return 1;
     const double total = (double)fdt_jint(job, "total");
     const double frac = total > 0 ? (double)fdt_jint(job, "done") / total : 0;
@@ -194,31 +192,24 @@ static double summarize(const waiter *w, char *out, size_t len)
     return sum / (double)w->n;
 }
 
-static void show_progress(waiter *w)
+/* When the wait should end: a single job's own ETA (its rate of evaluations, from the
+ * daemon), else the time so far scaled by the share still to do; -1 when unknown. */
+static double eta_seconds(const waiter *w, double frac)
 {
-    char text[256], bar[21];
-    const double frac = summarize(w, text, sizeof text);
-    const int filled = (int)(frac * 20);
-    for (int i = 0; i < 20; i++)
-        bar[i] = i < filled ? '#' : '.';
-    bar[20] = '\0';
-    if (w->tty) {
-        /* Cut to the terminal's width: a wrapped line cannot be redrawn in place. */
-        fprintf(stderr, "\r\033[K[%s] %.*s", bar, w->width > 24 ? w->width - 24 : 0, text);
-        fflush(stderr);
-        return;
+    if (w->n == 1) {
+        const json_t *eta = json_object_get(json_object_get(job_of(w, 0), "cost"), "eta_s");
+        if (json_is_number(eta))
+            return json_number_value(eta);
     }
-    const int decile = (int)(frac * 10);
-    if (decile > w->last_decile) {
-        fprintf(stderr, "fdtune %s: %3d%% %s\n", w->c->cmd, (int)(frac * 100), text);
-        w->last_decile = decile;
-    }
+    const double elapsed = fdt_progress_elapsed(&w->progress);
+    return frac > 0.01 && frac < 1 ? elapsed * (1 - frac) / frac : -1;
 }
 
-static int terminal_width(void)
+static void show_progress(waiter *w)
 {
-    struct winsize ws;
-    return ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
+    char text[256];
+    const double frac = summarize(w, text, sizeof text);
+    fdt_progress_show(&w->progress, frac, eta_seconds(w, frac), text);
 }
 
 /* Asks for the status of every job not yet finished and counts those still unfinished;
@@ -265,13 +256,12 @@ static int report(const waiter *w)
 /* Polls the jobs every half second until each has finished. */
 static int wait_jobs(fdt_client *c, const long long *ids, size_t n)
 {
-    waiter w = {c, n, ids, calloc(n, sizeof(json_t *)), isatty(STDERR_FILENO), 0, -1};
+    waiter w = {.c = c, .n = n, .ids = ids, .answers = calloc(n, sizeof(json_t *))};
     if (!w.answers) {
         fprintf(stderr, "fdtune %s: out of memory\n", c->cmd);
         return FDT_EXIT_FAILED;
     }
-    if (w.tty)
-        w.width = terminal_width();
+    fdt_progress_start(&w.progress, c->cmd);
     size_t unfinished;
     int rc;
     while ((rc = poll_jobs(&w, &unfinished)) == FDT_EXIT_OK) {
@@ -280,8 +270,7 @@ static int wait_jobs(fdt_client *c, const long long *ids, size_t n)
             break;
         nanosleep(&(struct timespec){0, POLL_NS}, NULL);
     }
-    if (w.tty)
-        fprintf(stderr, "\n");
+    fdt_progress_end(&w.progress);
     if (rc == FDT_EXIT_OK)
         rc = report(&w);
     for (size_t i = 0; i < n; i++)
@@ -338,6 +327,7 @@ int fdt_cmd_tune(int argc, char **argv)
             printf("job %lld %s%s\n", job,
                    json_is_true(json_object_get(answer, "existing")) ? "already " : "",
                    fdt_jstr(answer, "state"));
+        fflush(stdout); /* the id at once, also into a pipe or a log, before the wait */
         if (t.wait)
             rc = wait_jobs(&c, &job, 1);
     }

@@ -667,6 +667,23 @@ static json_t *batches_json(op_ctx *c)
     return list;
 }
 
+/* Each device's worker, and how far its job has gone: evaluations of the space, their
+ * rate and the time left. */
+static json_t *workers_json(fdt_daemon *d)
+{
+    json_t *list = fdt_scheduler_lanes_json(d);
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        const fdt_job *j = fdt_scheduler_lane_job(d, i);
+        if (!j)
+            continue;
+        json_t *progress = cost_json(j);
+        json_object_set_new(progress, "done", json_integer(j->done));
+        json_object_set_new(progress, "total", json_integer(j->total));
+        json_object_set_new(json_array_get(list, i), "progress", progress);
+    }
+    return list;
+}
+
 static int daemon_status(op_ctx *c)
 {
     int counts[5];
@@ -690,7 +707,7 @@ static int daemon_status(op_ctx *c)
     }
     json_object_set_new(c->ans, "jobs", jobs);
     json_object_set_new(c->ans, "batches", batches);
-    json_object_set_new(c->ans, "workers", fdt_scheduler_lanes_json(c->d));
+    json_object_set_new(c->ans, "workers", workers_json(c->d));
     int64_t since;
     const char *fault = fdt_scheduler_store_fault(c->d, &since);
     json_object_set_new(c->ans, "store",

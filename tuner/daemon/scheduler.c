@@ -88,6 +88,12 @@ json_t *fdt_scheduler_lanes_json(fdt_daemon *d)
     return list;
 }
 
+const fdt_job *fdt_scheduler_lane_job(fdt_daemon *d, size_t device)
+{
+    const lane *l = &d->scheduler->lanes[device];
+    return l->has_job ? &l->job : NULL;
+}
+
 static void close_search(lane *l)
 {
     fdt_job_search_close(l->search);

@@ -18,6 +18,8 @@ void fdt_scheduler_kick(fdt_daemon *d);
 int fdt_scheduler_cancel(fdt_daemon *d, int64_t job_id);
 /* [{"device":0,"state":"busy","pid":123,"job":12,"restarts":0}, ...] */
 json_t *fdt_scheduler_lanes_json(fdt_daemon *d);
+/* The job device runs now, as far as it has gone, or NULL. */
+const fdt_job *fdt_scheduler_lane_job(fdt_daemon *d, size_t device);
 /* The lane state of device i: "idle", "busy", "starting", "down". */
 const char *fdt_scheduler_lane_state(fdt_daemon *d, size_t device);
 /* Why the store refuses writes (a full disk), and since when (unix s); NULL while it takes

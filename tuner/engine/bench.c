@@ -36,6 +36,7 @@ typedef struct bench {
     fdt_variant *variants;    /* the enumerated space (or its subset), in order */
     kept_code *kept;
     size_t nkept;
+    size_t measured;          /* first-pass results so far */
     fdt_bench_report *report;
 } bench;
 
@@ -81,6 +82,8 @@ static void on_first_result(void *ctx, const fdt_result *r)
 {
     bench *bn = ctx;
     bn->report->results[r->index] = *r;
+    if (bn->opts->progress)
+        bn->opts->progress(bn->opts->progress_ctx, ++bn->measured, bn->report->count);
 }
 
 /* The leaders are results[0..leaders) once ranked; the second measurement replaces their

@@ -21,6 +21,9 @@ typedef struct fdt_bench_opts {
     int leader_samples;       /* rounded up to a multiple of the rounds they are taken in */
     int compile_threads;      /* 0: one per CPU */
     unsigned seed;
+    /* Called after each variant of the first pass (done of total); NULL: nothing. */
+    void (*progress)(void *ctx, size_t done, size_t total);
+    void *progress_ctx;
 } fdt_bench_opts;
 
 /* Defaults: the timing and sample counts used unless the caller says otherwise. */

@@ -1,0 +1,131 @@
+#!/bin/sh
+# test_devices.sh - every device of a host (issue 14), with a real daemon whose cpu backend
+# presents two devices of one kind (--cpu-devices 2): a batch of six shapes runs on both at
+# once (both busy in one status), an interactive tune sent during the batch starts before
+# the batch's queued jobs, status shows the batch's ETA and each busy device's progress,
+# every job ends done, and each shape is then answered exact from either device. Then
+# `tune --wait` into a pipe prints a progress line at least every 10 s, and its job id
+# before any of them.
+# Usage: BUILD=build sh tests/test_devices.sh
+set -u
+BUILD=${BUILD:-build}
+FDTUNED=$BUILD/fdtuned
+FDTUNE=$BUILD/fdtune
+dir=$(mktemp -d /tmp/fdt-devices-XXXXXX)
+export FDTUNE_SOCKET="$dir/fdtuned.sock"
+LOG=$dir/fdtuned.log
+pid=""
+passed=0
+failed=0
+
+cleanup() {
+    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+
+scratch=$dir
+. "$(dirname "$0")/tap.sh"
+
+printf '[tuning]\nsamples = 5\nmin_sample_ms = 0.2\nleader_samples = 10\n' >"$dir/conf"
+"$FDTUNED" --config "$dir/conf" --cpu-devices 2 --socket "$FDTUNE_SOCKET" --db "$dir/store.db" \
+    --backend cpu 2>"$LOG" &
+pid=$!
+wait_answering
+
+"$FDTUNE" devices --json >"$dir/devices"
+if [ "$(grep -o '"fingerprint":"[0-9a-f]*"' "$dir/devices" | sort -u | wc -l)" -eq 1 ] &&
+    [ "$(grep -o '"index":[0-9]*' "$dir/devices" | wc -l)" -eq 2 ]; then
+    ok "the cpu backend presents two devices of one fingerprint"
+else
+    not_ok "the cpu backend presents two devices of one fingerprint" "$dir/devices"
+fi
+
+printf '%s\n' "24 24 24" "28 24 24" "32 24 24" "24 28 24" "24 32 24" "24 24 28" >"$dir/shapes"
+check "a batch of six shapes is queued" "$FDTUNE" batch "$dir/shapes" --subset 8
+"$FDTUNE" tune 36 36 36 --subset 8 >"$dir/tune"
+tune_job=$(sed -n 's/^job \([0-9]*\) .*/\1/p' "$dir/tune")
+
+# Status every 0.2 s until no job is left: both devices busy in one answer, and an ETA.
+both=0
+eta=0
+progress=0
+i=0
+while [ $i -lt 1500 ]; do
+    "$FDTUNE" status --json >"$dir/status" 2>&1 || break
+    [ "$(grep -o '"state":"busy"' "$dir/status" | wc -l)" -eq 2 ] && both=1
+    grep -q '"batches":\[{[^]]*"eta_s"' "$dir/status" && eta=1
+    grep -q '"progress":{[^}]*"done"' "$dir/status" && progress=1
+    grep -q '"queued":0,"running":0' "$dir/status" && break
+    sleep 0.2
+    i=$((i + 1))
+done
+if [ $both = 1 ]; then ok "both devices run a job at once"; else not_ok "both devices run a job at once" "$LOG"; fi
+if [ $eta = 1 ]; then ok "status shows the batch's ETA"; else not_ok "status shows the batch's ETA" "$dir/status"; fi
+if [ $progress = 1 ]; then ok "status shows a busy device's progress"; else not_ok "status shows a busy device's progress" "$dir/status"; fi
+
+"$FDTUNE" jobs --json >"$dir/jobs"
+if [ "$(grep -o '"state":"done"' "$dir/jobs" | wc -l)" -eq 7 ]; then
+    ok "every job is done"
+else
+    not_ok "every job is done" "$dir/jobs"
+fi
+if grep -q '"batch":1' "$dir/jobs" && grep -q "\"id\":$tune_job,[^}]*\"priority\":1" "$dir/jobs"; then
+    ok "the batch's jobs carry their batch, the tune its priority"
+else
+    not_ok "the batch's jobs carry their batch, the tune its priority" "$dir/jobs"
+fi
+
+# The tune was queued after all six; it must start before the last four batch jobs, which
+# were still queued when it came (two devices were busy with the first two).
+order=$(sed -n 's/^fdtuned: job \([0-9]*\) running on device \([01]\).*/\1/p' "$LOG" | tr '\n' ' ')
+position=$(echo "$order" | tr ' ' '\n' | grep -n "^$tune_job\$" | cut -d: -f1)
+if [ -n "$position" ] && [ "$position" -le 3 ]; then
+    ok "the interactive tune starts before the batch's queued jobs (order: $order)"
+else
+    not_ok "the interactive tune starts before the batch's queued jobs (order: $order)" "$LOG"
+fi
+if grep -q "running on device 0" "$LOG" && grep -q "running on device 1" "$LOG"; then
+    ok "jobs ran on both devices"
+else
+    not_ok "jobs ran on both devices" "$LOG"
+fi
+
+exact=0
+for shape in "24 24 24" "28 24 24" "32 24 24" "24 28 24" "24 32 24" "24 24 28"; do
+    for device in 0 1; do
+        # shellcheck disable=SC2086
+        "$FDTUNE" query $shape --device $device --json | grep -q '"match":"exact"' &&
+            exact=$((exact + 1))
+    done
+done
+if [ $exact -eq 12 ]; then
+    ok "each shape is answered exact from either device"
+else
+    not_ok "each shape is answered exact from either device ($exact of 12)" "$LOG"
+fi
+
+# Not a terminal: the job id first, then a line at least every 10 s, also where no tenth is
+# crossed (the cpu backend compiles a task's variants before it measures any). A space
+# large enough to take well over 10 s there, all in one task (exhaustive).
+"$FDTUNE" tune 64 64 48 --subset 100 --strategy exhaustive --wait 2>&1 | while IFS= read -r line; do
+    echo "$(date +%s) $line"
+done >"$dir/wait"
+first=$(head -1 "$dir/wait" | cut -d' ' -f2-)
+gaps=$(grep 'fdtune tune:\|^[0-9]* job ' "$dir/wait" |
+    awk 'NR > 1 { if ($1 - last > max) max = $1 - last } { last = $1 } END { print max + 0 }')
+span=$(awk 'NR == 1 { a = $1 } { b = $1 } END { print b - a }' "$dir/wait")
+case $first in
+"job "*) ok "tune prints its job id first ($first)" ;;
+*) not_ok "tune prints its job id first" "$dir/wait" ;;
+esac
+repeats=$(awk '$2 == "fdtune" && $4 == last { n++ } { last = $4 } END { print n + 0 }' "$dir/wait")
+if [ "$span" -ge 12 ] && [ "$gaps" -le 11 ] && [ "$repeats" -ge 1 ]; then
+    ok "tune --wait into a pipe prints a line at least every 10 s (longest gap ${gaps} s of ${span} s, $repeats without a new tenth)"
+else
+    not_ok "tune --wait into a pipe prints a line at least every 10 s (longest gap ${gaps} s of ${span} s, $repeats without a new tenth; 12 s and one such line needed to show it)" "$dir/wait"
+fi
+
+if stop_daemon; then ok "fdtuned stops cleanly"; else not_ok "fdtuned stops cleanly" "$LOG"; fi
+echo "# test_devices: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
