@@ -52,7 +52,7 @@ STORE := store store_devices store_jobs store_results store_code
 # What every program shares: the backends, the tuning engine (tuner/engine/, the worker's
 # main aside), the store and the settings.
 BACKENDS := backend hip cuda cpu amdgpu_codeobj
-ENGINE := variant measure runner compile_pool session bench hashes wire jsonl base64 balance
+ENGINE := variant measure runner compile_pool compile_helper session bench hashes wire jsonl base64 balance
 # The search strategies and the replay backend they are compared on.
 SEARCH := search exhaustive random guided replay
 CORE_OBJS := $(BACKENDS:%=$(BUILD)/tuner/backends/%.o) $(ENGINE:%=$(BUILD)/tuner/engine/%.o) \
@@ -83,7 +83,8 @@ FFLAGS ?= -O2 -g
 CLI_OBJS := $(BUILD)/cli/fdtune.o $(BUILD)/cli/progress.o \
             $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/cmd_*.c))
 TESTS := test_variant test_hip_compile test_hip_variants test_cpu_backend test_store \
-         test_config test_wire test_query test_protocol test_search test_kernel fortran_layout
+         test_config test_wire test_query test_protocol test_search test_kernel test_compile_helper \
+         fortran_layout
 PROGRAMS := $(BUILD)/fdtuned $(BUILD)/fdtune-worker $(BUILD)/fdtune
 HEADERS := $(wildcard tuner/*/*.h cli/*.h cli/include/*.h db/*.h config/*.h)
 

@@ -373,6 +373,7 @@ int fdt_cmd_bench(int argc, char **argv)
     fdt_progress progress;
     fdt_progress_start(&progress, "bench");
     a.opts.progress = show_progress;
+    a.opts.helper_exe = "/proc/self/exe";
     a.opts.progress_ctx = &progress;
     const fdt_status s = fdt_bench_run(&a.opts, &r, &err);
     fdt_progress_end(&progress);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "engine/compile_helper.h"
 
 static const fdt_command commands[] = {
     {"bench", fdt_cmd_bench, "bench NX NY NZ [options]",
@@ -45,6 +46,8 @@ static void usage(FILE *to)
 
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], FDT_COMPILE_HELPER_ARG) == 0)
+        return fdt_compile_helper_main(argv[2]); /* fdtune bench's compiles */
     if (argc < 2) {
         usage(stderr);
         return FDT_EXIT_USAGE;

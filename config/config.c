@@ -48,6 +48,7 @@ typedef struct key {
 
 static const char *const backend_names[] = {"auto", "hip", "cuda", "cpu", NULL};
 const char *const fdt_config_strategies[] = {"exhaustive", "random", "guided", NULL};
+static const char *const compile_in_names[] = {"auto", "processes", "threads", NULL};
 
 static const key keys[] = {
     TEXT("daemon", socket, SOCKET_PATH_MAX, fdt_default_socket),
@@ -66,6 +67,7 @@ static const key keys[] = {
     NUMBER("worker", variant_deadline_ms, KIND_INT, 1000, 86400000),
     NUMBER("worker", worker_nice, KIND_INT, 0, 19),
     NUMBER("worker", compile_threads, KIND_INT, 0, 256),
+    CHOICE("worker", compile_in, compile_in_names),
     NUMBER("worker", max_restarts, KIND_INT, 0, 1000),
     OTHER("worker", test_families, KIND_BOOL),
     NUMBER("tuning", samples, KIND_INT, 1, 100000),
@@ -103,6 +105,7 @@ void fdt_config_defaults(fdt_config *c, int system)
     c->variant_deadline_ms = 120000;
     c->worker_nice = 19;
     c->compile_threads = 0;
+    strcpy(c->compile_in, "auto");
     c->max_restarts = 5;
     c->test_families = 0;
     c->samples = 15;

@@ -5,7 +5,8 @@
 # the batch's queued jobs, status shows the batch's ETA and each busy device's progress,
 # every job ends done, and each shape is then answered exact from either device. Then
 # `tune --wait` into a pipe prints a progress line at least every 10 s, and its job id
-# before any of them.
+# before any of them. The workers compile in helper processes (compile_in = processes), as
+# they do with NVRTC, and the daemon logs each job's end with its winner and its cost.
 # Usage: BUILD=build sh tests/test_devices.sh
 set -u
 BUILD=${BUILD:-build}
@@ -27,7 +28,8 @@ trap cleanup EXIT
 scratch=$dir
 . "$(dirname "$0")/tap.sh"
 
-printf '[tuning]\nsamples = 5\nmin_sample_ms = 0.2\nleader_samples = 10\n' >"$dir/conf"
+printf '[worker]\ncompile_in = processes\n[tuning]\nsamples = 5\nmin_sample_ms = 0.2\nleader_samples = 10\n' \
+    >"$dir/conf"
 "$FDTUNED" --config "$dir/conf" --cpu-devices 2 --socket "$FDTUNE_SOCKET" --db "$dir/store.db" \
     --backend cpu 2>"$LOG" &
 pid=$!
@@ -48,12 +50,14 @@ tune_job=$(sed -n 's/^job \([0-9]*\) .*/\1/p' "$dir/tune")
 
 # Status every 0.2 s until no job is left: both devices busy in one answer, and an ETA.
 both=0
+helpers=0
 eta=0
 progress=0
 i=0
 while [ $i -lt 1500 ]; do
     "$FDTUNE" status --json >"$dir/status" 2>&1 || break
     [ "$(grep -o '"state":"busy"' "$dir/status" | wc -l)" -eq 2 ] && both=1
+    ps -eo args | grep -q "^[^ ]* --compile-helper cpu" && helpers=1
     grep -q '"batches":\[{[^]]*"eta_s"' "$dir/status" && eta=1
     grep -q '"progress":{[^}]*"done"' "$dir/status" && progress=1
     grep -q '"queued":0,"running":0' "$dir/status" && break
@@ -84,6 +88,16 @@ if [ -n "$position" ] && [ "$position" -le 3 ]; then
     ok "the interactive tune starts before the batch's queued jobs (order: $order)"
 else
     not_ok "the interactive tune starts before the batch's queued jobs (order: $order)" "$LOG"
+fi
+if grep -q "job $tune_job done: best [a-z]*:[0-9x:a-z]* [0-9.]* GB/s; [0-9]* evaluations in [0-9.]* s" "$LOG"; then
+    ok "the log says each job's winner, GB/s, evaluations and wall time"
+else
+    not_ok "the log says each job's winner, GB/s, evaluations and wall time" "$LOG"
+fi
+if [ $helpers = 1 ] && ! grep -q "compile helper" "$LOG"; then
+    ok "the workers compile in helper processes, every one started"
+else
+    not_ok "the workers compile in helper processes, every one started (seen: $helpers)" "$LOG"
 fi
 if grep -q "running on device 0" "$LOG" && grep -q "running on device 1" "$LOG"; then
     ok "jobs ran on both devices"

@@ -115,6 +115,10 @@ typedef struct fdt_backend_ops {
     fdt_status (*compile)(const char *arch, const char *source, const char *entry,
                           const char *const *defines, size_t ndefines,
                           fdt_code *out, fdt_error *err);
+    /* 1: compile() calls in one process run one after another, whatever the threads (a
+     * compiler that is a library with a lock of its own), so compiles side by side need
+     * processes; 0: they run side by side. */
+    int compiles_one_at_a_time;
 
     /* The tuner's way in: device (an ordinal) is made the calling thread's current device
      * (on NVIDIA, its primary context, retained until close()), and all queued work goes to

@@ -855,6 +855,8 @@ const fdt_backend_ops fdt_backend_cpu = {
     .name = "cpu",
     .compiler_version = cpu_compiler_version,
     .compile = cpu_compile,
+    /* Each compile is a process of its own already. */
+    .compiles_one_at_a_time = 0,
     .open = cpu_open,
     .attach = cpu_attach,
     .close = cpu_close,

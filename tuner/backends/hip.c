@@ -643,6 +643,9 @@ const fdt_backend_ops fdt_backend_hip = {
     .name = "hip",
     .compiler_version = hip_compiler_version,
     .compile = hip_compile,
+    /* Not measured (no AMD GPU here): taken to be NVRTC's case, where processes cost one
+     * start each and threads can cost every core but one. */
+    .compiles_one_at_a_time = 1,
     .open = hip_open,
     .attach = hip_attach,
     .close = hip_close,

@@ -123,6 +123,20 @@ static void save_job(lane *l)
     pause_on_store_fault(l->s, what);
 }
 
+/* A job done says what it found and what it cost; any other end, why. */
+static void log_end(const fdt_job *j, const char *error)
+{
+    if (j->state != FDT_JOB_DONE) {
+        fdt_log("job %lld %s%s%s", (long long)j->id, fdt_job_state_name(j->state),
+                error ? ": " : "", error ? error : "");
+        return;
+    }
+    fdt_log("job %lld done: best %s %.1f GB/s; %d evaluations in %.1f s (%.1f/s), compile "
+            "%.1f s, GPU busy %.0f%%", (long long)j->id, j->best_variant, j->best_gbps, j->done,
+            j->wall_s, j->wall_s > 0 ? j->done / j->wall_s : 0, j->compile_s,
+            j->wall_s > 0 ? 100 * j->gpu_s / j->wall_s : 0);
+}
+
 /* Ends the lane's job in a final state; the worker stays for the next job. */
 static void finish_job(lane *l, fdt_job_state state, const char *error)
 {
@@ -131,8 +145,7 @@ static void finish_job(lane *l, fdt_job_state state, const char *error)
     l->job.finished = now_s();
     fdt_copy_text(l->job.error, sizeof l->job.error, error ? error : "");
     save_job(l);
-    fdt_log("job %lld %s%s%s", (long long)l->job.id, fdt_job_state_name(state),
-            error ? ": " : "", error ? error : "");
+    log_end(&l->job, error);
     l->has_job = 0;
     close_search(l);
     if (l->state == LANE_BUSY)
@@ -472,9 +485,8 @@ static void conclude(lane *l, json_t *ev)
         finish_job(l, FDT_JOB_FAILED, why);
         return;
     }
-    fdt_log("job %lld: %d variants measured, the search ended (%s); best %s %.1f GB/s",
-            (long long)l->job.id, l->job.done, fdt_job_search_end(l->search),
-            l->job.best_variant, l->job.best_gbps);
+    fdt_log("job %lld: the search ended (%s)", (long long)l->job.id,
+            fdt_job_search_end(l->search));
     finish_job(l, FDT_JOB_DONE, NULL);
 }
 

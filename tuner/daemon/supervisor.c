@@ -286,6 +286,8 @@ static void build_args(fdt_daemon *d, int device, char store[][32], char **argv)
     argv[n++] = store[2];
     argv[n++] = "--compile-threads";
     argv[n++] = store[3];
+    argv[n++] = "--compile-in";
+    argv[n++] = (char *)c->compile_in;
     argv[n++] = "--cpu-devices";
     argv[n++] = store[4];
     argv[n++] = "--db";
@@ -360,7 +362,7 @@ fdt_worker *fdt_worker_start(fdt_daemon *d, int device, const fdt_worker_handler
         return NULL;
     }
     char path[FDT_PATH_MAX], store[5][32];
-    char *argv[24];
+    char *argv[32];
     worker_path(d, path, sizeof path);
     argv[0] = path;
     build_args(d, device, store, argv);

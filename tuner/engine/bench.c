@@ -259,6 +259,8 @@ fdt_status fdt_bench_run(const fdt_bench_opts *o, fdt_bench_report *report, fdt_
     bn.session.interior_copy = 1;
     if (s != FDT_OK)
         return s;
+    if (o->helper_exe && fdt_compile_in_processes(FDT_COMPILE_AUTO, bn.session.ops))
+        fdt_session_compile_in_helpers(&bn.session, o->helper_exe);
     report->device = *bn.session.device;
     fdt_copy_text(report->backend, sizeof report->backend, bn.session.ops->name);
     s = run(&bn, err);

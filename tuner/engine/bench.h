@@ -20,6 +20,9 @@ typedef struct fdt_bench_opts {
     int leaders;              /* how many of the fastest are timed again */
     int leader_samples;       /* rounded up to a multiple of the rounds they are taken in */
     int compile_threads;      /* 0: one per CPU */
+    /* This program, which serves FDT_COMPILE_HELPER_ARG: compiles go to helper processes
+     * where the backend's compiler runs one at a time per process; NULL: threads. */
+    const char *helper_exe;
     unsigned seed;
     /* Called after each variant of the first pass (done of total); NULL: nothing. */
     void (*progress)(void *ctx, size_t done, size_t total);

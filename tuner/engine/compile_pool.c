@@ -6,10 +6,16 @@
 #include <stdlib.h>
 #include <uv.h>
 
-#define MAX_THREADS 256
+/* A thread and the helper slot it compiles in. */
+typedef struct thread {
+    fdt_compile_pool *pool;
+    int slot;
+    uv_thread_t tid;
+} thread;
 
 struct fdt_compile_pool {
     const fdt_backend_ops *ops;
+    fdt_compile_helpers *helpers; /* NULL: compile in this process */
     const char *arch;
     const fdt_problem *problem;
     fdt_compile_job *jobs;
@@ -20,18 +26,23 @@ struct fdt_compile_pool {
     size_t *done;         /* indices in the order their compiles ended */
     size_t ndone, handed, settled; /* ended; handed back; ended or dropped */
     uint64_t start_ns, last_ns;
-    uv_thread_t tids[MAX_THREADS];
-    int threads;
+    thread threads[FDT_COMPILE_THREADS_MAX];
+    int nthreads;
 };
 
-static void compile_one(fdt_compile_pool *p, fdt_compile_job *job)
+static void compile_one(fdt_compile_pool *p, int slot, fdt_compile_job *job)
 {
     fdt_defines defines;
     fdt_error err = {0};
+    const fdt_family *family = job->variant.family;
     fdt_variant_defines(&job->variant, p->problem, &defines);
     const uint64_t start = uv_hrtime();
-    job->status = p->ops->compile(p->arch, fdt_family_source(job->variant.family),
-                                  "fdt_laplacian", defines.list, defines.count, &job->code, &err);
+    job->status = p->helpers
+                      ? fdt_compile_helpers_compile(p->helpers, slot, p->arch, family,
+                                                    "fdt_laplacian", defines.list,
+                                                    defines.count, &job->code, &err)
+                      : p->ops->compile(p->arch, fdt_family_source(family), "fdt_laplacian",
+                                        defines.list, defines.count, &job->code, &err);
     job->ms = (double)(uv_hrtime() - start) / 1e6;
     if (job->status != FDT_OK)
         fdt_copy_text(job->message, sizeof job->message, err.msg);
@@ -39,9 +50,10 @@ static void compile_one(fdt_compile_pool *p, fdt_compile_job *job)
 
 static void worker(void *arg)
 {
-    fdt_compile_pool *p = arg;
+    const thread *t = arg;
+    fdt_compile_pool *p = t->pool;
     for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->n;) {
-        compile_one(p, &p->jobs[i]);
+        compile_one(p, t->slot, &p->jobs[i]);
         uv_mutex_lock(&p->lock);
         p->done[p->ndone++] = i;
         p->settled++;
@@ -51,9 +63,9 @@ static void worker(void *arg)
     }
 }
 
-fdt_compile_pool *fdt_compile_start(const fdt_backend_ops *ops, const char *arch,
-                                    const fdt_problem *problem, fdt_compile_job *jobs, size_t n,
-                                    int threads)
+fdt_compile_pool *fdt_compile_start(const fdt_backend_ops *ops, fdt_compile_helpers *helpers,
+                                    const char *arch, const fdt_problem *problem,
+                                    fdt_compile_job *jobs, size_t n, int threads)
 {
     fdt_compile_pool *p = calloc(1, sizeof *p);
     if (!p || !(p->done = malloc((n ? n : 1) * sizeof *p->done)) ||
@@ -69,6 +81,7 @@ fdt_compile_pool *fdt_compile_start(const fdt_backend_ops *ops, const char *arch
         return NULL;
     }
     p->ops = ops;
+    p->helpers = helpers;
     p->arch = arch;
     p->problem = problem;
     p->jobs = jobs;
@@ -77,12 +90,18 @@ fdt_compile_pool *fdt_compile_start(const fdt_backend_ops *ops, const char *arch
     atomic_init(&p->next, 0);
     if (threads <= 0)
         threads = (int)uv_available_parallelism();
-    while (p->threads < threads && p->threads < MAX_THREADS && (size_t)p->threads < n &&
-           uv_thread_create(&p->tids[p->threads], worker, p) == 0)
-        p->threads++;
+    for (; p->nthreads < threads && p->nthreads < FDT_COMPILE_THREADS_MAX && (size_t)p->nthreads < n;
+         p->nthreads++) {
+        thread *t = &p->threads[p->nthreads];
+        *t = (thread){.pool = p, .slot = p->nthreads};
+        if (uv_thread_create(&t->tid, worker, t) != 0)
+            break;
+    }
     /* With no thread to spare the caller compiles everything itself, here. */
-    if (p->threads == 0)
-        worker(p);
+    if (p->nthreads == 0) {
+        p->threads[0] = (thread){.pool = p, .slot = 0};
+        worker(&p->threads[0]);
+    }
     return p;
 }
 
@@ -113,8 +132,8 @@ void fdt_compile_end(fdt_compile_pool *p)
         p->jobs[i].status = FDT_ERROR;
         fdt_copy_text(p->jobs[i].message, sizeof p->jobs[i].message, "not compiled: dropped");
     }
-    for (int t = 0; t < p->threads; t++)
-        uv_thread_join(&p->tids[t]);
+    for (int t = 0; t < p->nthreads; t++)
+        uv_thread_join(&p->threads[t].tid);
     uv_cond_destroy(&p->finished);
     uv_mutex_destroy(&p->lock);
     free(p->done);
@@ -124,11 +143,11 @@ void fdt_compile_end(fdt_compile_pool *p)
 void fdt_compile_all(const fdt_backend_ops *ops, const char *arch, const fdt_problem *p,
                      fdt_compile_job *jobs, size_t n, int threads)
 {
-    fdt_compile_pool *pool = fdt_compile_start(ops, arch, p, jobs, n, threads);
+    fdt_compile_pool *pool = fdt_compile_start(ops, NULL, arch, p, jobs, n, threads);
     if (!pool) { /* out of memory for a pool: compile them here, one after another */
         for (size_t i = 0; i < n; i++) {
             fdt_compile_pool one = {.ops = ops, .arch = arch, .problem = p};
-            compile_one(&one, &jobs[i]);
+            compile_one(&one, 0, &jobs[i]);
         }
         return;
     }

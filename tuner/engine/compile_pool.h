@@ -1,13 +1,16 @@
 /* compile_pool.h - compiles many variants at once on a pool of threads, and hands each one
- * back as soon as it is compiled. Compilers are the slow part of tuning (tens to hundreds of
- * milliseconds a variant, against a millisecond or less to time one on a GPU), and each
- * backend's compile() is thread-safe, so a pool as wide as the host, running ahead of the
- * device, keeps the device busy: the caller times each variant while the rest compile. */
+ * back as soon as it is compiled. Compiles cost about as much as timing (10 to 20 ms a
+ * variant with NVRTC, a few ms to a few tens of ms to time one on a GPU), so a pool as wide
+ * as the host, running ahead of the device, keeps the device busy: the caller times each
+ * variant while the rest compile. Each backend's compile() is thread-safe, but a compiler
+ * that is a library may run one compile at a time per process (NVRTC does): then each
+ * thread compiles in a helper process of its own (compile_helper.h). */
 #ifndef FDT_COMPILE_POOL_H
 #define FDT_COMPILE_POOL_H
 
 #include <stdint.h>
 
+#include "engine/compile_helper.h"
 #include "engine/variant.h"
 
 typedef struct fdt_compile_job {
@@ -20,12 +23,16 @@ typedef struct fdt_compile_job {
 
 typedef struct fdt_compile_pool fdt_compile_pool;
 
+/* The most threads a pool runs. */
+#define FDT_COMPILE_THREADS_MAX 256
+
 /* Starts compiling every job's variant of problem p for arch on threads workers (0: one per
- * CPU) and returns at once; jobs, p and arch must outlive the pool. NULL when out of memory
- * (nothing started). */
-fdt_compile_pool *fdt_compile_start(const fdt_backend_ops *ops, const char *arch,
-                                    const fdt_problem *p, fdt_compile_job *jobs, size_t n,
-                                    int threads);
+ * CPU), thread i in helpers' slot i (helpers NULL: in this process; else with a slot per
+ * thread), and returns at once; jobs, p, arch and helpers must outlive the pool. NULL when
+ * out of memory (nothing started). */
+fdt_compile_pool *fdt_compile_start(const fdt_backend_ops *ops, fdt_compile_helpers *helpers,
+                                    const char *arch, const fdt_problem *p,
+                                    fdt_compile_job *jobs, size_t n, int threads);
 /* The index of a job whose compile has ended and that was not handed back before, waiting
  * for one if none has; SIZE_MAX once every job was handed back. */
 size_t fdt_compile_next(fdt_compile_pool *pool);

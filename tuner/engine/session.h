@@ -10,6 +10,7 @@
 #define FDT_SESSION_H
 
 #include "engine/bench.h"
+#include "engine/compile_helper.h"
 #include "engine/runner.h"
 
 /* What the caller learns and supplies while a session works; every hook but result is
@@ -34,6 +35,7 @@ typedef struct fdt_session {
     fdt_backend *backend;
     const fdt_device_info *device;
     int compile_threads;      /* 0: one per CPU */
+    fdt_compile_helpers *helpers; /* a helper process per compile thread; NULL: threads */
     int pipeline;             /* time each variant as soon as it is compiled, the others
                                  compiling meanwhile; 0: compile all, then time */
     int interior_copy;        /* time the interior copy beside the device copy (leaders) */
@@ -50,6 +52,10 @@ typedef struct fdt_session {
 fdt_status fdt_session_open(fdt_session *s, const char *backend, int device,
                             int compile_threads, fdt_error *err);
 void fdt_session_close(fdt_session *s);
+/* From now on each compile thread compiles in a helper process started from exe, this
+ * program (see compile_helper.h): where the compiler runs one compile at a time per process.
+ * Without memory for it, compiles stay in threads. */
+void fdt_session_compile_in_helpers(fdt_session *s, const char *exe);
 
 /* Makes p the session's problem: keeps the runner when the problem, timing and seed are
  * those already prepared, else opens a new one (which checks the reference kernel). */

@@ -49,7 +49,8 @@ static const char usage[] =
     "usage: fdtune-worker --probe --backend B --events-fd FD\n"
     "       fdtune-worker --backend B --device N --tasks-fd FD --events-fd FD [--db PATH]\n"
     "                     [--heartbeat-ms MS] [--compile-threads N] [--nice N]\n"
-    "                     [--test-families]\n"
+    "                     [--compile-in auto|processes|threads] [--test-families]\n"
+    "       fdtune-worker " FDT_COMPILE_HELPER_ARG " B (compiles for another worker)\n"
     "Both: [--cpu-devices N] (the cpu backend presents N devices of one kind)\n"
     "The protocol's fds are 3 or above: stdin, stdout and stderr are never its channel.";
 
@@ -59,6 +60,7 @@ typedef struct options {
     const char *db;
     int heartbeat_ms;
     int compile_threads;
+    const char *compile_in; /* auto, processes or threads (compile_helper.h) */
     int cpu_devices;
     int nice;
     int has_nice;
@@ -615,6 +617,10 @@ static int run_worker(worker *w)
         emit_message("fatal", "%s", err.msg);
         return 1;
     }
+    fdt_compile_mode mode;
+    fdt_compile_mode_parse(w->opt.compile_in, &mode);
+    if (fdt_compile_in_processes(mode, w->session.ops))
+        fdt_session_compile_in_helpers(&w->session, "/proc/self/exe");
     /* Every job's leaders round times the interior copy beside the device copy, as fdtune
      * bench does: the second ceiling, which pays for f's partly written row ends as a
      * stencil does. Measure tasks time no ceiling, so they are unaffected. */
@@ -681,7 +687,7 @@ static int *number_option(options *o, const char *name, int *lo, int *hi)
 static int parse_options(int argc, char **argv, options *o, char *why, size_t len)
 {
     *o = (options){.backend = "auto", .device = -1, .heartbeat_ms = 1000, .cpu_devices = 1,
-                   .tasks_fd = -1, .events_fd = -1};
+                   .compile_in = "auto", .tasks_fd = -1, .events_fd = -1};
     for (int i = 1; i < argc; i++) {
         const char *name = argv[i];
         if (strcmp(name, "--probe") == 0) {
@@ -698,6 +704,8 @@ static int parse_options(int argc, char **argv, options *o, char *why, size_t le
             o->backend = value;
         else if (value && strcmp(name, "--db") == 0)
             o->db = value;
+        else if (value && strcmp(name, "--compile-in") == 0)
+            o->compile_in = value;
         else if (!value || !number) {
             snprintf(why, len, "unknown option or missing value: '%s'", name);
             return -1;
@@ -706,6 +714,11 @@ static int parse_options(int argc, char **argv, options *o, char *why, size_t le
                      hi, value);
             return -1;
         }
+    }
+    if (!fdt_compile_mode_parse(o->compile_in, NULL)) {
+        snprintf(why, len, "--compile-in must be auto, processes or threads, not '%s'",
+                 o->compile_in);
+        return -1;
     }
     if (strcmp(o->backend, "auto") != 0 && !fdt_backend_find(o->backend)) {
         snprintf(why, len, "--backend must be auto, hip, cuda or cpu, not '%s'", o->backend);
@@ -734,6 +747,8 @@ static FILE *open_events(int fd)
 
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], FDT_COMPILE_HELPER_ARG) == 0)
+        return fdt_compile_helper_main(argv[2]); /* its stdout is its channel */
     /* First, before a backend loads a vendor library: whatever prints on stdout lands
      * beside the worker's stderr, in the daemon's log. Should it fail (no stderr), stdout
      * stays as given, which is still not the channel. */

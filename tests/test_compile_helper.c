@@ -1,0 +1,215 @@
+/* test_compile_helper.c - compiles handed to helper processes (the real fdtune-worker run
+ * as `--compile-helper cpu`, the real host compiler behind it): code comes back and runs,
+ * a compile error comes back with the compiler's words, a helper killed from outside is
+ * replaced without the variant being blamed, a helper that cannot be started leaves the
+ * compile in this process, and helpers end when their set is freed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine/compile_helper.h"
+
+static char worker[4096];
+
+/* This process's children, by /proc: the helpers, which the API does not name. */
+static int children(pid_t *out, int max)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d)) && n < max) {
+        char path[300];
+        int pid, ppid;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f && fscanf(f, "%d (%*[^)]) %*c %d", &pid, &ppid) == 2 && ppid == getpid())
+            out[n++] = pid;
+        if (f)
+            fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Kernel 1's defines, as the pool makes them, for a small double problem. */
+static void kernel1_defines(fdt_defines *d)
+{
+    const fdt_problem p = {.nx = 20, .ny = 18, .nz = 16, .radius = 1, .precision = FDT_DOUBLE};
+    const fdt_variant v = fdt_variant_kernel1();
+    fdt_variant_defines(&v, &p, d);
+}
+
+static fdt_status compile_kernel1(fdt_compile_helpers *set, int slot, fdt_code *code,
+                                  fdt_error *err)
+{
+    fdt_defines d;
+    kernel1_defines(&d);
+    const fdt_variant v = fdt_variant_kernel1();
+    return fdt_compile_helpers_compile(set, slot, "host", v.family, "fdt_laplacian", d.list,
+                                       d.count, code, err);
+}
+
+/* The code a helper sends is the code: it loads and its entry point is found. */
+static void test_helpers_compile_code_that_loads(void **state)
+{
+    (void)state;
+    fdt_compile_helpers *set = fdt_compile_helpers_new(worker, "cpu", 2);
+    assert_non_null(set);
+    fdt_backend *b;
+    fdt_error err = {0};
+    assert_int_equal(fdt_backend_cpu.open(0, &b, &err), FDT_OK);
+    for (int slot = 0; slot < 2; slot++) {
+        fdt_code code = {0};
+        assert_int_equal(compile_kernel1(set, slot, &code, &err), FDT_OK);
+        fdt_kernel *k = NULL;
+        assert_int_equal(fdt_backend_cpu.load(b, &code, "fdt_laplacian", &k, &err), FDT_OK);
+        fdt_backend_cpu.unload(b, k);
+        fdt_code_free(&code);
+    }
+    pid_t kids[8];
+    assert_int_equal(children(kids, 8), 2); /* one helper per slot used, still running */
+    fdt_compile_helpers_free(set);
+    assert_int_equal(children(kids, 8), 0);
+    fdt_backend_cpu.close(b);
+}
+
+/* A define the compiler rejects: FDT_COMPILE_ERROR with its log, as in this process. */
+static void test_compile_error_comes_back(void **state)
+{
+    (void)state;
+    fdt_compile_helpers *set = fdt_compile_helpers_new(worker, "cpu", 1);
+    fdt_defines d;
+    kernel1_defines(&d);
+    d.list[2] = "FDT_RADIUS=not_a_number"; /* list[2] is the radius: see fdt_variant_defines */
+    const fdt_variant v = fdt_variant_kernel1();
+    fdt_code code = {0};
+    fdt_error err = {0};
+    assert_int_equal(fdt_compile_helpers_compile(set, 0, "host", v.family, "fdt_laplacian",
+                                                 d.list, d.count, &code, &err),
+                     FDT_COMPILE_ERROR);
+    assert_non_null(strstr(err.msg, "not_a_number"));
+    assert_null(code.data);
+    fdt_compile_helpers_free(set);
+}
+
+/* A helper killed between compiles is replaced, and the next compile succeeds. */
+static void test_killed_helper_is_replaced(void **state)
+{
+    (void)state;
+    fdt_compile_helpers *set = fdt_compile_helpers_new(worker, "cpu", 1);
+    fdt_code code = {0};
+    fdt_error err = {0};
+    assert_int_equal(compile_kernel1(set, 0, &code, &err), FDT_OK);
+    fdt_code_free(&code);
+    pid_t kids[8], again[8];
+    assert_int_equal(children(kids, 8), 1);
+    assert_int_equal(kill(kids[0], SIGKILL), 0);
+    assert_int_equal(compile_kernel1(set, 0, &code, &err), FDT_OK);
+    fdt_code_free(&code);
+    assert_int_equal(children(again, 8), 1);
+    assert_int_not_equal(again[0], kids[0]);
+    fdt_compile_helpers_free(set);
+}
+
+/* No helper can be started: the compile still happens, here. */
+static void test_no_helper_compiles_here(void **state)
+{
+    (void)state;
+    fdt_compile_helpers *set = fdt_compile_helpers_new("/nonexistent/fdtune-worker", "cpu", 1);
+    fdt_code code = {0};
+    fdt_error err = {0};
+    assert_int_equal(compile_kernel1(set, 0, &code, &err), FDT_OK);
+    assert_non_null(code.data);
+    fdt_code_free(&code);
+    pid_t kids[8];
+    assert_int_equal(children(kids, 8), 0);
+    fdt_compile_helpers_free(set);
+}
+
+/* Running: it exists and is not a zombie (one whose new parent does not reap it). */
+static int running(pid_t pid)
+{
+    char path[64], state = 'Z';
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (f && fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+        state = 'Z';
+    if (f)
+        fclose(f);
+    return f && state != 'Z';
+}
+
+/* A worker killed with SIGKILL takes its helpers with it within seconds: the helper of a
+ * child killed so is gone soon after. */
+static void test_helper_ends_with_its_parent(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    const pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        fdt_compile_helpers *set = fdt_compile_helpers_new(worker, "cpu", 1);
+        fdt_code code = {0};
+        fdt_error err = {0};
+        pid_t kids[8] = {0};
+        if (compile_kernel1(set, 0, &code, &err) != FDT_OK || children(kids, 8) != 1)
+            _exit(1);
+        if (write(fds[1], &kids[0], sizeof kids[0]) != sizeof kids[0])
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    pid_t helper = 0;
+    assert_int_equal(read(fds[0], &helper, sizeof helper), sizeof helper);
+    assert_true(running(helper));
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    int alive = 1;
+    for (int i = 0; i < 50 && alive; i++) {
+        usleep(100000);
+        alive = running(helper);
+    }
+    assert_false(alive);
+    close(fds[0]);
+    close(fds[1]);
+}
+
+static void test_compile_modes(void **state)
+{
+    (void)state;
+    fdt_compile_mode m;
+    assert_true(fdt_compile_mode_parse("processes", &m));
+    assert_int_equal(m, FDT_COMPILE_PROCESSES);
+    assert_false(fdt_compile_mode_parse("process", &m));
+    assert_true(fdt_compile_in_processes(FDT_COMPILE_AUTO, &fdt_backend_cuda));
+    assert_false(fdt_compile_in_processes(FDT_COMPILE_AUTO, &fdt_backend_cpu));
+    assert_true(fdt_compile_in_processes(FDT_COMPILE_PROCESSES, &fdt_backend_cpu));
+    assert_false(fdt_compile_in_processes(FDT_COMPILE_THREADS, &fdt_backend_cuda));
+}
+
+int main(void)
+{
+    const char *build = getenv("FDT_BUILD");
+    snprintf(worker, sizeof worker, "%s/fdtune-worker", build ? build : "build");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_helpers_compile_code_that_loads),
+        cmocka_unit_test(test_compile_error_comes_back),
+        cmocka_unit_test(test_killed_helper_is_replaced),
+        cmocka_unit_test(test_no_helper_compiles_here),
+        cmocka_unit_test(test_helper_ends_with_its_parent),
+        cmocka_unit_test(test_compile_modes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
