@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -579,6 +580,69 @@ static void test_pipeline_times_each_variant_once(void **state)
     fdt_session_close(&s);
 }
 
+/* One measure call's results, by the variants' indices, and the order they came in. */
+#define RACE_N 4
+typedef struct race_seen {
+    fdt_result results[RACE_N];
+    size_t order[RACE_N], n;
+} race_seen;
+
+static void race_result(void *ctx, const fdt_result *r)
+{
+    race_seen *seen = ctx;
+    assert_true(r->index < RACE_N && seen->n < RACE_N);
+    seen->results[r->index] = *r;
+    seen->order[seen->n++] = r->index;
+}
+
+/* Racing is what spares the first pass most of its samples, so it must be seen on a real
+ * device. zmarch comes first (one compile thread hands variants over in the order given),
+ * with no fastest known: it must take all 15 samples. zvec with one z per block and naive
+ * run 6 to 26 times slower here: a race that never ends would give them 15 too. One OpenMP
+ * thread, because two on a busy 2-core host wait at every launch's barrier for a scheduler
+ * slice (8 or 16 ms), which makes every variant the same speed. */
+static void test_slow_variants_are_raced_out(void **state)
+{
+    (void)state;
+    const char *names[RACE_N] = {"zmarch:32x2x1:mz16", "zvec:128x8x1:mz1",
+                                 "zvec:64x2x1:mz1:lb:nt", "naive:512x1x2:lb:map"};
+    fdt_variant vs[RACE_N];
+    char why[128];
+    for (size_t i = 0; i < RACE_N; i++)
+        assert_int_equal(fdt_variant_parse(names[i], &vs[i], why, sizeof why), 0);
+    fdt_session s;
+    fdt_error err = {0};
+    fdt_timing timing = quick;
+    timing.samples = 15;
+    const fdt_problem p = {.nx = 33, .ny = 17, .nz = 21, .radius = 1, .precision = FDT_DOUBLE};
+    if (fdt_session_open(&s, "cpu", 0, 1, &err) != FDT_OK ||
+        fdt_session_prepare(&s, &p, &timing, 5, &err) != FDT_OK)
+        fail_msg("session: %s", err.msg);
+    race_seen seen = {0};
+    const fdt_session_hooks h = {.ctx = &seen, .result = race_result};
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    const fdt_status st = fdt_session_measure(&s, vs, RACE_N, &h, &err);
+    omp_set_num_threads(threads);
+    fdt_session_close(&s);
+    if (st != FDT_OK)
+        fail_msg("measure: %s", err.msg);
+    assert_int_equal(seen.n, RACE_N);
+    assert_int_equal(seen.order[0], 0);
+    assert_int_equal(seen.results[0].status, FDT_OK);
+    assert_int_equal(seen.results[0].stats.samples, 15);
+    int raced = 0;
+    for (size_t i = 1; i < RACE_N; i++) {
+        const fdt_result *r = &seen.results[i];
+        assert_int_equal(r->status, FDT_OK);
+        raced += r->stats.samples == 5;
+    }
+    if (!raced)
+        fail_msg("none raced out: %s took %d samples, median %.4f ms beside zmarch's %.4f ms",
+                 names[1], seen.results[1].stats.samples, seen.results[1].stats.median_ms,
+                 seen.results[0].stats.median_ms);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -595,6 +659,7 @@ int main(void)
         cmocka_unit_test(test_bench_end_to_end),
         cmocka_unit_test(test_noisy_is_timed_again_then_refused),
         cmocka_unit_test(test_pipeline_times_each_variant_once),
+        cmocka_unit_test(test_slow_variants_are_raced_out),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
