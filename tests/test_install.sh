@@ -251,7 +251,7 @@ done
 export FDTUNE_SOCKET="$tmp/s.sock"
 FDTUNED=$R/bin/fdtuned
 FDTUNE=$R/bin/fdtune
-printf '[search]\nbudget = 6\n[tuning]\nsamples = 3\nmin_sample_ms = 0.1\n' >"$tmp/conf"
+printf '[search]\nbudget = 6\n[tuning]\nsamples = 3\nmin_sample_ms = 0.1\nmax_spread = 0\n' >"$tmp/conf"
 "$FDTUNED" --socket "$FDTUNE_SOCKET" --db "$tmp/store.db" --backend cpu --config "$tmp/conf" \
     2>"$tmp/fdtuned.log" &
 pid=$!

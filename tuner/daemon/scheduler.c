@@ -43,6 +43,8 @@ typedef struct lane {
     uint64_t chunk_sent_ms; /* when it was sent (uv_now), for the job's time spent */
     uint64_t wall_mark_ms;  /* the job's wall time is counted up to here (uv_now) */
     int64_t task;       /* the task id last sent; events of older tasks are ignored */
+    size_t readied, cached; /* this run of the job's variants made ready, and of those how
+                               many came from the code cache */
     int crashes;        /* worker deaths in a row without a result */
     int restarts;       /* worker deaths since the daemon started */
     char last_end[160];
@@ -123,17 +125,20 @@ static void save_job(lane *l)
     pause_on_store_fault(l->s, what);
 }
 
-/* A job done says what it found and what it cost; any other end, why. */
-static void log_end(const fdt_job *j, const char *error)
+/* A job done says what it found and what it cost (of the variants made ready since this
+ * daemon took the job up, how many the code cache held); any other end, why. */
+static void log_end(const lane *l, const char *error)
 {
+    const fdt_job *j = &l->job;
     if (j->state != FDT_JOB_DONE) {
         fdt_log("job %lld %s%s%s", (long long)j->id, fdt_job_state_name(j->state),
                 error ? ": " : "", error ? error : "");
         return;
     }
-    fdt_log("job %lld done: best %s %.1f GB/s; %d evaluations in %.1f s (%.1f/s), compile "
-            "%.1f s, GPU busy %.0f%%", (long long)j->id, j->best_variant, j->best_gbps, j->done,
-            j->wall_s, j->wall_s > 0 ? j->done / j->wall_s : 0, j->compile_s,
+    fdt_log("job %lld done: best %s %.1f GB/s; %d evaluations in %.1f s (%.1f/s); %zu of %zu "
+            "variants from the code cache, compile wall %.1f s; GPU busy %.0f%%",
+            (long long)j->id, j->best_variant, j->best_gbps, j->done, j->wall_s,
+            j->wall_s > 0 ? j->done / j->wall_s : 0, l->cached, l->readied, j->compile_s,
             j->wall_s > 0 ? 100 * j->gpu_s / j->wall_s : 0);
 }
 
@@ -145,7 +150,7 @@ static void finish_job(lane *l, fdt_job_state state, const char *error)
     l->job.finished = now_s();
     fdt_copy_text(l->job.error, sizeof l->job.error, error ? error : "");
     save_job(l);
-    log_end(&l->job, error);
+    log_end(l, error);
     l->has_job = 0;
     close_search(l);
     if (l->state == LANE_BUSY)
@@ -347,6 +352,7 @@ static void take_next_job(lane *l)
         return;
     }
     l->has_job = 1;
+    l->readied = l->cached = 0;
     l->wall_mark_ms = uv_now(d->loop);
     l->job.state = FDT_JOB_RUNNING;
     if (!l->job.started)
@@ -557,6 +563,8 @@ static void on_event(fdt_worker *w, json_t *ev, void *ctx)
         store_result(l, ev);
     } else if (strcmp(kind, "compiled") == 0) {
         l->job.compile_s += json_number_value(json_object_get(ev, "wall_ms")) / 1e3;
+        l->readied += (size_t)json_integer_value(json_object_get(ev, "count"));
+        l->cached += (size_t)json_integer_value(json_object_get(ev, "cached"));
     } else if (strcmp(kind, "done") == 0) {
         l->job.gpu_s += json_number_value(json_object_get(ev, "gpu_ms")) / 1e3;
         on_task_done(l, ev);
