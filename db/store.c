@@ -69,12 +69,21 @@ static const char *const statements[ST_COUNT] = {
         "fingerprint IN ('', ?2))) ORDER BY priority DESC, id LIMIT 1",
     [ST_JOBS] = SELECT_JOB "WHERE ?1 IS NULL OR state = ?1 ORDER BY id DESC LIMIT ?2",
     [ST_JOB_COUNTS] = "SELECT state, count(*) FROM jobs GROUP BY state",
+    /* Per batch: its jobs' counts and points, ended and running (with the share of their
+     * spaces measured and their wall time so far), and the sums that fit the done jobs'
+     * wall time to their points (fdt_batch_share). */
     [ST_BATCHES_ACTIVE] =
-        "SELECT batch, count(*), sum(state IN ('done', 'failed', 'cancelled')), "
-        "sum(state = 'running'), total(CASE WHEN state = 'running' AND total > 0 "
-        "THEN 1.0 * done / total END), min(CASE WHEN started > 0 THEN started END) "
-        "FROM jobs WHERE batch IN (SELECT batch FROM jobs WHERE batch > 0 AND state IN "
-        "('queued', 'running')) GROUP BY batch ORDER BY batch",
+        "SELECT batch, count(*), sum(ended), sum(running), total(running * part), "
+        "min(CASE WHEN started > 0 THEN started END), total(p), total(ended * p), "
+        "total(running * p), total(running * wall_s), total(fit), total(fit * p), "
+        "total(fit * wall_s), "
+        "total(fit * p * p), total(fit * p * wall_s) "
+        "FROM (SELECT batch, started, wall_s, 1.0 * nx * ny * nz AS p, "
+        "state IN ('done', 'failed', 'cancelled') AS ended, state = 'running' AS running, "
+        "CASE WHEN total > 0 THEN 1.0 * done / total ELSE 0 END AS part, "
+        "state = 'done' AND wall_s > 0 AS fit FROM jobs WHERE batch IN "
+        "(SELECT batch FROM jobs WHERE batch > 0 AND state IN ('queued', 'running'))) "
+        "GROUP BY batch ORDER BY batch",
     [ST_JOB_LEADERS] =
         "SELECT variant FROM results WHERE job_id = ? AND leader = 0 AND status = 'ok' "
         "AND median_ms IS NOT NULL ORDER BY median_ms, id LIMIT ?",

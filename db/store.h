@@ -150,7 +150,21 @@ typedef struct fdt_batch_progress {
     int jobs, ended, running;
     double running_part;      /* the running jobs' measured share of their spaces, summed */
     int64_t started;          /* when its first job started (unix seconds); 0: none yet */
+    double points, ended_points, running_points; /* grid points: all, ended, running */
+    double running_wall;      /* the running jobs' wall seconds so far, summed */
+    /* Over the jobs done, with p their points and w their wall seconds: count, sum p,
+     * sum w, sum p^2, sum p w (a least-squares fit of w = a + b p). */
+    double fit_n, fit_p, fit_w, fit_pp, fit_pw;
 } fdt_batch_progress;
+
+/* The share of the batch's work done, 0 to 1. Jobs cost what their done ones say: a fit of
+ * wall time to grid points (a fixed cost and one per point), so that a 1024^3 job weighs
+ * as much as it takes, not as a 64^3 one, and a running job has done its wall time so far
+ * of what it should cost (at most 95% of it: it is not over yet), since a guided search's
+ * share of its space says nothing of how near it is to its end. Until two done jobs of
+ * different sizes show a cost per point, each job weighs alike and a running one counts
+ * its share of its space. */
+double fdt_batch_share(const fdt_batch_progress *b);
 
 /* Every batch not finished, oldest first; *out is malloc'd. 0 or -1. */
 int fdt_store_batches_active(fdt_store *s, fdt_batch_progress **out, size_t *count);

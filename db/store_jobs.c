@@ -1,6 +1,7 @@
 /* store_jobs.c - the jobs table: the durable queue, its states and each job's progress. */
 #include "store_int.h"
 
+#include <math.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <string.h>
@@ -226,7 +227,33 @@ static int read_batch(fdt_store *s, sqlite3_stmt *st, void *out)
     b->running = (int)col_int(&r);
     b->running_part = col_real(&r);
     b->started = col_int(&r);
+    b->points = col_real(&r);
+    b->ended_points = col_real(&r);
+    b->running_points = col_real(&r);
+    b->running_wall = col_real(&r);
+    b->fit_n = col_real(&r);
+    b->fit_p = col_real(&r);
+    b->fit_w = col_real(&r);
+    b->fit_pp = col_real(&r);
+    b->fit_pw = col_real(&r);
     return 0;
+}
+
+double fdt_batch_share(const fdt_batch_progress *b)
+{
+    const double count_share = b->jobs > 0 ? (b->ended + b->running_part) / b->jobs : 0;
+    const double det = b->fit_n * b->fit_pp - b->fit_p * b->fit_p;
+    if (b->fit_n < 2 || det <= 0)
+        return count_share;
+    const double per_point = (b->fit_n * b->fit_pw - b->fit_p * b->fit_w) / det;
+    const double fixed = fmax(0, (b->fit_w - per_point * b->fit_p) / b->fit_n);
+    if (per_point <= 0)
+        return count_share;
+    const double all = fixed * b->jobs + per_point * b->points;
+    const double running = fixed * b->running + per_point * b->running_points;
+    const double done = fixed * b->ended + per_point * b->ended_points +
+                        fmin(0.95 * running, b->running_wall);
+    return all > 0 ? done / all : count_share;
 }
 
 int fdt_store_batches_active(fdt_store *s, fdt_batch_progress **out, size_t *count)

@@ -1220,6 +1220,31 @@ static void test_kernels_version(void **state)
     assert_string_not_equal(v, "cbf29ce484222325"); /* the hash of nothing */
 }
 
+/* A batch's share done weighs its jobs by what their done ones cost per grid point: two
+ * done jobs of 1e6 and 2e6 points took 3 s and 5 s (1 s + 2 us a point), so the two left,
+ * of 8e6 points each, are 34 of the 42 seconds the batch costs in all; a running one has
+ * done its wall time so far, at most 95% of its 17 s. One done job shows no cost per
+ * point: every job weighs alike. */
+static void test_batch_share_weighs_jobs_by_their_cost(void **state)
+{
+    (void)state;
+    fdt_batch_progress b = {.jobs = 4, .ended = 2, .points = 19e6, .ended_points = 3e6,
+                            .fit_n = 2, .fit_p = 3e6, .fit_w = 8, .fit_pp = 5e12,
+                            .fit_pw = 13e6};
+    assert_float_equal(fdt_batch_share(&b), 8.0 / 42.0, 1e-9);
+    b.running = 1;
+    b.running_part = 0.01; /* a guided search measures a sliver of its space */
+    b.running_points = 8e6;
+    b.running_wall = 8.5;
+    assert_float_equal(fdt_batch_share(&b), (8.0 + 8.5) / 42.0, 1e-9);
+    b.running_wall = 30; /* slower than its like: not done before it ends */
+    assert_float_equal(fdt_batch_share(&b), (8.0 + 0.95 * 17.0) / 42.0, 1e-9);
+    const fdt_batch_progress one = {.jobs = 4, .ended = 1, .points = 19e6, .ended_points = 1e6,
+                                    .fit_n = 1, .fit_p = 1e6, .fit_w = 3, .fit_pp = 1e12,
+                                    .fit_pw = 3e6};
+    assert_float_equal(fdt_batch_share(&one), 0.25, 1e-9);
+}
+
 int main(void)
 {
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -1248,6 +1273,7 @@ int main(void)
         TEST(test_strings_are_stored_verbatim),
         cmocka_unit_test(test_fingerprint),
         cmocka_unit_test(test_code_key),
+        cmocka_unit_test(test_batch_share_weighs_jobs_by_their_cost),
         cmocka_unit_test(test_kernels_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

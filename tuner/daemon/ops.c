@@ -642,8 +642,9 @@ static int op_batch(op_ctx *c)
 }
 
 /* Each unfinished batch: its jobs ended of all, and an ETA from the time since its first
- * job started and the share done (ended jobs, and the running ones' share of their spaces),
- * which holds however many devices run it. */
+ * job started and the share of its work done (fdt_batch_share: ended jobs, and the running
+ * ones' share of their spaces, weighed by what jobs of their size cost), which holds
+ * however many devices run it. */
 static json_t *batches_json(op_ctx *c)
 {
     fdt_batch_progress *rows = NULL;
@@ -654,7 +655,7 @@ static json_t *batches_json(op_ctx *c)
     const double now = (double)time(NULL);
     for (size_t i = 0; i < n; i++) {
         const fdt_batch_progress *b = &rows[i];
-        const double share = (b->ended + b->running_part) / b->jobs;
+        const double share = fdt_batch_share(b);
         json_t *o = json_pack("{s:I, s:i, s:i, s:i, s:f}", "batch", (json_int_t)b->batch,
                               "jobs", b->jobs, "ended", b->ended, "running", b->running,
                               "done_share", share);
