@@ -90,8 +90,8 @@ fdt_compile_pool *fdt_compile_start(const fdt_backend_ops *ops, fdt_compile_help
     atomic_init(&p->next, 0);
     if (threads <= 0)
         threads = (int)uv_available_parallelism();
-    for (; p->nthreads < threads && p->nthreads < FDT_COMPILE_THREADS_MAX && (size_t)p->nthreads < n;
-         p->nthreads++) {
+    const int most = threads < FDT_COMPILE_THREADS_MAX ? threads : FDT_COMPILE_THREADS_MAX;
+    for (; p->nthreads < most && (size_t)p->nthreads < n; p->nthreads++) {
         thread *t = &p->threads[p->nthreads];
         *t = (thread){.pool = p, .slot = p->nthreads};
         if (uv_thread_create(&t->tid, worker, t) != 0)
