@@ -2,7 +2,7 @@
  * as `--compile-helper cpu`, the real host compiler behind it): code comes back and runs,
  * a compile error comes back with the compiler's words, a helper killed from outside is
  * replaced without the variant being blamed, a helper that cannot be started leaves the
- * compile in this process, and helpers end when their set is freed. */
+ * compile in this process, and helpers end when their set is freed or their parent dies. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -7,6 +7,7 @@
 #include "engine/compile_helper.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
 #include <spawn.h>
@@ -301,6 +302,23 @@ static void watch_parent(void *arg)
     }
 }
 
+/* The channel, moved off stdin and stdout: whatever the compiler library or a compiler it
+ * starts prints lands on stderr (the worker's log), never inside an answer, and nothing it
+ * starts reads a request. NULL where a descriptor could not be had. */
+static FILE *take_channel(FILE **in)
+{
+    const int fd_in = dup(STDIN_FILENO), fd_out = dup(STDOUT_FILENO);
+    const int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd_in < 0 || fd_out < 0 || null < 0 || dup2(null, STDIN_FILENO) < 0 ||
+        dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+        return NULL;
+    close(null);
+    fcntl(fd_in, F_SETFD, FD_CLOEXEC);
+    fcntl(fd_out, F_SETFD, FD_CLOEXEC);
+    *in = fdopen(fd_in, "r");
+    return *in ? fdopen(fd_out, "w") : NULL;
+}
+
 int fdt_compile_helper_main(const char *backend)
 {
     uv_thread_t watcher;
@@ -315,13 +333,19 @@ int fdt_compile_helper_main(const char *backend)
         fprintf(stderr, "fdtune: %s needs a backend's name\n", FDT_COMPILE_HELPER_ARG);
         return 2;
     }
+    FILE *in = NULL, *out = take_channel(&in);
+    if (!out) {
+        fprintf(stderr, "fdtune: a compile helper cannot move its channel: %s\n",
+                strerror(errno));
+        return 1;
+    }
     char *line = NULL;
     size_t cap = 0;
     int code = 0;
-    while (code == 0 && getline(&line, &cap, stdin) > 0) {
+    while (code == 0 && getline(&line, &cap, in) > 0) {
         json_t *answer = serve(ops, line);
-        if (!answer || json_dumpf(answer, stdout, JSON_COMPACT) != 0 || putchar('\n') == EOF ||
-            fflush(stdout) != 0)
+        if (!answer || json_dumpf(answer, out, JSON_COMPACT) != 0 || fputc('\n', out) == EOF ||
+            fflush(out) != 0)
             code = 1;
         json_decref(answer);
     }
