@@ -1,0 +1,56 @@
+#!/bin/bash
+# bench/two_gpus.sh - issue 15 on a machine of two GPUs, over a STATIC=1 build (carry
+# build-static/): the 20 shapes of bench/shapes20.txt as one batch (double R=1, the default
+# strategy) through a fresh fdtuned and store, first on GPU 0 alone (CUDA_VISIBLE_DEVICES=0),
+# then on both; `fdtune status --json` every second during the second, for the two lanes
+# busy at once; then every shape queried on each GPU. Summary on stdout, everything in
+# $OUT/two_gpus.tgz.
+set -u
+OUT=${OUT:?}
+FDTUNE=build-static/fdtune
+DIR=/tmp/fdt-two
+export FDTUNE_SOCKET=$DIR/fdtuned.sock
+now() { date +%s.%N; }
+
+# one_batch NAME: a fresh fdtuned (with whatever GPUs the environment shows), the batch,
+# waited for while its status is sampled; the daemon is left running for queries.
+one_batch() {
+    local name=$1 t0 t1
+    rm -rf "$DIR" && mkdir -p "$DIR" "$OUT/$name"
+    setsid build-static/fdtuned --socket "$FDTUNE_SOCKET" --db "$DIR/store.db" --backend cuda \
+        2>"$OUT/$name/fdtuned.log" &
+    until "$FDTUNE" status >/dev/null 2>&1; do sleep 0.2; done
+    "$FDTUNE" devices >"$OUT/$name/devices.txt"
+    t0=$(now)
+    "$FDTUNE" batch bench/shapes20.txt >"$OUT/$name/batch.txt"
+    while :; do
+        "$FDTUNE" status --json >"$DIR/s" 2>/dev/null || break
+        echo "$(now) $(cat "$DIR/s")" >>"$OUT/$name/status.txt"
+        grep -q '"queued":0,"running":0' "$DIR/s" && break
+        sleep 1
+    done
+    t1=$(now)
+    "$FDTUNE" jobs --limit 100 >>"$OUT/$name/batch.txt"
+    "$FDTUNE" jobs --limit 100 --json >"$OUT/$name/jobs.json"
+    awk -v a="$t0" -v b="$t1" -v n="$name" 'BEGIN { printf "%s: batch wall %.1f s\n", n, b - a }' |
+        tee "$OUT/$name/wall.txt"
+}
+
+nvidia-smi -L | tee "$OUT/gpus.txt"
+CUDA_VISIBLE_DEVICES=0 one_batch one_gpu
+"$FDTUNE" shutdown >/dev/null; sleep 1
+one_batch two_gpus
+echo "status samples with both lanes busy: $(grep -c '"state":"busy".*"state":"busy"' "$OUT/two_gpus/status.txt")" |
+    tee -a "$OUT/two_gpus/wall.txt"
+exact=0
+while read -r nx ny nz; do
+    for d in 0 1; do
+        "$FDTUNE" query "$nx" "$ny" "$nz" --device $d --json | grep -q '"match":"exact"' &&
+            exact=$((exact + 1))
+    done
+done <bench/shapes20.txt
+echo "exact answers: $exact of 40 (20 shapes on each GPU)" | tee -a "$OUT/two_gpus/wall.txt"
+grep -c "running on device 0" "$OUT/two_gpus/fdtuned.log" | sed 's/^/jobs on device 0: /'
+grep -c "running on device 1" "$OUT/two_gpus/fdtuned.log" | sed 's/^/jobs on device 1: /'
+"$FDTUNE" shutdown >/dev/null
+cd "$OUT" && tar czf two_gpus.tgz gpus.txt one_gpu two_gpus && rm -rf one_gpu two_gpus
