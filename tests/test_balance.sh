@@ -98,7 +98,7 @@ fi
 stop_daemon
 
 # --- the worker's balance task ---------------------------------------------------------------
-timing='"timing":{"samples":2,"min_sample_ms":0.1,"timeout_ms":60000}'
+timing='"timing":{"samples":2,"min_sample_ms":0.1,"timeout_ms":60000,"max_spread":0}'
 printf '{"op":"balance","task":4,%s}\n{"op":"balance","task":5}\n{"op":"balance"}\n' "$timing" |
     "$WORKER" --backend cpu --device 0 --tasks-fd 3 --events-fd 4 3<&0 4>"$dir/worker" 2>"$dir/worker.err"
 if grep -q '"ev":"begin","task":4,"variant":"balance"' "$dir/worker" &&
