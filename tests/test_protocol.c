@@ -576,7 +576,15 @@ static void test_batch_is_all_or_nothing_on_a_full_disk(void **state)
 /* 10,000 shapes queue in one commit with an indexed duplicate check, so the daemon answers
  * a query sent right behind them within a second (it took 8 s, and 21 s for a second such
  * batch, when each job was its own commit and its duplicate check scanned every queued
- * job). bench/query_bench.sh measures the latency of queries during such a batch. */
+ * job). bench/query_bench.sh measures the latency of queries during such a batch. Under
+ * AddressSanitizer the handler runs slower (1.26 s once on a 2-core host): 3 s there still
+ * tells the indexed batch from the old one. */
+#ifdef __SANITIZE_ADDRESS__
+#define BEHIND_BATCH_S 3.0
+#else
+#define BEHIND_BATCH_S 1.0
+#endif
+
 static void test_queries_answered_behind_a_big_batch(void **state)
 {
     (void)state;
@@ -593,7 +601,7 @@ static void test_queries_answered_behind_a_big_batch(void **state)
                         "\"ok\":true");
         clock_gettime(CLOCK_MONOTONIC, &t1);
         const double seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-        if (seconds > 1.0)
+        if (seconds > BEHIND_BATCH_S)
             fail_msg("a query behind a 10,000-shape batch took %.2f s", seconds);
         assert_contains(read_line(batcher), "\"count\":10000");
     } /* the second round asks for the same shapes: every one a duplicate of a queued job */
