@@ -278,6 +278,7 @@ static const bad bad_values[] = {
     {"daemon", "backend", "gpu", "auto, hip, cuda or cpu"},
     {"daemon", "backend", "CUDA", "auto, hip, cuda or cpu"},
     {"search", "strategy", "annealing", "exhaustive, random or guided"},
+    {"worker", "compile_in", "process", "auto, processes or threads"},
     {"search", "patience", "-1", "a whole number from 0 to 100000000"},
     {"search", "budget_s", "1e9", "a number from 0 to 31536000"},
     {"worker", "test_families", "maybe", "true or false"},

@@ -141,6 +141,13 @@ else
     not_ok "tune --wait into a pipe prints a line at least every 10 s (longest gap ${gaps} s of ${span} s, $repeats without a new tenth; 12 s and one such line needed to show it)" "$dir/wait"
 fi
 
+"$BUILD/fdtune-worker" --compile-in process --backend cpu >"$dir/bad" 2>&1
+if [ $? -eq 2 ] && grep -q "compile-in must be auto, processes or threads, not 'process'" "$dir/bad"; then
+    ok "the worker refuses a --compile-in it does not know, naming the choices"
+else
+    not_ok "the worker refuses a --compile-in it does not know, naming the choices" "$dir/bad"
+fi
+
 if stop_daemon; then ok "fdtuned stops cleanly"; else not_ok "fdtuned stops cleanly" "$LOG"; fi
 echo "# test_devices: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -748,7 +748,7 @@ static FILE *open_events(int fd)
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], FDT_COMPILE_HELPER_ARG) == 0)
-        return fdt_compile_helper_main(argv[2]); /* its stdout is its channel */
+        return fdt_compile_helper_main(argv[2]); /* compiles for a worker: compile_helper.h */
     /* First, before a backend loads a vendor library: whatever prints on stdout lands
      * beside the worker's stderr, in the daemon's log. Should it fail (no stderr), stdout
      * stays as given, which is still not the channel. */
