@@ -7,6 +7,7 @@
 
 #include "cmd_daemon.h"
 #include "commands.h"
+#include "progress.h"
 
 static const struct option plain_options[] = {
     FDT_DAEMON_OPTIONS,
@@ -80,14 +81,11 @@ static void print_uptime(long long s)
 static void print_eta(const json_t *o)
 {
     const json_t *eta = json_object_get(o, "eta_s");
+    char text[48];
     if (!json_is_number(eta))
         return;
-    const long long s = (long long)(json_number_value(eta) + 0.5);
-    printf(", ETA ");
-    if (s >= 3600)
-        printf("%lldh%02lldm", s / 3600, s / 60 % 60);
-    else
-        printf("%lldm%02llds", s / 60, s % 60);
+    fdt_progress_format_seconds(json_number_value(eta), text, sizeof text);
+    printf(", ETA %s", text);
 }
 
 static void print_workers(const json_t *workers)

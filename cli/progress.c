@@ -36,8 +36,7 @@ double fdt_progress_elapsed(const fdt_progress *p)
     return (double)(now_ns() - p->start_ns) / 1e9;
 }
 
-/* Seconds as "42s", "3m07s" or "2h05m". */
-static void format_seconds(double s, char *out, size_t len)
+void fdt_progress_format_seconds(double s, char *out, size_t len)
 {
     const long t = s > 0 ? (long)(s + 0.5) : 0;
     if (t < 60)
@@ -52,9 +51,9 @@ void fdt_progress_show(fdt_progress *p, double frac, double eta_s, const char *t
 {
     char bar[21], spent[48], left[48] = "?";
     const uint64_t now = now_ns();
-    format_seconds((double)(now - p->start_ns) / 1e9, spent, sizeof spent);
+    fdt_progress_format_seconds((double)(now - p->start_ns) / 1e9, spent, sizeof spent);
     if (eta_s >= 0)
-        format_seconds(eta_s, left, sizeof left);
+        fdt_progress_format_seconds(eta_s, left, sizeof left);
     frac = frac < 0 ? 0 : frac > 1 ? 1 : frac;
     for (int i = 0; i < 20; i++)
         bar[i] = i < (int)(frac * 20) ? '#' : '.';

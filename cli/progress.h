@@ -5,6 +5,7 @@
 #ifndef FDT_PROGRESS_H
 #define FDT_PROGRESS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct fdt_progress {
@@ -20,6 +21,8 @@ double fdt_progress_elapsed(const fdt_progress *p);
 /* frac: the share done (0 to 1); eta_s: seconds left, or -1 when unknown; text: what is
  * being done, e.g. "512/2052 variants  best NAME 2930.0 GB/s". */
 void fdt_progress_show(fdt_progress *p, double frac, double eta_s, const char *text);
+/* Seconds as "42s", "3m07s" or "2h05m". */
+void fdt_progress_format_seconds(double s, char *out, size_t len);
 /* Ends the bar's line on a terminal. */
 void fdt_progress_end(const fdt_progress *p);
 
