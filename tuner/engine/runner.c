@@ -161,19 +161,24 @@ static fdt_status launch_enqueue(void *ctx, fdt_error *err)
     return c->r->ops->launch(c->r->backend, c->k, c->grid, c->block, c->args, err);
 }
 
-/* One launch, waited for (a hang becomes FDT_TIMEOUT); its time counts as GPU time and goes
- * to *ms. */
+/* Ends a timed region begun with timer_start, waiting for it (a hang becomes FDT_TIMEOUT);
+ * its time counts as the job's GPU time and goes to *ms. */
+static fdt_status wait_counted(fdt_runner *r, double *ms, fdt_error *err)
+{
+    const fdt_status s = r->ops->timer_stop(r->backend, r->timing.timeout_ms, ms, err);
+    if (s == FDT_OK)
+        r->gpu_ms += *ms;
+    return s;
+}
+
+/* One launch, waited for and counted (wait_counted). */
 static fdt_status launch_and_wait(fdt_runner *r, fdt_kernel *k, fdt_dim3 grid, fdt_dim3 block,
                                   void **args, double *ms, fdt_error *err)
 {
     fdt_status s = r->ops->timer_start(r->backend, err);
     if (s == FDT_OK)
         s = r->ops->launch(r->backend, k, grid, block, args, err);
-    if (s == FDT_OK)
-        s = r->ops->timer_stop(r->backend, r->timing.timeout_ms, ms, err);
-    if (s == FDT_OK)
-        r->gpu_ms += *ms;
-    return s;
+    return s == FDT_OK ? wait_counted(r, ms, err) : s;
 }
 
 /* Poison f, run once, wait; *ms: how long the launch took. The poisoning is device work
@@ -193,12 +198,8 @@ static fdt_status run_once(fdt_runner *r, fdt_kernel *k, const fdt_variant *v, d
     if (s == FDT_OK)
         s = o->launch(r->backend, k, c.grid, c.block, c.args, err);
     if (s == FDT_OK)
-        s = o->timer_stop(r->backend, r->timing.timeout_ms, &total, err);
-    if (s == FDT_OK)
-        s = o->timer_split(r->backend, 1, ms, err);
-    if (s == FDT_OK)
-        r->gpu_ms += total;
-    return s;
+        s = wait_counted(r, &total, err);
+    return s == FDT_OK ? o->timer_split(r->backend, 1, ms, err) : s;
 }
 
 /* fdt_compare_fold's threads: as many partials as the host then reads. */
@@ -226,12 +227,10 @@ static fdt_status device_verdict(fdt_runner *r, fdt_verdict *v, fdt_error *err)
     if (s == FDT_OK)
         s = r->ops->launch(r->backend, r->compare, one, fold_block, fold_args, err);
     if (s == FDT_OK)
-        s = r->ops->timer_stop(r->backend, r->timing.timeout_ms, &ms, err);
-    if (s == FDT_OK) {
-        r->gpu_ms += ms;
+        s = wait_counted(r, &ms, err);
+    if (s == FDT_OK)
         s = r->ops->download(r->backend, r->partial_host, r->partial,
                              folded * 3 * sizeof(double), err);
-    }
     if (s != FDT_OK)
         return s;
     double max_err = 0, max_ref = 0, bad = 0;
