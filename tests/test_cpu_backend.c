@@ -643,6 +643,43 @@ static void test_slow_variants_are_raced_out(void **state)
                  seen.results[0].stats.median_ms);
 }
 
+/* A job times its first pass hot and its leaders in mode auto, back and forth: the runner
+ * changes mode in place, keeping its reference (seconds of host work at 1024^3 each time it
+ * is built), and a mode the device lacks is refused with the runner left as it was. A new
+ * grid does build a new one. */
+static void test_cache_mode_switch_keeps_the_reference(void **state)
+{
+    (void)state;
+    fdt_session s;
+    fdt_error err = {0};
+    fdt_problem p = {.nx = 19, .ny = 14, .nz = 12, .radius = 1, .precision = FDT_DOUBLE};
+    if (fdt_session_open(&s, "cpu", 0, 1, &err) != FDT_OK ||
+        fdt_session_prepare(&s, &p, &quick, 3, &err) != FDT_OK)
+        fail_msg("session: %s", err.msg);
+    p.cache = FDT_CACHE_AUTO;
+    assert_int_equal(fdt_session_prepare(&s, &p, &quick, 3, &err), FDT_OK);
+    assert_int_equal(s.runner.problem.cache, FDT_CACHE_AUTO);
+    p.cache = FDT_CACHE_PERSIST; /* the cpu backend has no L2 eviction priorities */
+    assert_int_equal(fdt_session_prepare(&s, &p, &quick, 3, &err), FDT_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "persist"));
+    assert_int_equal(s.runner.problem.cache, FDT_CACHE_AUTO);
+    p.cache = FDT_CACHE_HOT;
+    assert_int_equal(fdt_session_prepare(&s, &p, &quick, 3, &err), FDT_OK);
+    assert_int_equal(s.references, 1);
+
+    race_seen seen = {0};
+    fdt_variant v = fdt_variant_kernel1();
+    const fdt_session_hooks h = {.ctx = &seen, .result = race_result};
+    assert_int_equal(fdt_session_measure(&s, &v, 1, &h, &err), FDT_OK);
+    assert_int_equal(seen.n, 1);
+    assert_int_equal(seen.results[0].status, FDT_OK);
+
+    p.nz++;
+    assert_int_equal(fdt_session_prepare(&s, &p, &quick, 3, &err), FDT_OK);
+    assert_int_equal(s.references, 2);
+    fdt_session_close(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -660,6 +697,7 @@ int main(void)
         cmocka_unit_test(test_noisy_is_timed_again_then_refused),
         cmocka_unit_test(test_pipeline_times_each_variant_once),
         cmocka_unit_test(test_slow_variants_are_raced_out),
+        cmocka_unit_test(test_cache_mode_switch_keeps_the_reference),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -389,37 +389,52 @@ fdt_status fdt_runner_set_persist(fdt_runner *r, int on, fdt_error *err)
     return s;
 }
 
-/* Mode persist puts f's row edges in the persist state before anything is timed, so that
- * kernel 1, the copy and every variant are measured alike in it; mode auto opens hot and
- * switches between the two (fdt_runner_set_persist). fdt_runner_close releases them. */
-static fdt_status persist_open(fdt_runner *r, fdt_error *err)
-{
-    fdt_status s = compile_and_load(r, fdt_persist_source(), "fdt_persist_edges",
-                                    &helper_variant, &r->persist, err);
-    if (s == FDT_OK && r->problem.cache == FDT_CACHE_PERSIST)
-        s = fdt_runner_set_persist(r, 1, err);
-    return s;
-}
-
 static int needs_persist_kernel(const fdt_runner *r)
 {
     const fdt_cache_mode c = r->problem.cache;
     return c == FDT_CACHE_PERSIST || (c == FDT_CACHE_AUTO && r->ops->info(r->backend)->l2_persist);
 }
 
-/* Hot and auto always; persist where the device has L2 eviction priorities; cold not yet.
- * Checked before anything is allocated. */
-static fdt_status check_cache_mode(fdt_runner *r, fdt_error *err)
+/* Hot and auto always; persist where the device has L2 eviction priorities; cold not yet. */
+static fdt_status check_cache_mode(const fdt_runner *r, fdt_cache_mode cache, fdt_error *err)
 {
     const fdt_device_info *dev = r->ops->info(r->backend);
-    if (r->problem.cache == FDT_CACHE_COLD)
+    if (cache == FDT_CACHE_COLD)
         return fdt_fail(err, FDT_UNSUPPORTED, "cold-cache measurement is not built yet; cache "
                         "modes hot and persist are");
-    if (r->problem.cache == FDT_CACHE_PERSIST && !dev->l2_persist)
+    if (cache == FDT_CACHE_PERSIST && !dev->l2_persist)
         return fdt_fail(err, FDT_UNSUPPORTED, "cache mode persist needs L2 eviction priorities "
                         "(NVIDIA sm_80 or later); %s (%s, %s backend) has none", dev->name,
                         dev->arch, dev->backend);
     return FDT_OK;
+}
+
+/* Mode persist puts f's row edges in the persist state before anything is timed, so that
+ * kernel 1, the copy and every variant are measured alike in it; modes hot and auto leave
+ * them released (auto then switches between the two, fdt_runner_set_persist). The persist
+ * kernel is loaded the first time a mode needs it; fdt_runner_close releases the edges. */
+static fdt_status apply_cache_mode(fdt_runner *r, fdt_error *err)
+{
+    fdt_status s = FDT_OK;
+    if (!r->persist && needs_persist_kernel(r))
+        s = compile_and_load(r, fdt_persist_source(), "fdt_persist_edges", &helper_variant,
+                             &r->persist, err);
+    if (s == FDT_OK && r->persist)
+        s = fdt_runner_set_persist(r, r->problem.cache == FDT_CACHE_PERSIST, err);
+    return s;
+}
+
+fdt_status fdt_runner_set_cache(fdt_runner *r, fdt_cache_mode cache, fdt_error *err)
+{
+    fdt_status s = check_cache_mode(r, cache, err);
+    if (s != FDT_OK)
+        return s;
+    const fdt_cache_mode was = r->problem.cache;
+    r->problem.cache = cache;
+    s = apply_cache_mode(r, err);
+    if (s != FDT_OK)
+        r->problem.cache = was;
+    return s;
 }
 
 fdt_status fdt_runner_open(fdt_runner *r, const fdt_backend_ops *ops, fdt_backend *b,
@@ -442,14 +457,14 @@ fdt_status fdt_runner_open(fdt_runner *r, const fdt_backend_ops *ops, fdt_backen
     r->compare_grid = (fdt_dim3){blocks < 1024 ? (unsigned)blocks : 1024, 1, 1};
     r->partial_count = (size_t)r->compare_grid.x * 256;
 
-    fdt_status s = check_cache_mode(r, err);
+    fdt_status s = check_cache_mode(r, p->cache, err);
     if (s == FDT_OK)
         s = alloc_buffers(r, err);
     if (s == FDT_OK)
         s = compile_and_load(r, fdt_compare_source(), "fdt_compare", &helper_variant,
                              &r->compare, err);
-    if (s == FDT_OK && needs_persist_kernel(r))
-        s = persist_open(r, err);
+    if (s == FDT_OK)
+        s = apply_cache_mode(r, err);
     if (s == FDT_OK)
         s = check_reference(r, seed, err);
     if (s != FDT_OK)

@@ -64,6 +64,12 @@ fdt_status fdt_runner_time_copy_kernel(fdt_runner *r, fdt_kernel *k, fdt_dim3 gr
  * has no persist (the runner then has no persist kernel). */
 fdt_status fdt_runner_set_persist(fdt_runner *r, int on, fdt_error *err);
 
+/* Switches an open runner to another cache mode, keeping its buffers and reference (they do
+ * not depend on it): a job times its first pass hot and its leaders in mode auto, and a new
+ * reference at 1024^3 costs seconds of host work each time. On failure the mode is as it
+ * was. */
+fdt_status fdt_runner_set_cache(fdt_runner *r, fdt_cache_mode cache, fdt_error *err);
+
 /* Host reference: the Laplacian of u in double precision at interior points. */
 void fdt_host_laplacian(const fdt_problem *p, const void *u, double cx, double cy, double cz,
                         double *out);

@@ -59,10 +59,12 @@ static int same_timing(const fdt_timing *a, const fdt_timing *b)
            a->timeout_ms == b->timeout_ms;
 }
 
-static int same_problem(const fdt_problem *a, const fdt_problem *b)
+/* Whether a and b share their grid and data; the cache mode aside, which an open runner
+ * changes in place. */
+static int same_data(const fdt_problem *a, const fdt_problem *b)
 {
     return a->nx == b->nx && a->ny == b->ny && a->nz == b->nz && a->radius == b->radius &&
-           a->precision == b->precision && a->cache == b->cache;
+           a->precision == b->precision;
 }
 
 static fdt_status refuse_if_lost(const fdt_session *s, fdt_error *err)
@@ -78,9 +80,11 @@ fdt_status fdt_session_prepare(fdt_session *s, const fdt_problem *p, const fdt_t
     fdt_status st = refuse_if_lost(s, err);
     if (st != FDT_OK)
         return st;
-    if (s->prepared && same_problem(&s->runner.problem, p) &&
+    if (s->prepared && same_data(&s->runner.problem, p) &&
         same_timing(&s->runner.timing, timing) && s->seed == seed)
-        return FDT_OK;
+        return s->runner.problem.cache == p->cache
+                   ? FDT_OK
+                   : fdt_runner_set_cache(&s->runner, p->cache, err);
     unprepare(s);
     const char *why = fdt_problem_check(p);
     if (why)
@@ -89,6 +93,7 @@ fdt_status fdt_session_prepare(fdt_session *s, const fdt_problem *p, const fdt_t
     if (st != FDT_OK)
         return st;
     s->prepared = 1;
+    s->references++;
     s->seed = seed;
     s->bytes = fdt_effective_bytes(p);
     return FDT_OK;

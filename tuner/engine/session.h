@@ -41,6 +41,7 @@ typedef struct fdt_session {
     int interior_copy;        /* time the interior copy beside the device copy (leaders) */
     fdt_runner runner;        /* open while prepared */
     int prepared;
+    unsigned references;      /* runners opened: each a host reference, seconds at 1024^3 */
     unsigned seed;
     double bytes;             /* the figure of merit's bytes of the prepared problem */
     double fastest_ms;        /* the fastest first-pass median of the prepared problem so far
