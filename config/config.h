@@ -31,7 +31,7 @@ typedef struct fdt_config {
     int heartbeat_timeout_ms;
     int variant_deadline_ms;
     int worker_nice;
-    int compile_threads;      /* 0: one per CPU */
+    int compile_threads;      /* 0: the worker's share of the CPUs */
     char compile_in[16];      /* auto processes threads: where those threads compile */
     int max_restarts;         /* crashes in a row without progress before a job fails */
     int test_families;        /* offer the test-only families (fault, spin, broken) */

@@ -6,8 +6,9 @@
 # every job ends done, and each shape is then answered exact from either device. Then
 # `tune --wait` into a pipe prints a progress line at least every 10 s, and its job id
 # before any of them. The workers compile in helper processes (compile_in = processes), as
-# they do with NVRTC, and the daemon logs each job's end with its winner and its cost. No
-# bound on a measurement's spread (max_spread = 0): a loaded test host must not fail jobs.
+# they do with NVRTC, each worker on half of the host's cores, and the daemon logs each
+# job's end with its winner and its cost. No bound on a measurement's spread
+# (max_spread = 0): a loaded test host must not fail jobs.
 # Usage: BUILD=build sh tests/test_devices.sh
 set -u
 BUILD=${BUILD:-build}
@@ -99,6 +100,13 @@ if [ $helpers = 1 ] && ! grep -q "compile helper" "$LOG"; then
     ok "the workers compile in helper processes, every one started"
 else
     not_ok "the workers compile in helper processes, every one started (seen: $helpers)" "$LOG"
+fi
+share=$(($(getconf _NPROCESSORS_ONLN) / 2))
+[ "$share" -ge 1 ] || share=1
+if [ "$(grep -c "worker [01]: log: $share compile threads in helper processes, host work on $share threads (2 workers share the host)" "$LOG")" -ge 2 ]; then
+    ok "each worker takes half of the host's cores ($share) for compiles and host work"
+else
+    not_ok "each worker takes half of the host's cores ($share) for compiles and host work" "$LOG"
 fi
 if grep -q "running on device 0" "$LOG" && grep -q "running on device 1" "$LOG"; then
     ok "jobs ran on both devices"

@@ -276,6 +276,7 @@ static void build_args(fdt_daemon *d, int device, char store[][32], char **argv)
     snprintf(store[2], 32, "%d", c->worker_nice);
     snprintf(store[3], 32, "%d", c->compile_threads);
     snprintf(store[4], 32, "%d", c->cpu_devices);
+    snprintf(store[5], 32, "%zu", d->ndevices);
     argv[n++] = "--backend";
     argv[n++] = d->backend;
     argv[n++] = "--device";
@@ -290,6 +291,8 @@ static void build_args(fdt_daemon *d, int device, char store[][32], char **argv)
     argv[n++] = (char *)c->compile_in;
     argv[n++] = "--cpu-devices";
     argv[n++] = store[4];
+    argv[n++] = "--share";
+    argv[n++] = store[5];
     argv[n++] = "--db";
     argv[n++] = (char *)c->db;
     if (c->test_families)
@@ -361,7 +364,7 @@ fdt_worker *fdt_worker_start(fdt_daemon *d, int device, const fdt_worker_handler
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    char path[FDT_PATH_MAX], store[5][32];
+    char path[FDT_PATH_MAX], store[6][32];
     char *argv[32];
     worker_path(d, path, sizeof path);
     argv[0] = path;

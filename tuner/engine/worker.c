@@ -49,7 +49,8 @@ static const char usage[] =
     "usage: fdtune-worker --probe --backend B --events-fd FD\n"
     "       fdtune-worker --backend B --device N --tasks-fd FD --events-fd FD [--db PATH]\n"
     "                     [--heartbeat-ms MS] [--compile-threads N] [--nice N]\n"
-    "                     [--compile-in auto|processes|threads] [--test-families]\n"
+    "                     [--compile-in auto|processes|threads] [--share N]\n"
+    "                     [--test-families]\n"
     "       fdtune-worker " FDT_COMPILE_HELPER_ARG " B (compiles for another worker)\n"
     "Both: [--cpu-devices N] (the cpu backend presents N devices of one kind)\n"
     "The protocol's fds are 3 or above: stdin, stdout and stderr are never its channel.";
@@ -62,6 +63,7 @@ typedef struct options {
     int compile_threads;
     const char *compile_in; /* auto, processes or threads (compile_helper.h) */
     int cpu_devices;
+    int share; /* workers sharing the host's cores, this one included */
     int nice;
     int has_nice;
     int test_families;
@@ -621,6 +623,10 @@ static int run_worker(worker *w)
     fdt_compile_mode_parse(w->opt.compile_in, &mode);
     if (fdt_compile_in_processes(mode, w->session.ops))
         fdt_session_compile_in_helpers(&w->session, "/proc/self/exe");
+    emit_message("log", "%d compile threads%s, host work on %d threads (%d workers share "
+                 "the host)", w->session.compile_threads,
+                 w->session.helpers ? " in helper processes" : "", omp_get_max_threads(),
+                 w->opt.share);
     /* Every job's leaders round times the interior copy beside the device copy, as fdtune
      * bench does: the second ceiling, which pays for f's partly written row ends as a
      * stencil does. Measure tasks time no ceiling, so they are unaffected. */
@@ -646,10 +652,18 @@ static int run_worker(worker *w)
     return code;
 }
 
-static int cores_per_device(int devices)
+/* A worker beside others on one host takes its share of the cores: for its host work
+ * (OpenMP: the reference, the cpu backend's kernels) and, unless told, its compile threads.
+ * Two workers using every core each made each other's compiles several times slower on a
+ * host of two H100s (bench/results/h100/issue15). */
+static void take_share(options *o)
 {
-    const int share = (int)sysconf(_SC_NPROCESSORS_ONLN) / devices;
-    return share > 0 ? share : 1;
+    if (o->share <= 1)
+        return;
+    const int cores = (int)sysconf(_SC_NPROCESSORS_ONLN) / o->share;
+    omp_set_num_threads(cores > 0 ? cores : 1);
+    if (o->compile_threads == 0)
+        o->compile_threads = cores > 0 ? cores : 1;
 }
 
 static int parse_int(const char *text, int lo, int hi, int *out)
@@ -674,6 +688,8 @@ static int *number_option(options *o, const char *name, int *lo, int *hi)
         return *lo = 0, *hi = 256, &o->compile_threads;
     if (strcmp(name, "--cpu-devices") == 0)
         return *lo = 1, *hi = 64, &o->cpu_devices;
+    if (strcmp(name, "--share") == 0)
+        return *lo = 1, *hi = 1024, &o->share;
     if (strcmp(name, "--nice") == 0)
         return o->has_nice = 1, *lo = -20, *hi = 19, &o->nice;
     if (strcmp(name, "--tasks-fd") == 0)
@@ -687,7 +703,7 @@ static int *number_option(options *o, const char *name, int *lo, int *hi)
 static int parse_options(int argc, char **argv, options *o, char *why, size_t len)
 {
     *o = (options){.backend = "auto", .device = -1, .heartbeat_ms = 1000, .cpu_devices = 1,
-                   .compile_in = "auto", .tasks_fd = -1, .events_fd = -1};
+                   .share = 1, .compile_in = "auto", .tasks_fd = -1, .events_fd = -1};
     for (int i = 1; i < argc; i++) {
         const char *name = argv[i];
         if (strcmp(name, "--probe") == 0) {
@@ -765,8 +781,7 @@ int main(int argc, char **argv)
         code = 1;
     else {
         fdt_cpu_set_devices(w.opt.cpu_devices);
-        if (w.opt.cpu_devices > 1) /* one worker per cpu device: its kernels, its cores */
-            omp_set_num_threads(cores_per_device(w.opt.cpu_devices));
+        take_share(&w.opt);
         code = w.opt.probe ? probe(w.opt.backend) : run_worker(&w);
     }
     uv_mutex_destroy(&out_lock);
