@@ -4,7 +4,7 @@
 # strategy) through a fresh fdtuned and store, first on GPU 0 alone (CUDA_VISIBLE_DEVICES=0),
 # then on both; `fdtune status --json` every second during the second, for the two lanes
 # busy at once; then every shape queried on each GPU. Summary on stdout, everything in
-# $OUT/two_gpus.tgz.
+# $OUT/two_gpus.tgz, the jobs side by side in $OUT/per_job.txt (bench/per_job.py).
 set -u
 OUT=${OUT:?}
 FDTUNE=build-static/fdtune
@@ -37,6 +37,11 @@ one_batch() {
 }
 
 nvidia-smi -L | tee "$OUT/gpus.txt"
+# The first NVRTC compiles after a machine starts are slow (bench/results/README.md, issue
+# 14): paid here, on both GPUs, so that neither timed batch pays it.
+for d in 0 1; do
+    CUDA_VISIBLE_DEVICES=$d "$FDTUNE" bench 128 128 128 --subset 64 --leaders 0 >/dev/null 2>&1
+done
 CUDA_VISIBLE_DEVICES=0 one_batch one_gpu
 "$FDTUNE" shutdown >/dev/null; sleep 1
 one_batch two_gpus
@@ -53,4 +58,5 @@ echo "exact answers: $exact of 40 (20 shapes on each GPU)" | tee -a "$OUT/two_gp
 grep -c "running on device 0" "$OUT/two_gpus/fdtuned.log" | sed 's/^/jobs on device 0: /'
 grep -c "running on device 1" "$OUT/two_gpus/fdtuned.log" | sed 's/^/jobs on device 1: /'
 "$FDTUNE" shutdown >/dev/null
+python3 bench/per_job.py "$OUT/one_gpu/jobs.json" "$OUT/two_gpus/jobs.json" | tee "$OUT/per_job.txt"
 cd "$OUT" && tar czf two_gpus.tgz gpus.txt one_gpu two_gpus && rm -rf one_gpu two_gpus
