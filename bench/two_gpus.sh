@@ -12,12 +12,15 @@ DIR=/tmp/fdt-two
 export FDTUNE_SOCKET=$DIR/fdtuned.sock
 now() { date +%s.%N; }
 
-# one_batch NAME: a fresh fdtuned (with whatever GPUs the environment shows), the batch,
-# waited for while its status is sampled; the daemon is left running for queries.
+# one_batch NAME [CONFIG]: a fresh fdtuned (with whatever GPUs the environment shows, and
+# the config file's text CONFIG), the batch, waited for while its status is sampled; the
+# daemon is left running for queries.
 one_batch() {
     local name=$1 t0 t1
     rm -rf "$DIR" && mkdir -p "$DIR" "$OUT/$name"
-    setsid build-static/fdtuned --socket "$FDTUNE_SOCKET" --db "$DIR/store.db" --backend cuda \
+    printf '%b' "${2:-}" >"$DIR/conf"
+    setsid build-static/fdtuned --config "$DIR/conf" --socket "$FDTUNE_SOCKET" \
+        --db "$DIR/store.db" --backend cuda \
         2>"$OUT/$name/fdtuned.log" &
     until "$FDTUNE" status >/dev/null 2>&1; do sleep 0.2; done
     "$FDTUNE" devices >"$OUT/$name/devices.txt"
@@ -58,5 +61,13 @@ echo "exact answers: $exact of 40 (20 shapes on each GPU)" | tee -a "$OUT/two_gp
 grep -c "running on device 0" "$OUT/two_gpus/fdtuned.log" | sed 's/^/jobs on device 0: /'
 grep -c "running on device 1" "$OUT/two_gpus/fdtuned.log" | sed 's/^/jobs on device 1: /'
 "$FDTUNE" shutdown >/dev/null
+# ONE_GPU_CONFIG: the one-GPU batch once more, in that config (e.g. fewer compile threads).
+if [ -n "${ONE_GPU_CONFIG:-}" ]; then
+    sleep 1
+    CUDA_VISIBLE_DEVICES=0 one_batch one_gpu_config "$ONE_GPU_CONFIG"
+    "$FDTUNE" shutdown >/dev/null
+    python3 bench/per_job.py "$OUT/one_gpu_config/jobs.json" "$OUT/two_gpus/jobs.json" \
+        >"$OUT/per_job_config.txt"
+fi
 python3 bench/per_job.py "$OUT/one_gpu/jobs.json" "$OUT/two_gpus/jobs.json" | tee "$OUT/per_job.txt"
-cd "$OUT" && tar czf two_gpus.tgz gpus.txt one_gpu two_gpus && rm -rf one_gpu two_gpus
+cd "$OUT" && tar czf two_gpus.tgz gpus.txt one_gpu* two_gpus && rm -rf one_gpu* two_gpus

@@ -103,7 +103,7 @@ else
 fi
 share=$(($(getconf _NPROCESSORS_ONLN) / 2))
 [ "$share" -ge 1 ] || share=1
-if [ "$(grep -c "worker [01]: log: $share compile threads in helper processes, host work on $share threads (2 workers share the host)" "$LOG")" -ge 2 ]; then
+if [ "$(grep -c "worker [01]: log: $share compile threads in helper processes, host work on $share threads (1/2 of the host's cores)" "$LOG")" -ge 2 ]; then
     ok "each worker takes half of the host's cores ($share) for compiles and host work"
 else
     not_ok "each worker takes half of the host's cores ($share) for compiles and host work" "$LOG"

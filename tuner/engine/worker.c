@@ -623,8 +623,8 @@ static int run_worker(worker *w)
     fdt_compile_mode_parse(w->opt.compile_in, &mode);
     if (fdt_compile_in_processes(mode, w->session.ops))
         fdt_session_compile_in_helpers(&w->session, "/proc/self/exe");
-    emit_message("log", "%d compile threads%s, host work on %d threads (%d workers share "
-                 "the host)", w->session.compile_threads,
+    emit_message("log", "%d compile threads%s, host work on %d threads (1/%d of the host's "
+                 "cores)", w->session.compile_threads,
                  w->session.helpers ? " in helper processes" : "", omp_get_max_threads(),
                  w->opt.share);
     /* Every job's leaders round times the interior copy beside the device copy, as fdtune
