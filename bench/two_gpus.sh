@@ -3,7 +3,8 @@
 # build-static/): the 20 shapes of bench/shapes20.txt as one batch (double R=1, the default
 # strategy) through a fresh fdtuned and store, first on GPU 0 alone (CUDA_VISIBLE_DEVICES=0),
 # then on both; `fdtune status --json` every second during the second, for the two lanes
-# busy at once; then every shape queried on each GPU. Summary on stdout, everything in
+# busy at once; then every shape queried on each GPU. Each run's first-pass results (compile
+# ms per variant) are kept as results.csv. Summary on stdout, everything in
 # $OUT/two_gpus.tgz, the jobs side by side in $OUT/per_job.txt (bench/per_job.py).
 set -u
 OUT=${OUT:?}
@@ -35,6 +36,10 @@ one_batch() {
     t1=$(now)
     "$FDTUNE" jobs --limit 100 >>"$OUT/$name/batch.txt"
     "$FDTUNE" jobs --limit 100 --json >"$OUT/$name/jobs.json"
+    python3 -c 'import csv, sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute("select job_id, variant, status, compile_ms, "
+    "median_ms, samples from results where leader = 0 order by id")
+csv.writer(sys.stdout).writerows(rows)' "$DIR/store.db" >"$OUT/$name/results.csv"
     awk -v a="$t0" -v b="$t1" -v n="$name" 'BEGIN { printf "%s: batch wall %.1f s\n", n, b - a }' |
         tee "$OUT/$name/wall.txt"
 }
