@@ -45,11 +45,16 @@ csv.writer(sys.stdout).writerows(rows)' "$DIR/store.db" >"$OUT/$name/results.csv
 }
 
 nvidia-smi -L | tee "$OUT/gpus.txt"
-# The first NVRTC compiles after a machine starts are slow (bench/results/README.md, issue
-# 14): paid here, on both GPUs, so that neither timed batch pays it.
+# A freshly started machine compiles several times slower for its first minutes (issue 14;
+# issue 15: the mean NVRTC compile fell from 152 to 55 ms over three batches): WARMUP=1
+# runs the batch on both GPUs first, untimed, so that the timed batches all run warm.
 for d in 0 1; do
     CUDA_VISIBLE_DEVICES=$d "$FDTUNE" bench 128 128 128 --subset 64 --leaders 0 >/dev/null 2>&1
 done
+if [ "${WARMUP:-0}" = 1 ]; then
+    one_batch warmup
+    "$FDTUNE" shutdown >/dev/null; sleep 1
+fi
 CUDA_VISIBLE_DEVICES=0 one_batch one_gpu
 "$FDTUNE" shutdown >/dev/null; sleep 1
 one_batch two_gpus
@@ -66,7 +71,8 @@ echo "exact answers: $exact of 40 (20 shapes on each GPU)" | tee -a "$OUT/two_gp
 grep -c "running on device 0" "$OUT/two_gpus/fdtuned.log" | sed 's/^/jobs on device 0: /'
 grep -c "running on device 1" "$OUT/two_gpus/fdtuned.log" | sed 's/^/jobs on device 1: /'
 "$FDTUNE" shutdown >/dev/null
-# ONE_GPU_CONFIG: the one-GPU batch once more, in that config (e.g. fewer compile threads).
+# ONE_GPU_CONFIG: the one-GPU batch once more, in that config (fewer compile threads, or
+# a comment line for the same again).
 if [ -n "${ONE_GPU_CONFIG:-}" ]; then
     sleep 1
     CUDA_VISIBLE_DEVICES=0 one_batch one_gpu_config "$ONE_GPU_CONFIG"
@@ -75,4 +81,4 @@ if [ -n "${ONE_GPU_CONFIG:-}" ]; then
         >"$OUT/per_job_config.txt"
 fi
 python3 bench/per_job.py "$OUT/one_gpu/jobs.json" "$OUT/two_gpus/jobs.json" | tee "$OUT/per_job.txt"
-cd "$OUT" && tar czf two_gpus.tgz gpus.txt one_gpu* two_gpus && rm -rf one_gpu* two_gpus
+cd "$OUT" && tar czf two_gpus.tgz gpus.txt one_gpu* two_gpus warmup 2>/dev/null; rm -rf one_gpu* two_gpus warmup
