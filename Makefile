@@ -202,9 +202,8 @@ $(BUILD)/db/%_sql.c: db/%.sql
 $(BUILD)/db/%_sql.o: $(BUILD)/db/%_sql.c
 	$(CC) $(CFLAGS) -Wno-overlength-strings -c -o $@ $<
 
-# The query's choices, and a job's, are tested apart from the daemon around them.
+# The query's choices are tested apart from the daemon around them.
 $(BUILD)/tests/test_query: $(BUILD)/tuner/daemon/query.o
-$(BUILD)/tests/test_search: $(BUILD)/tuner/daemon/job_search.o
 
 $(BUILD)/tests/%: tests/%.c $(CORE_OBJS) $(BUILD)/cli/client.o
 	@mkdir -p $(dir $@)

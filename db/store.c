@@ -66,7 +66,7 @@ static const char *const statements[ST_COUNT] = {
         "ORDER BY id LIMIT 1",
     [ST_JOB_NEXT] =
         SELECT_JOB "WHERE state = 'queued' AND (device_index = ?1 OR (device_index = -1 AND "
-        "fingerprint IN ('', ?2))) ORDER BY priority DESC, id LIMIT ?3",
+        "fingerprint IN ('', ?2))) ORDER BY priority DESC, id LIMIT 1",
     [ST_JOBS] = SELECT_JOB "WHERE ?1 IS NULL OR state = ?1 ORDER BY id DESC LIMIT ?2",
     [ST_JOB_COUNTS] = "SELECT state, count(*) FROM jobs GROUP BY state",
     /* Per batch: its jobs' counts and points, ended and running (with the share of their

@@ -141,9 +141,6 @@ int fdt_store_job_update(fdt_store *s, const fdt_job *job);
  * the highest priority first, then the oldest. 1, 0 or -1. */
 int fdt_store_job_next(fdt_store *s, int device_index, const char *fingerprint,
                        fdt_job *out);
-/* The first limit of those, in that order. *out is malloc'd. */
-int fdt_store_jobs_next(fdt_store *s, int device_index, const char *fingerprint, size_t limit,
-                        fdt_job **out, size_t *count);
 /* Jobs, newest first, optionally only in one state (state < 0: all); at most limit.
  * *out is malloc'd. */
 int fdt_store_jobs(fdt_store *s, int state, size_t limit, fdt_job **out, size_t *count);

@@ -169,36 +169,15 @@ int fdt_store_job_update(fdt_store *s, const fdt_job *job)
     return 0;
 }
 
-static int start_job_next(fdt_store *s, int device_index, const char *fingerprint,
-                          size_t limit, binder *b)
-{
-    if (stmt_start(s, ST_JOB_NEXT, b) != 0)
-        return -1;
-    bind_int(b, device_index);
-    bind_text(b, fingerprint, SIZE_MAX);
-    bind_limit(b, limit);
-    return 0;
-}
-
 int fdt_store_job_next(fdt_store *s, int device_index, const char *fingerprint,
                        fdt_job *out)
 {
     binder b;
-    if (start_job_next(s, device_index, fingerprint, 1, &b) != 0)
+    if (stmt_start(s, ST_JOB_NEXT, &b) != 0)
         return -1;
+    bind_int(&b, device_index);
+    bind_text(&b, fingerprint, SIZE_MAX);
     return stmt_fetch_one(s, &b, read_job, out);
-}
-
-int fdt_store_jobs_next(fdt_store *s, int device_index, const char *fingerprint, size_t limit,
-                        fdt_job **out, size_t *count)
-{
-    binder b;
-    void *rows;
-    if (start_job_next(s, device_index, fingerprint, limit, &b) != 0 ||
-        stmt_fetch_all(s, &b, sizeof **out, read_job, NULL, &rows, count) != 0)
-        return -1;
-    *out = rows;
-    return 0;
 }
 
 int fdt_store_jobs(fdt_store *s, int state, size_t limit, fdt_job **out, size_t *count)

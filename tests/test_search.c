@@ -16,7 +16,6 @@
 #include <zlib.h>
 
 #include "config.h"
-#include "daemon/job_search.h"
 #include "search/replay.h"
 #include "search/search.h"
 
@@ -342,40 +341,6 @@ static void test_loader_refuses_what_is_not_an_export(void **state)
 }
 
 /* config/ cannot include the search, so it keeps the names [search] strategy takes. */
-static fdt_key laplacian(int nx, int ny, int nz)
-{
-    fdt_key k = {.stencil = "laplacian",
-                 .problem = {.nx = nx, .ny = ny, .nz = nz, .radius = 1,
-                             .precision = FDT_DOUBLE, .cache = FDT_CACHE_AUTO}};
-    return k;
-}
-
-/* A queued job waits for a running one when that one, once tuned, would be among the
- * problems its warm start draws on (the FDT_WARM_MAX nearest tuned on its device): with
- * only far problems tuned, 1024x1024x64 waits for a running 1024^3; with FDT_WARM_MAX
- * nearer ones it does not, nor for a job of another cache mode, nor when nothing runs.
- * Tuned problems of another device are no nearer neighbours. */
-static void test_a_job_waits_for_a_nearer_warm_start(void **state)
-{
-    (void)state;
-    const fdt_key key = laplacian(1024, 1024, 64);
-    fdt_key running[2] = {laplacian(1024, 1024, 1024), laplacian(64, 64, 64)};
-    fdt_best tuned[FDT_WARM_MAX] = {0};
-    for (int i = 0; i < FDT_WARM_MAX; i++) /* farther than 1024^3: 32^3 to 128^3 */
-        tuned[i] = (fdt_best){.device_id = 7, .key = laplacian(32 << i % 3, 32 << i % 3,
-                                                                 32 << i % 3)};
-    assert_int_equal(fdt_job_search_would_wait(&key, 7, tuned, FDT_WARM_MAX, running, 2), 1);
-    assert_int_equal(fdt_job_search_would_wait(&key, 7, tuned, FDT_WARM_MAX, running, 0), 0);
-    running[0].problem.cache = FDT_CACHE_HOT;
-    assert_int_equal(fdt_job_search_would_wait(&key, 7, tuned, FDT_WARM_MAX, running, 1), 0);
-    running[0].problem.cache = FDT_CACHE_AUTO;
-    for (int i = 0; i < FDT_WARM_MAX; i++) /* nearer than 1024^3: 1024x1024x(72 to 128) */
-        tuned[i].key = laplacian(1024, 1024, 72 + 8 * i);
-    assert_int_equal(fdt_job_search_would_wait(&key, 7, tuned, FDT_WARM_MAX, running, 1), 0);
-    tuned[0].device_id = 8;
-    assert_int_equal(fdt_job_search_would_wait(&key, 7, tuned, FDT_WARM_MAX, running, 1), 1);
-}
-
 static void test_config_names_every_strategy(void **state)
 {
     (void)state;
@@ -400,7 +365,6 @@ int main(void)
         cmocka_unit_test(test_cold_start_still_searches),
         cmocka_unit_test(test_loader_refuses_what_is_not_an_export),
         cmocka_unit_test(test_config_names_every_strategy),
-        cmocka_unit_test(test_a_job_waits_for_a_nearer_warm_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -417,13 +417,6 @@ static void test_job_queue_spreads_over_devices(void **state)
     assert_int_equal(got.id, tune.id); /* the tune, though queued after the others */
     assert_int_equal(fdt_store_job_next(s, 2, "fpA", &got), 1);
     assert_int_equal(got.id, kind.id);
-    fdt_job *next = NULL; /* the same order, several at once (a lane's choice) */
-    size_t nnext = 0;
-    assert_int_equal(fdt_store_jobs_next(s, 1, "fpA", 2, &next, &nnext), 0);
-    assert_int_equal(nnext, 2);
-    assert_int_equal(next[0].id, tune.id);
-    assert_int_equal(next[1].id, kind.id);
-    free(next);
     assert_int_equal(fdt_store_job_next(s, 2, "fpC", &got), 1);
     assert_int_equal(got.id, any.id); /* another kind: only what any device may run */
     assert_int_equal(fdt_store_job_next(s, 3, "fpB", &got), 1);

@@ -47,30 +47,6 @@ static int same_problem(const fdt_key *a, const fdt_key *b)
            memcmp(&a->problem, &b->problem, sizeof a->problem) == 0;
 }
 
-/* Whether row is a warm problem for key on stored device device_id: a tuned problem of
- * the same device, stencil and cache mode, never key's own. */
-static int warm_for(const fdt_best *row, const fdt_key *key, int64_t device_id)
-{
-    return row->device_id == device_id && !same_problem(&row->key, key) &&
-           strcmp(row->key.stencil, key->stencil) == 0 &&
-           row->key.problem.cache == key->problem.cache;
-}
-
-int fdt_job_search_would_wait(const fdt_key *key, int64_t device_id, const fdt_best *tuned,
-                              size_t ntuned, const fdt_key *running, size_t nrunning)
-{
-    double nearest = INFINITY;
-    for (size_t i = 0; i < nrunning; i++)
-        if (!same_problem(&running[i], key) && strcmp(running[i].stencil, key->stencil) == 0 &&
-            running[i].problem.cache == key->problem.cache)
-            nearest = fmin(nearest, fdt_warm_distance(&key->problem, &running[i].problem));
-    size_t closer = 0;
-    for (size_t i = 0; i < ntuned && isfinite(nearest); i++)
-        closer += warm_for(&tuned[i], key, device_id) &&
-                  fdt_warm_distance(&key->problem, &tuned[i].key.problem) <= nearest;
-    return isfinite(nearest) && closer < FDT_WARM_MAX;
-}
-
 /* The tuned problems of this device and cache mode nearest to key (never key itself: a
  * problem tuned again is measured afresh), each by its fullest job other than exclude, as
  * "id,id,..." in list. 0 or -1. */
@@ -87,7 +63,9 @@ static int choose_warm(fdt_daemon *d, const fdt_key *key, int64_t device_id, int
         return -1;
     }
     for (size_t i = 0; i < n; i++)
-        if (warm_for(&rows[i], key, device_id))
+        if (rows[i].device_id == device_id && !same_problem(&rows[i].key, key) &&
+            strcmp(rows[i].key.stencil, key->stencil) == 0 &&
+            rows[i].key.problem.cache == key->problem.cache)
             c[nc++] = (candidate){rows[i].key,
                                   fdt_warm_distance(&key->problem, &rows[i].key.problem)};
     free(rows);

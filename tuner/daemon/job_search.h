@@ -13,12 +13,6 @@
 
 typedef struct fdt_job_search fdt_job_search;
 
-/* Whether a queued job for key on stored device device_id would draw a nearer warm start
- * by waiting: one of the running jobs' problems would be among its FDT_WARM_MAX nearest
- * once tuned (tuned: every best row of the store). */
-int fdt_job_search_would_wait(const fdt_key *key, int64_t device_id, const fdt_best *tuned,
-                              size_t ntuned, const fdt_key *running, size_t nrunning);
-
 /* Opens the search of job on device index device. The first time a job runs, its warm
  * start is chosen and written into job->warm (the caller stores the job); later runs read
  * the same jobs' results back. NULL with the reason in err. */

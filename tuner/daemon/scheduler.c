@@ -334,55 +334,11 @@ static void detach_worker(lane *l)
     l->state = LANE_DOWN;
 }
 
-/* Queued jobs a lane looks over when it takes one. */
-#define LOOKAHEAD 8
-
-/* Index in queued[0..n) of the job lane l takes: the first that would not draw a nearer warm
- * start by waiting for a job running on another device of its kind (beside a running
- * 1024^3, the guided search measured 1024x1024x64 in 152 evaluations; after it, in 80), or
- * the first when all would; an interactive job (priority) never waits. */
-static size_t choose_job(lane *l, const fdt_job *queued, size_t n)
-{
-    fdt_scheduler *s = l->s;
-    const int64_t device_id = s->d->devices[l->device].id;
-    fdt_key running[LOOKAHEAD];
-    size_t nrunning = 0;
-    for (size_t i = 0; i < s->nlanes && nrunning < LOOKAHEAD; i++)
-        if (s->lanes[i].has_job && s->d->devices[s->lanes[i].device].id == device_id)
-            running[nrunning++] = s->lanes[i].job.key;
-    fdt_best *tuned = NULL;
-    size_t ntuned = 0;
-    if (nrunning == 0 || queued[0].priority > 0 ||
-        fdt_store_best_all(s->d->store, &tuned, &ntuned) != 0)
-        return 0;
-    size_t i = 0;
-    while (i < n && queued[i].priority == 0 &&
-           fdt_job_search_would_wait(&queued[i].key, device_id, tuned, ntuned, running,
-                                     nrunning))
-        i++;
-    free(tuned);
-    return i < n ? i : 0;
-}
-
-/* The job lane l takes next; 1, 0 when none is queued for it, -1 on a store error. */
-static int next_job(lane *l, fdt_job *out)
-{
-    fdt_daemon *d = l->s->d;
-    fdt_job *queued = NULL;
-    size_t n = 0;
-    if (fdt_store_jobs_next(d->store, (int)l->device, d->devices[l->device].fingerprint,
-                            LOOKAHEAD, &queued, &n) != 0)
-        return -1;
-    if (n > 0)
-        *out = queued[choose_job(l, queued, n)];
-    free(queued);
-    return n > 0;
-}
-
 static void take_next_job(lane *l)
 {
     fdt_daemon *d = l->s->d;
-    const int found = next_job(l, &l->job);
+    const int found = fdt_store_job_next(d->store, (int)l->device,
+                                         d->devices[l->device].fingerprint, &l->job);
     if (found <= 0) {
         if (found < 0)
             fdt_log("cannot read the job queue: %s", fdt_store_error(d->store));
