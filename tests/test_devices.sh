@@ -5,7 +5,7 @@
 # the batch's queued jobs, status shows the batch's ETA and each busy device's progress,
 # every job ends done, and each shape is then answered exact from either device. Then
 # `tune --wait` into a pipe prints a progress line at least every 10 s, and its job id
-# before any of them. The workers compile in helper processes (compile_in = processes), as
+# before any of them, while status shows that job's wall time growing between results. The workers compile in helper processes (compile_in = processes), as
 # they do with NVRTC, each worker on half of the host's cores, and the daemon logs each
 # job's end with its winner and its cost. No bound on a measurement's spread
 # (max_spread = 0): a loaded test host must not fail jobs.
@@ -131,9 +131,32 @@ fi
 # Not a terminal: the job id first, then a line at least every 10 s, also where no tenth is
 # crossed (the cpu backend compiles a task's variants before it measures any). A space
 # large enough to take well over 10 s there, all in one task (exhaustive).
+# Meanwhile status shows the job's wall time growing while it compiles, no result landing.
 "$FDTUNE" tune 64 64 48 --subset 100 --strategy exhaustive --wait 2>&1 | while IFS= read -r line; do
     echo "$(date +%s) $line"
-done >"$dir/wait"
+done >"$dir/wait" &
+waiter=$!
+progress() { # "DONE WALL_S" of the running job, from status
+    "$FDTUNE" status --json | sed -n 's/.*"progress":{\([^}]*\)}.*/\1/p' |
+        sed 's/.*"wall_s":\([0-9.]*\).*"done":\([0-9]*\).*/\2 \1/'
+}
+grown=""
+i=0
+while [ $i -lt 100 ] && [ -z "$grown" ]; do
+    before=$(progress)
+    sleep 3
+    after=$(progress)
+    if [ -n "$before" ] && [ "${before%% *}" = "${after%% *}" ]; then
+        grown=$(echo "$before $after" | awk '{ print ($4 - $2 >= 2) ? "yes" : "no" }')
+    fi
+    i=$((i + 1))
+done
+wait $waiter
+if [ "$grown" = yes ]; then
+    ok "status shows a running job's wall time growing between results ($before, then $after)"
+else
+    not_ok "status shows a running job's wall time growing between results (${before:-none}, then ${after:-none})" "$LOG"
+fi
 first=$(head -1 "$dir/wait" | cut -d' ' -f2-)
 gaps=$(grep 'fdtune tune:\|^[0-9]* job ' "$dir/wait" |
     awk 'NR > 1 { if ($1 - last > max) max = $1 - last } { last = $1 } END { print max + 0 }')

@@ -701,6 +701,7 @@ static int daemon_status(op_ctx *c)
     json_object_set_new(c->ans, "db", json_string(c->d->config.db));
     json_object_set_new(c->ans, "backend", json_string(c->d->backend));
     json_object_set_new(c->ans, "kernels", json_string(fdt_kernels_version()));
+    fdt_scheduler_save_running(c->d);
     json_t *batches = batches_json(c);
     if (!batches) {
         json_decref(jobs);

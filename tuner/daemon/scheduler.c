@@ -125,6 +125,14 @@ static void save_job(lane *l)
     pause_on_store_fault(l->s, what);
 }
 
+void fdt_scheduler_save_running(fdt_daemon *d)
+{
+    fdt_scheduler *s = d->scheduler;
+    for (size_t i = 0; i < s->nlanes && !s->store_fault[0]; i++)
+        if (s->lanes[i].has_job)
+            save_job(&s->lanes[i]);
+}
+
 /* A job done says what it found and what it cost (of the variants made ready since this
  * daemon took the job up, how many the code cache held); any other end, why. */
 static void log_end(const lane *l, const char *error)

@@ -20,6 +20,10 @@ int fdt_scheduler_cancel(fdt_daemon *d, int64_t job_id);
 json_t *fdt_scheduler_lanes_json(fdt_daemon *d);
 /* The job device runs now, as far as it has gone, or NULL. */
 const fdt_job *fdt_scheduler_lane_job(fdt_daemon *d, size_t device);
+/* Brings each running job's wall time in the store up to now, for status: a job saves it
+ * with each result, and a large job's leaders (seconds at 1024^3) or a long compile leave
+ * it behind. Nothing while the store refuses writes. */
+void fdt_scheduler_save_running(fdt_daemon *d);
 /* The lane state of device i: "idle", "busy", "starting", "down". */
 const char *fdt_scheduler_lane_state(fdt_daemon *d, size_t device);
 /* Why the store refuses writes (a full disk), and since when (unix s); NULL while it takes
