@@ -654,8 +654,7 @@ static int run_worker(worker *w)
 
 /* A worker beside others on one host takes its share of the cores: for its host work
  * (OpenMP: the reference, the cpu backend's kernels) and, unless told, its compile threads.
- * Two workers using every core each made each other's compiles several times slower on a
- * host of two H100s (bench/results/h100/issue15). */
+ * Workers that each took every core would run several threads a core between them. */
 static void take_share(options *o)
 {
     if (o->share <= 1)
