@@ -1,8 +1,34 @@
-# tap.sh - the result lines of the shell tests, sourced by test_daemon.sh, test_balance.sh,
-# test_export.sh and test_install.sh: "ok - NAME", "FAIL - NAME" followed by the tail of a
-# log, "skip - NAME", and check, which runs a command and keeps its output in $scratch/out.
-# The sourcing script sets scratch and starts passed, failed and skipped at 0. For the
-# scripts that start a daemon: wait_answering and stop_daemon, on $pid, $FDTUNE and $LOG.
+# tap.sh - the result lines of the shell tests, sourced by the test_*.sh scripts: "ok -
+# NAME", "FAIL - NAME" followed by the tail of a log, "skip - NAME", and check, which runs a
+# command and keeps its output in $scratch/out. The sourcing script sets scratch and starts
+# passed, failed and skipped at 0, or has daemon_test do it. For the scripts that start a
+# daemon: daemon_test, wait_answering and stop_daemon, on $pid, $FDTUNE and $LOG.
+
+# daemon_test NAME: what a script that runs fdtuned on a temporary socket sets first:
+# FDTUNED and FDTUNE from $BUILD (default build), a new folder $dir (/tmp/fdt-NAME-*) that
+# is the scratch and holds the socket (FDTUNE_SOCKET) and $LOG, the counts at 0; and at
+# exit the daemon $pid killed, then whatever $also_kill lists, then $dir removed.
+daemon_test() {
+    BUILD=${BUILD:-build}
+    FDTUNED=$BUILD/fdtuned
+    FDTUNE=$BUILD/fdtune
+    dir=$(mktemp -d "/tmp/fdt-$1-XXXXXX")
+    scratch=$dir
+    export FDTUNE_SOCKET="$dir/fdtuned.sock"
+    LOG=$dir/fdtuned.log
+    pid=""
+    also_kill=""
+    passed=0
+    failed=0
+    skipped=0
+    trap end_daemon_test EXIT
+}
+
+end_daemon_test() {
+    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+    for p in $also_kill; do kill "$p" 2>/dev/null; done
+    rm -rf "$dir"
+}
 
 ok() {
     passed=$((passed + 1))

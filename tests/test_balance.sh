@@ -8,26 +8,10 @@
 # start measures it.
 # Usage: BUILD=build sh tests/test_balance.sh
 set -u
-BUILD=${BUILD:-build}
-FDTUNED=$BUILD/fdtuned
-FDTUNE=$BUILD/fdtune
-WORKER=$(cd "$BUILD" && pwd)/fdtune-worker
-dir=$(mktemp -d /tmp/fdt-balance-XXXXXX)
-export FDTUNE_SOCKET="$dir/fdtuned.sock"
-CONF=$dir/fdtuned.conf
-LOG=$dir/fdtuned.log
-pid=""
-passed=0
-failed=0
-
-cleanup() {
-    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-
-scratch=$dir
 . "$(dirname "$0")/tap.sh"
+daemon_test balance
+WORKER=$(cd "$BUILD" && pwd)/fdtune-worker
+CONF=$dir/fdtuned.conf
 
 # Few samples, so that the cpu backend measures in a second.
 printf '[tuning]\nsamples = 3\nmin_sample_ms = 0.1\n' >"$CONF"

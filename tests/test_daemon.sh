@@ -8,26 +8,10 @@
 # its files' modes; a worker that prints on stdout; a bad config file.
 # Usage: BUILD=build sh tests/test_daemon.sh
 set -u
-BUILD=${BUILD:-build}
-FDTUNED=$BUILD/fdtuned
-FDTUNE=$BUILD/fdtune
-dir=$(mktemp -d /tmp/fdt-daemon-XXXXXX)
-export FDTUNE_SOCKET="$dir/fdtuned.sock"
+. "$(dirname "$0")/tap.sh"
+daemon_test daemon
 DB=$dir/fdtuned.db
 CONF=$dir/fdtuned.conf
-LOG=$dir/fdtuned.log
-pid=""
-passed=0
-failed=0
-
-cleanup() {
-    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-
-scratch=$dir
-. "$(dirname "$0")/tap.sh"
 
 # A short heartbeat and deadline so that a hung variant is found in seconds; few samples so
 # that the cpu backend is quick. test_families offers the fault and spin families. No bound

@@ -11,24 +11,8 @@
 # (max_spread = 0): a loaded test host must not fail jobs.
 # Usage: BUILD=build sh tests/test_devices.sh
 set -u
-BUILD=${BUILD:-build}
-FDTUNED=$BUILD/fdtuned
-FDTUNE=$BUILD/fdtune
-dir=$(mktemp -d /tmp/fdt-devices-XXXXXX)
-export FDTUNE_SOCKET="$dir/fdtuned.sock"
-LOG=$dir/fdtuned.log
-pid=""
-passed=0
-failed=0
-
-cleanup() {
-    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-
-scratch=$dir
 . "$(dirname "$0")/tap.sh"
+daemon_test devices
 
 printf '[worker]\ncompile_in = processes\n[tuning]\nsamples = 5\nmin_sample_ms = 0.2\nleader_samples = 10\nmax_spread = 0\n' \
     >"$dir/conf"

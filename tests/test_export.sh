@@ -8,33 +8,16 @@
 # and leaves no truncated file behind.
 # Usage: BUILD=build sh tests/test_export.sh
 set -u
-BUILD=${BUILD:-build}
+. "$(dirname "$0")/tap.sh"
+daemon_test export
 # Under AddressSanitizer (make SAN=1 test) freed memory is held in a quarantine of 256 MB
 # before reuse, which the RSS bound below would count; a small one keeps the bound about
 # the daemon, not the sanitizer.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=8"
-FDTUNED=$BUILD/fdtuned
-FDTUNE=$BUILD/fdtune
-dir=$(mktemp -d /tmp/fdt-export-XXXXXX)
-export FDTUNE_SOCKET="$dir/fdtuned.sock"
 DB=$dir/fdtuned.db
-LOG=$dir/fdtuned.log
 ROWS=1000000
 LATENCY_MS=1000
 HWM_KB=204800
-pid=""
-passed=0
-failed=0
-skipped=0
-
-cleanup() {
-    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-
-scratch=$dir
-. "$(dirname "$0")/tap.sh"
 
 # A helper of this test alone: "sql DB SQL" runs SQL on the store (the sqlite3 command is
 # not among the project's dependencies, libsqlite3 is); "ask SOCKET LINE" sends one request

@@ -8,27 +8,9 @@
 # it was, and tuning the busy shape again once the host is quiet clears the doubt.
 # Usage: BUILD=build sh tests/test_noisy.sh
 set -u
-BUILD=${BUILD:-build}
-FDTUNED=$BUILD/fdtuned
-FDTUNE=$BUILD/fdtune
-dir=$(mktemp -d /tmp/fdt-noisy-XXXXXX)
-export FDTUNE_SOCKET="$dir/fdtuned.sock"
-CONF=$dir/fdtuned.conf
-LOG=$dir/fdtuned.log
-pid=""
-hogs=""
-passed=0
-failed=0
-
-cleanup() {
-    [ -n "$hogs" ] && kill $hogs 2>/dev/null
-    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-
-scratch=$dir
 . "$(dirname "$0")/tap.sh"
+daemon_test noisy
+CONF=$dir/fdtuned.conf
 
 # Few samples, so that a job measures in seconds on a quiet host; the bound is the default.
 printf '[tuning]\nsamples = 5\nmin_sample_ms = 0.2\nleader_samples = 10\n' >"$CONF"
@@ -43,15 +25,15 @@ start_hogs() {
     n=$((3 * $(nproc)))
     while [ "$n" -gt 0 ]; do
         nice -n 19 sh -c 'while :; do :; done' &
-        hogs="$hogs $!"
+        also_kill="$also_kill $!"
         n=$((n - 1))
     done
 }
 
 stop_hogs() {
-    kill $hogs 2>/dev/null
-    wait $hogs 2>/dev/null
-    hogs=""
+    kill $also_kill 2>/dev/null
+    wait $also_kill 2>/dev/null
+    also_kill=""
 }
 
 # The results of job $1 whose status is ok and whose median is more than twice their
