@@ -99,7 +99,7 @@ static void run_family(fixture *f, const fdt_problem *p, const char *family, siz
     fdt_compile_job jobs[PER_FAMILY];
     const size_t n = pick(p, f->ops->info(f->backend), family, salt, jobs);
     assert_true(n > 0);
-    fdt_compile_all(f->ops, f->ops->info(f->backend)->arch, p, jobs, n, 0);
+    fdt_compile_all(f->ops, NULL, f->ops->info(f->backend)->arch, p, jobs, n, 0);
     for (size_t i = 0; i < n; i++) {
         fdt_verdict v;
         expect_status(f, &r, &jobs[i], FDT_OK, &v);
@@ -147,7 +147,7 @@ static void test_banded_variants_verify(void **state)
                 assert_int_equal(fdt_variant_parse(names[i], &jobs[i].variant, why, sizeof why), 0);
                 assert_null(fdt_variant_check(&jobs[i].variant, &p, f->ops->info(f->backend)));
             }
-            fdt_compile_all(f->ops, f->ops->info(f->backend)->arch, &p, jobs, 2, 0);
+            fdt_compile_all(f->ops, NULL, f->ops->info(f->backend)->arch, &p, jobs, 2, 0);
             for (int i = 0; i < 2; i++) {
                 fdt_verdict v;
                 expect_status(f, &r, &jobs[i], FDT_OK, &v);
@@ -171,7 +171,7 @@ static void test_broken_variants_are_caught(void **state)
             assert_int_equal(fdt_runner_open(&r, f->ops, f->backend, &p, &quick, 3, &err), FDT_OK);
             fdt_compile_job jobs[4];
             assert_int_equal(pick(&p, f->ops->info(f->backend), "broken", 0, jobs), 4);
-            fdt_compile_all(f->ops, f->ops->info(f->backend)->arch, &p, jobs, 4, 0);
+            fdt_compile_all(f->ops, NULL, f->ops->info(f->backend)->arch, &p, jobs, 4, 0);
             for (int i = 0; i < 4; i++) {
                 const int bug = jobs[i].variant.bug;
                 if (bug == 4) {

@@ -140,10 +140,11 @@ void fdt_compile_end(fdt_compile_pool *p)
     free(p);
 }
 
-void fdt_compile_all(const fdt_backend_ops *ops, const char *arch, const fdt_problem *p,
-                     fdt_compile_job *jobs, size_t n, int threads)
+void fdt_compile_all(const fdt_backend_ops *ops, fdt_compile_helpers *helpers,
+                     const char *arch, const fdt_problem *p, fdt_compile_job *jobs, size_t n,
+                     int threads)
 {
-    fdt_compile_pool *pool = fdt_compile_start(ops, NULL, arch, p, jobs, n, threads);
+    fdt_compile_pool *pool = fdt_compile_start(ops, helpers, arch, p, jobs, n, threads);
     if (!pool) { /* out of memory for a pool: compile them here, one after another */
         for (size_t i = 0; i < n; i++) {
             fdt_compile_pool one = {.ops = ops, .arch = arch, .problem = p};

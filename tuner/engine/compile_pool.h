@@ -43,7 +43,8 @@ double fdt_compile_wall_ms(const fdt_compile_pool *pool);
 void fdt_compile_end(fdt_compile_pool *pool);
 
 /* Compiles every job, waiting for all: fdt_compile_start, every fdt_compile_next, end. */
-void fdt_compile_all(const fdt_backend_ops *ops, const char *arch, const fdt_problem *p,
-                     fdt_compile_job *jobs, size_t n, int threads);
+void fdt_compile_all(const fdt_backend_ops *ops, fdt_compile_helpers *helpers,
+                     const char *arch, const fdt_problem *p, fdt_compile_job *jobs, size_t n,
+                     int threads);
 
 #endif
