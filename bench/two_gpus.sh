@@ -45,9 +45,9 @@ csv.writer(sys.stdout).writerows(rows)' "$DIR/store.db" >"$OUT/$name/results.csv
 }
 
 nvidia-smi -L | tee "$OUT/gpus.txt"
-# A freshly started machine compiles several times slower for its first minutes (issue 14;
-# issue 15: the mean NVRTC compile fell from 152 to 55 ms over three batches): WARMUP=1
-# runs the batch on both GPUs first, untimed, so that the timed batches all run warm.
+# A freshly started machine runs its first batch 15 to 30% slower whatever the settings
+# (bench/results/README.md, issue 15): WARMUP=1 runs the batch on both GPUs first, untimed,
+# so that the timed batches all run warm.
 for d in 0 1; do
     CUDA_VISIBLE_DEVICES=$d "$FDTUNE" bench 128 128 128 --subset 64 --leaders 0 >/dev/null 2>&1
 done
