@@ -5,10 +5,11 @@
 # the batch's queued jobs, status shows the batch's ETA and each busy device's progress,
 # every job ends done, and each shape is then answered exact from either device. Then
 # `tune --wait` into a pipe prints a progress line at least every 10 s, and its job id
-# before any of them, while status shows that job's wall time growing between results. The workers compile in helper processes (compile_in = processes), as
-# they do with NVRTC, each worker on half of the host's cores, and the daemon logs each
-# job's end with its winner and its cost. No bound on a measurement's spread
-# (max_spread = 0): a loaded test host must not fail jobs.
+# before any of them, while status shows that job's wall time growing between results. The
+# workers compile in helper processes (compile_in = processes), as they do with NVRTC, each
+# worker on half of the host's cores, and the daemon logs each job's end with its winner
+# and its cost. No bound on a measurement's spread (max_spread = 0): a loaded test host
+# must not fail jobs.
 # Usage: BUILD=build sh tests/test_devices.sh
 set -u
 . "$(dirname "$0")/tap.sh"
@@ -161,6 +162,13 @@ if [ $? -eq 2 ] && grep -q "compile-in must be auto, processes or threads, not '
     ok "the worker refuses a --compile-in it does not know, naming the choices"
 else
     not_ok "the worker refuses a --compile-in it does not know, naming the choices" "$dir/bad"
+fi
+
+"$BUILD/fdtune-worker" --share 0 --backend cpu >"$dir/bad" 2>&1
+if [ $? -eq 2 ] && grep -q "share must be a whole number from 1 to 1024, not '0'" "$dir/bad"; then
+    ok "the worker refuses a --share below 1"
+else
+    not_ok "the worker refuses a --share below 1" "$dir/bad"
 fi
 
 if stop_daemon; then ok "fdtuned stops cleanly"; else not_ok "fdtuned stops cleanly" "$LOG"; fi

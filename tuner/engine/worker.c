@@ -659,10 +659,12 @@ static void take_share(options *o)
 {
     if (o->share <= 1)
         return;
-    const int cores = (int)sysconf(_SC_NPROCESSORS_ONLN) / o->share;
-    omp_set_num_threads(cores > 0 ? cores : 1);
+    int cores = (int)sysconf(_SC_NPROCESSORS_ONLN) / o->share;
+    if (cores < 1)
+        cores = 1;
+    omp_set_num_threads(cores);
     if (o->compile_threads == 0)
-        o->compile_threads = cores > 0 ? cores : 1;
+        o->compile_threads = cores;
 }
 
 static int parse_int(const char *text, int lo, int hi, int *out)
