@@ -48,7 +48,10 @@ start_daemon() {
     build-static/fdtuned --socket "$FDTUNE_SOCKET" --db "${STORE:-$DAEMON_DIR/fdtuned.db}" --backend cuda \
         "$@" 2>"$OUT/$name.log" &
     DAEMON_PID=$!
-    until "$FDTUNE" status >/dev/null 2>&1; do sleep 0.2; done
+    until "$FDTUNE" status >/dev/null 2>&1; do
+        kill -0 "$DAEMON_PID" 2>/dev/null || { echo "fdtuned exited: $OUT/$name.log" >&2; exit 1; }
+        sleep 0.2
+    done
 }
 
 stop_daemon() {
@@ -91,7 +94,8 @@ build_sweep3() {
 
 # The recorded spaces that fdtune replay reads: exhaustive tunes through fdtuned of the
 # problems in SHAPES ("NXxNYxNZ[/PRECISION[/RADIUS]] ...", double R=1 unless said; TUNE_FLAGS
-# "--strategy exhaustive" since guided is the default), on the store $STORE, which the caller carries from one
+# "--strategy exhaustive" since guided is the default), on the store $STORE (in a folder of
+# its own: fdtuned refuses a store in /tmp itself, which others can write), which the caller carries from one
 # call to the next; tunes stop being started after $SPACE_BUDGET_S seconds so the call ends
 # within the device tool's limit. Then every result row as CSV, and the store without its
 # code cache (compiled code, megabytes) back to $OUT for the next call.
@@ -165,8 +169,9 @@ guided() {
 # the same solver with kernel 1. Then compute-sanitizer memcheck of one tuned solver run.
 solver() {
     if [ -n "${STORE:-}" ]; then
-        cp "$STORE" /tmp/fdt-solver-store.db
-        STORE=/tmp/fdt-solver-store.db
+        mkdir -p -m 700 /tmp/fdt-solver-store
+        cp "$STORE" /tmp/fdt-solver-store/fdtuned.db
+        STORE=/tmp/fdt-solver-store/fdtuned.db
     fi
     start_daemon solver
     run solver "$FDTUNE" devices

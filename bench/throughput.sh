@@ -40,7 +40,10 @@ start_daemon() { # start_daemon NAME [fresh]: fdtuned on $DIR/store.db, its log 
     setsid build-static/fdtuned --socket "$FDTUNE_SOCKET" --db "$DIR/store.db" \
         --backend cuda 2>>"$DIR/$1.log" &
     DAEMON_PID=$!
-    until "$FDTUNE" status >/dev/null 2>&1; do sleep 0.2; done
+    until "$FDTUNE" status >/dev/null 2>&1; do
+        kill -0 "$DAEMON_PID" 2>/dev/null || { echo "fdtuned exited: $DIR/$1.log" >&2; exit 1; }
+        sleep 0.2
+    done
 }
 
 stop_daemon() {

@@ -5,7 +5,8 @@
 # then on both; `fdtune status --json` every second during the second, for the two lanes
 # busy at once; then every shape queried on each GPU. Each run's first-pass results (compile
 # ms per variant) are kept as results.csv. Summary on stdout, everything in
-# $OUT/two_gpus.tgz, the jobs side by side in $OUT/per_job.txt (bench/per_job.py).
+# $OUT/two_gpus.tgz, the jobs side by side in $OUT/per_job.txt (bench/per_job.py); with
+# PAIRS=N, N pairs of batches, the later ones in one_gpu_N/, two_gpus_N/, per_job_N.txt.
 set -u
 OUT=${OUT:?}
 FDTUNE=build-static/fdtune
@@ -23,7 +24,11 @@ one_batch() {
     setsid build-static/fdtuned --config "$DIR/conf" --socket "$FDTUNE_SOCKET" \
         --db "$DIR/store.db" --backend cuda \
         2>"$OUT/$name/fdtuned.log" &
-    until "$FDTUNE" status >/dev/null 2>&1; do sleep 0.2; done
+    local pid=$!
+    until "$FDTUNE" status >/dev/null 2>&1; do
+        kill -0 "$pid" 2>/dev/null || { echo "fdtuned exited: $OUT/$name/fdtuned.log" >&2; exit 1; }
+        sleep 0.2
+    done
     "$FDTUNE" devices >"$OUT/$name/devices.txt"
     t0=$(now)
     "$FDTUNE" batch bench/shapes20.txt >"$OUT/$name/batch.txt"
@@ -55,22 +60,33 @@ if [ "${WARMUP:-0}" = 1 ]; then
     one_batch warmup
     "$FDTUNE" shutdown >/dev/null; sleep 1
 fi
-CUDA_VISIBLE_DEVICES=0 one_batch one_gpu
-"$FDTUNE" shutdown >/dev/null; sleep 1
-one_batch two_gpus
-echo "status samples with both lanes busy: $(grep -c '"state":"busy".*"state":"busy"' "$OUT/two_gpus/status.txt")" |
-    tee -a "$OUT/two_gpus/wall.txt"
-exact=0
-while read -r nx ny nz; do
-    for d in 0 1; do
-        "$FDTUNE" query "$nx" "$ny" "$nz" --device $d --json | grep -q '"match":"exact"' &&
-            exact=$((exact + 1))
-    done
-done <bench/shapes20.txt
-echo "exact answers: $exact of 40 (20 shapes on each GPU)" | tee -a "$OUT/two_gpus/wall.txt"
-grep -c "running on device 0" "$OUT/two_gpus/fdtuned.log" | sed 's/^/jobs on device 0: /'
-grep -c "running on device 1" "$OUT/two_gpus/fdtuned.log" | sed 's/^/jobs on device 1: /'
-"$FDTUNE" shutdown >/dev/null
+# pair SUFFIX: the batch on GPU 0 alone, then on both, then each shape asked of each GPU.
+pair() {
+    local one=one_gpu$1 two=two_gpus$1 exact=0
+    CUDA_VISIBLE_DEVICES=0 one_batch "$one"
+    "$FDTUNE" shutdown >/dev/null; sleep 1
+    one_batch "$two"
+    echo "status samples with both lanes busy: $(grep -c '"state":"busy".*"state":"busy"' "$OUT/$two/status.txt")" |
+        tee -a "$OUT/$two/wall.txt"
+    while read -r nx ny nz; do
+        for d in 0 1; do
+            "$FDTUNE" query "$nx" "$ny" "$nz" --device $d --json | grep -q '"match":"exact"' &&
+                exact=$((exact + 1))
+        done
+    done <bench/shapes20.txt
+    echo "exact answers: $exact of 40 (20 shapes on each GPU)" | tee -a "$OUT/$two/wall.txt"
+    grep -c "running on device 0" "$OUT/$two/fdtuned.log" | sed 's/^/jobs on device 0: /'
+    grep -c "running on device 1" "$OUT/$two/fdtuned.log" | sed 's/^/jobs on device 1: /'
+    "$FDTUNE" shutdown >/dev/null; sleep 1
+    python3 bench/per_job.py "$OUT/$one/jobs.json" "$OUT/$two/jobs.json" | tee "$OUT/per_job$1.txt"
+}
+
+# PAIRS=N: N pairs of batches, one GPU then two, alternating; a guided search's length
+# varies from run to run (1024^3: 56 to 200 evaluations), so one pair can mislead.
+pair ""
+for ((i = 2; i <= ${PAIRS:-1}; i++)); do
+    pair "_$i"
+done
 # ONE_GPU_CONFIG: the one-GPU batch once more, in that config (fewer compile threads, or
 # a comment line for the same again).
 if [ -n "${ONE_GPU_CONFIG:-}" ]; then
@@ -80,5 +96,6 @@ if [ -n "${ONE_GPU_CONFIG:-}" ]; then
     python3 bench/per_job.py "$OUT/one_gpu_config/jobs.json" "$OUT/two_gpus/jobs.json" \
         >"$OUT/per_job_config.txt"
 fi
-python3 bench/per_job.py "$OUT/one_gpu/jobs.json" "$OUT/two_gpus/jobs.json" | tee "$OUT/per_job.txt"
-cd "$OUT" && tar czf two_gpus.tgz gpus.txt one_gpu* two_gpus warmup 2>/dev/null; rm -rf one_gpu* two_gpus warmup
+cd "$OUT" || exit 1
+tar czf two_gpus.tgz gpus.txt one_gpu* two_gpus two_gpus_[0-9]* warmup 2>/dev/null
+rm -rf one_gpu* two_gpus two_gpus_[0-9]* warmup

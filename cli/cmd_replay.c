@@ -28,7 +28,10 @@ static const char replay_help[] =
     "  --budget N                evaluations at most per run (default: the whole space)\n"
     "  --patience N              stop a run after N evaluations without a 0.5% gain, as a\n"
     "                            job would; a line before the last then says where the\n"
-    "                            runs stopped and how close to the best they got\n";
+    "                            runs stopped and how close to the best they got\n"
+    "  --without-nearest N       leave each problem's N nearest problems out of its warm\n"
+    "                            start too, as when they are still being tuned on another\n"
+    "                            GPU (default 0)\n";
 
 /* The share of the best that counts as found. */
 #define WITHIN 0.99
@@ -38,6 +41,7 @@ typedef struct replay_args {
     long seeds;
     long budget;
     long patience;
+    long without_nearest;
 } replay_args;
 
 /* One problem made ready: its space (the recorded variants this build knows) and speeds
@@ -61,12 +65,13 @@ typedef struct outcome {
 
 static int parse_args(int argc, char **argv, replay_args *a, int *first_file)
 {
-    enum { OPT_STRATEGY = 256, OPT_SEEDS, OPT_BUDGET, OPT_PATIENCE, OPT_HELP };
+    enum { OPT_STRATEGY = 256, OPT_SEEDS, OPT_BUDGET, OPT_PATIENCE, OPT_WITHOUT, OPT_HELP };
     static const struct option options[] = {
         {"strategy", required_argument, NULL, OPT_STRATEGY},
         {"seeds", required_argument, NULL, OPT_SEEDS},
         {"budget", required_argument, NULL, OPT_BUDGET},
         {"patience", required_argument, NULL, OPT_PATIENCE},
+        {"without-nearest", required_argument, NULL, OPT_WITHOUT},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -95,6 +100,10 @@ static int parse_args(int argc, char **argv, replay_args *a, int *first_file)
             if (fdt_parse_int(optarg, 1, 100000000, "--patience", &a->patience))
                 return FDT_EXIT_USAGE;
             break;
+        case OPT_WITHOUT:
+            if (fdt_parse_int(optarg, 0, 100000, "--without-nearest", &a->without_nearest))
+                return FDT_EXIT_USAGE;
+            break;
         case 'h':
         case OPT_HELP:
             fputs(replay_help, stdout);
@@ -119,7 +128,23 @@ static int same_device(const fdt_recorded_problem *a, const fdt_recorded_problem
            a->problem.cache == b->problem.cache;
 }
 
-static int prepare(prepared *p, const fdt_recording *rec, size_t which)
+/* Whether o is among the `without` problems nearest to r (ties go to the earlier one). */
+static int held_back(const fdt_recording *rec, const fdt_recorded_problem *r,
+                     const fdt_recorded_problem *o, long without)
+{
+    const double d = fdt_warm_distance(&r->problem, &o->problem);
+    long nearer = 0;
+    for (size_t q = 0; q < rec->n && nearer < without; q++) {
+        const fdt_recorded_problem *x = &rec->problems[q];
+        if (x == r || x == o || !same_device(x, r))
+            continue;
+        const double dx = fdt_warm_distance(&r->problem, &x->problem);
+        nearer += dx < d || (dx == d && x < o);
+    }
+    return nearer < without;
+}
+
+static int prepare(prepared *p, const fdt_recording *rec, size_t which, long without)
 {
     const fdt_recorded_problem *r = &rec->problems[which];
     fdt_variant *vs = malloc((r->n ? r->n : 1) * sizeof *vs);
@@ -141,7 +166,7 @@ static int prepare(prepared *p, const fdt_recording *rec, size_t which)
         p->best = fmax(p->best, p->speed[i]);
     for (size_t q = 0; q < rec->n && rc == 0; q++) {
         const fdt_recorded_problem *o = &rec->problems[q];
-        if (q != which && same_device(o, r))
+        if (q != which && same_device(o, r) && !held_back(rec, r, o, without))
             rc = fdt_warm_add(&p->warm, &p->space, &o->problem,
                               (const char(*)[FDT_VARIANT_NAME_MAX])o->names, o->gbps, o->n);
     }
@@ -300,7 +325,7 @@ static int replay_problem(const fdt_recording *rec, size_t which, const replay_a
 {
     prepared p = {0};
     outcome st = {0}, rnd = {0};
-    int rc = prepare(&p, rec, which);
+    int rc = prepare(&p, rec, which, a->without_nearest);
     if (rc == 0 && (p.space.n == 0 || p.best <= 0)) {
         release(&p);
         return 0; /* nothing ran: nothing to find */

@@ -177,7 +177,14 @@ else
 fi
 expect 0 'strategy=random median_pct_to_1pct' -- replay "$recorded" --strategy random --seeds 3
 expect 0 '1024x1024x64 .* miss' -- replay "$recorded" --strategy exhaustive --seeds 1 --budget 10
-expect 0 '^stopped: evaluations mean [0-9.]+ max [0-9]+; .* worst 0\.99' -- replay "$recorded" --seeds 2 --patience 48
+expect 0 '^stopped: evaluations mean [0-9.]+ max [0-9]+; .* worst (0\.99|1\.0000)' -- replay "$recorded" --seeds 2 --patience 48
+# --without-nearest: two problems, each the other's nearest; held back, neither has a warm
+# start left, so the model has nothing to answer with (instant 0).
+zcat bench/results/h100/spaces/space2052/h100_double_r1.csv.gz |
+    awk -F, 'NR == 1 || $8 == 64 || $8 == 256' >"$dir/pair.csv"
+expect 0 'instant_worst=1\.0000' -- replay "$dir/pair.csv" --seeds 1
+expect 0 'instant_worst=0\.0000' -- replay "$dir/pair.csv" --seeds 1 --without-nearest 1
+expect 2 '--without-nearest must be a whole number' -- replay "$dir/pair.csv" --without-nearest -1
 expect 2 "unknown strategy 'annealing'" -- replay "$recorded" --strategy annealing
 expect 2 'name at least one recorded file' -- replay
 expect 2 '--seeds must be a whole number' -- replay "$recorded" --seeds 0

@@ -7,15 +7,16 @@
  * one per family and one per value of each parameter within a family, move whole families
  * and corners of them where this problem differs from all of its neighbours (a shape whose
  * best family wins nowhere else). Each batch holds one-parameter moves from the fastest
- * variant and from the fastest of the next RIVALS families (where the model is wrong, the
- * neighbourhood of a good variant is still good, and which family wins is left to
- * measurement), one seeded random pick, and the model's best predictions; the
- * first batch holds each family's best prediction, so that no family is judged by its
- * neighbours' results alone.
+ * variant, each along the parameter tried least from it, and from the fastest of the next
+ * RIVALS families (where the model is wrong, the neighbourhood of a good variant is still
+ * good, and which family wins is left to measurement), one seeded random pick, and the
+ * model's best predictions; the first batch holds each family's best prediction, so that
+ * no family is judged by its neighbours' results alone.
  *
  * The constants were chosen on recorded H100 spaces with fdtune replay, leaving each
  * problem out of its own warm start, and checked on spaces of another precision and
- * radius (bench/results/README.md). */
+ * radius; TOP_MOVES on the 2052-variant space, where y-bands win only on 1024-wide planes
+ * (bench/results/README.md). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 #define BATCH 8
 #define FAMILY_SLACK 0.7 /* a rival family within 30% of the best keeps a local search */
 #define RIVALS 2
+#define TOP_MOVES 3 /* one-parameter moves from the fastest variant per batch */
 #define FLOOR 1e-3   /* the relative speed a failed variant counts as */
 #define MAX_FAMILIES 16
 
@@ -281,17 +283,65 @@ static int in_family(const picker *k, size_t v, const void *arg)
     return k->md->family[v] == *(const int *)arg;
 }
 
-/* Whether v differs from the variant *arg in exactly one parameter. */
+#define PARAMETERS 10
+
+/* The parameter in which a and b, of one family, differ, if they differ in exactly one;
+ * else -1. */
+static int moved_parameter(const fdt_variant *a, const fdt_variant *b)
+{
+    if (a->family != b->family)
+        return -1;
+    const int differ[PARAMETERS] = {a->bx != b->bx, a->by != b->by, a->bz != b->bz,
+                                    a->m != b->m,   a->mz != b->mz, a->order != b->order,
+                                    a->lb != b->lb, a->nt != b->nt, a->map != b->map,
+                                    a->band != b->band};
+    int moved = -1;
+    for (int i = 0; i < PARAMETERS; i++)
+        if (differ[i]) {
+            if (moved >= 0)
+                return -1;
+            moved = i;
+        }
+    return moved;
+}
+
+typedef struct move {
+    size_t from;
+    int parameter; /* only moves of this parameter; -1: of any */
+} move;
+
 static int one_move(const picker *k, size_t v, const void *arg)
 {
-    const fdt_variant *a = &k->s->space->variants[v];
-    const fdt_variant *b = &k->s->space->variants[*(const size_t *)arg];
-    if (a->family != b->family)
-        return 0;
-    const int differ = (a->bx != b->bx) + (a->by != b->by) + (a->bz != b->bz) + (a->m != b->m) +
-                       (a->mz != b->mz) + (a->order != b->order) + (a->lb != b->lb) +
-                       (a->nt != b->nt) + (a->map != b->map) + (a->band != b->band);
-    return differ == 1;
+    const move *m = arg;
+    const int p = moved_parameter(&k->s->space->variants[v], &k->s->space->variants[m->from]);
+    return p >= 0 && (m->parameter < 0 || p == m->parameter);
+}
+
+/* The best open one-parameter move from `from`, along the parameter that the measured
+ * moves from it have tried least: a parameter whose effect here differs from the warm
+ * problems' (y-bands on planes larger than any of theirs) gets a look within a few
+ * batches, however low the model ranks it. */
+static long sweep_move(const picker *k, size_t from)
+{
+    int tried[PARAMETERS] = {0};
+    const fdt_variant *variants = k->s->space->variants;
+    for (size_t q = 0; q < k->s->nmeasured + k->n; q++) {
+        const size_t v = q < k->s->nmeasured ? k->s->sequence[q] : k->out[q - k->s->nmeasured];
+        const int p = moved_parameter(&variants[v], &variants[from]);
+        if (p >= 0)
+            tried[p]++;
+    }
+    long best = -1;
+    int fewest = 0;
+    for (int p = 0; p < PARAMETERS; p++) {
+        const long v = best_open(k, one_move, &(move){from, p});
+        if (v >= 0 && (best < 0 || tried[p] < fewest ||
+                       (tried[p] == fewest && rank(k, (size_t)v) > rank(k, (size_t)best)))) {
+            best = v;
+            fewest = tried[p];
+        }
+    }
+    return best;
 }
 
 static void each_family_best(picker *k)
@@ -319,15 +369,16 @@ static long fastest_of(const picker *k, int f)
     return best;
 }
 
-/* One-parameter moves from the fastest variant, and from the fastest of each of the
- * RIVALS families that come next (within FAMILY_SLACK of it): the model ranks each
+/* TOP_MOVES one-parameter moves from the fastest variant, and one from the fastest of each
+ * of the RIVALS families that come next (within FAMILY_SLACK of it): the model ranks each
  * neighbourhood, but which family wins is left to measurement, not to the neighbours. */
 static void local_moves(picker *k)
 {
     const long top = fastest_of(k, -1);
     if (top < 0)
         return;
-    take(k, best_open(k, one_move, &(size_t){(size_t)top}));
+    for (int i = 0; i < TOP_MOVES; i++)
+        take(k, sweep_move(k, (size_t)top));
     int used[MAX_FAMILIES] = {0};
     used[k->md->family[top]] = 1;
     for (int r = 0; r < RIVALS; r++) {
@@ -340,7 +391,7 @@ static void local_moves(picker *k)
         if (rival < 0 || k->s->gbps[rival] < FAMILY_SLACK * k->s->gbps[top])
             return;
         used[k->md->family[rival]] = 1;
-        take(k, best_open(k, one_move, &(size_t){(size_t)rival}));
+        take(k, best_open(k, one_move, &(move){(size_t)rival, -1}));
     }
 }
 
