@@ -6,12 +6,13 @@
  * so the problems that behave like this one take over. Offsets learned from the residuals,
  * one per family and one per value of each parameter within a family, move whole families
  * and corners of them where this problem differs from all of its neighbours (a shape whose
- * best family wins nowhere else). Each batch holds one-parameter moves from the fastest
- * variant, each along the parameter tried least from it, and from the fastest of the next
- * RIVALS families (where the model is wrong, the neighbourhood of a good variant is still
- * good, and which family wins is left to measurement), one seeded random pick, and the
- * model's best predictions; the first batch holds each family's best prediction, so that
- * no family is judged by its neighbours' results alone.
+ * best family wins nowhere else). Each batch holds one-parameter moves, each along the
+ * parameter tried least from where it starts: TOP_MOVES from the fastest variant, one from
+ * the fastest of each of the next RIVALS families (where the model is wrong, the
+ * neighbourhood of a good variant is still good, and which family wins is left to
+ * measurement); then one seeded random pick, and the model's best predictions. The first
+ * batch holds each family's best prediction, so that no family is judged by its
+ * neighbours' results alone.
  *
  * The constants were chosen on recorded H100 spaces with fdtune replay, leaving each
  * problem out of its own warm start, and checked on spaces of another precision and
@@ -370,8 +371,9 @@ static long fastest_of(const picker *k, int f)
 }
 
 /* TOP_MOVES one-parameter moves from the fastest variant, and one from the fastest of each
- * of the RIVALS families that come next (within FAMILY_SLACK of it): the model ranks each
- * neighbourhood, but which family wins is left to measurement, not to the neighbours. */
+ * of the RIVALS families that come next (within FAMILY_SLACK of it), each a sweep_move:
+ * the model ranks each neighbourhood, but which family wins is left to measurement, not to
+ * the neighbours. */
 static void local_moves(picker *k)
 {
     const long top = fastest_of(k, -1);
@@ -391,7 +393,7 @@ static void local_moves(picker *k)
         if (rival < 0 || k->s->gbps[rival] < FAMILY_SLACK * k->s->gbps[top])
             return;
         used[k->md->family[rival]] = 1;
-        take(k, best_open(k, one_move, &(move){(size_t)rival, -1}));
+        take(k, sweep_move(k, (size_t)rival));
     }
 }
 
