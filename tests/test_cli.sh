@@ -71,6 +71,38 @@ if [ "$(tail -n 1 "$out" | cut -c1-8)" != "summary " ]; then
     failed=$((failed + 1))
     echo "FAIL - the summary is not the last line"
 fi
+# A compile killed with its process (kill -9) leaves its folder under TMPDIR, named for the
+# compiling process, with the compiler's own temporary files inside it; the next process's
+# first compile removes the folders of processes that are gone, and nothing else: not a
+# live process's, not a name that is not ours.
+tmpd="$dir/tmp"
+mkdir -m 700 "$tmpd" "$tmpd/fdt-cpu-$$-Live00" "$tmpd/fdt-cpu-notapid"
+stale() { ls "$tmpd" | grep -v -e "^fdt-cpu-$$-Live00\$" -e '^fdt-cpu-notapid$'; }
+compiling() { stale | sed -n 's/^fdt-cpu-\([0-9]*\)-.*/\1/p'; }
+# In a session of its own, so that kill -9 of its group takes the compilers too.
+TMPDIR="$tmpd" setsid sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$dir/victim" "$FDTUNE" \
+    bench 13 17 11 --backend cpu --subset 40 --samples 1 --leaders 0 >/dev/null 2>&1 &
+i=0
+while [ -z "$(compiling)" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+pids=$(compiling)
+kill -9 -"$(cat "$dir/victim")"
+wait
+for pid in $pids; do
+    i=0
+    while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+done
+left=$(stale)
+TMPDIR="$tmpd" "$FDTUNE" bench 13 17 11 --backend cpu --variant naive:64x1x1 --samples 1 \
+    --leaders 0 >"$out" 2>&1
+if [ -n "$left" ] && [ -z "$(stale)" ] && [ -d "$tmpd/fdt-cpu-$$-Live00" ] &&
+    [ -d "$tmpd/fdt-cpu-notapid" ] && grep -q '^summary .* ok=1 ' "$out"; then
+    passed=$((passed + 1))
+    echo "ok - kill -9 left $(echo $left | wc -w) compile folder(s); the next compile removed them"
+else
+    failed=$((failed + 1))
+    echo "FAIL - stale compile folders: left by kill -9 '$left', after the next compile '$(stale)'"
+    ls -la "$tmpd" | sed 's/^/    /'
+fi
 expect 0 '^total: [0-9]+ variants for 512x512x512 double radius 1' -- variants 512 512 512 --backend cpu
 expect 0 '^tiled:32x2x1:m1:seed$' -- variants 64 64 64 --backend cpu --family tiled --list
 

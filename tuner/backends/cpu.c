@@ -6,11 +6,13 @@
  * run on. It lets CI and GPU-less machines run the whole tuning pipeline end to end. */
 #include "backends/backend.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -199,25 +201,53 @@ static int child_signals(posix_spawnattr_t *attr)
     return rc;
 }
 
-/* Spawns argv (argv[0] searched in PATH) with its output into the write ends out and errs;
- * returns 0 or an error number. */
+/* environ with TMPDIR set to dir, in tmpdir's room: the compiler's own temporary files then
+ * land in the compile's folder, which the sweep removes if the compile is killed. NULL when
+ * out of memory or the path does not fit. */
+static char **child_environment(const char *dir, char *tmpdir, size_t len)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = malloc((n + 2) * sizeof *env);
+    if (!env || snprintf(tmpdir, len, "TMPDIR=%s", dir) >= (int)len) {
+        free(env);
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "TMPDIR=", 7) != 0)
+            env[k++] = environ[i];
+    env[k++] = tmpdir;
+    env[k] = NULL;
+    return env;
+}
+
+/* Spawns argv (argv[0] searched in PATH) with its output into the write ends out and errs,
+ * in dir (with TMPDIR there too) when given; returns 0 or an error number. */
 static int child_spawn(char **argv, const char *dir, int out, int errs, pid_t *pid)
 {
+    char tmpdir[PATH_MAX + 8];
+    char **env = dir ? child_environment(dir, tmpdir, sizeof tmpdir) : environ;
+    if (!env)
+        return ENOMEM;
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     int rc = posix_spawn_file_actions_init(&fa);
-    if (rc)
-        return rc;
-    rc = posix_spawnattr_init(&attr);
     if (rc == 0) {
-        rc = child_files(&fa, out, errs, dir);
-        if (rc == 0)
-            rc = child_signals(&attr);
-        if (rc == 0)
-            rc = posix_spawnp(pid, argv[0], &fa, &attr, argv, environ);
-        posix_spawnattr_destroy(&attr);
+        rc = posix_spawnattr_init(&attr);
+        if (rc == 0) {
+            rc = child_files(&fa, out, errs, dir);
+            if (rc == 0)
+                rc = child_signals(&attr);
+            if (rc == 0)
+                rc = posix_spawnp(pid, argv[0], &fa, &attr, argv, env);
+            posix_spawnattr_destroy(&attr);
+        }
+        posix_spawn_file_actions_destroy(&fa);
     }
-    posix_spawn_file_actions_destroy(&fa);
+    if (env != environ)
+        free(env);
     return rc;
 }
 
@@ -385,17 +415,72 @@ static fdt_status cpu_compiler_version(char *out, size_t len, fdt_error *err)
 
 /* ---- compile ---- */
 
-/* The files of one compile, in a private directory so that concurrent compiles never meet. */
+/* The files of one compile, in a private directory so that concurrent compiles never meet.
+ * Its name holds the compiling process's pid: fdt-cpu-PID-XXXXXX. */
 typedef struct workdir {
     char dir[PATH_MAX - 16]; /* leaves room for the file names below */
     char src[PATH_MAX];
     char so[PATH_MAX];
 } workdir;
 
-static fdt_status workdir_make(workdir *w, fdt_error *err)
+static const char *temp_root(void)
 {
     const char *tmp = getenv("TMPDIR");
-    if (snprintf(w->dir, sizeof w->dir, "%s/fdt-cpu-XXXXXX", tmp && *tmp ? tmp : "/tmp") >=
+    return tmp && *tmp ? tmp : "/tmp";
+}
+
+/* Removes the entries of the folder `name` in root, then the folder; a folder inside it
+ * (unlinkat refuses one) stays, and so does this folder then. */
+static void remove_folder(int root, const char *name)
+{
+    const int fd = openat(root, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            unlinkat(fd, e->d_name, 0);
+    closedir(d);
+    unlinkat(root, name, AT_REMOVEDIR);
+}
+
+/* A compile killed with its process (kill -9, or a helper ended with its worker) leaves its
+ * folder behind, and a daemon that runs for months would fill the temporary directory. So
+ * the first compile of each process removes the folders of processes that are gone: only
+ * folders of this uid, by this exact name, whose pid no longer exists. */
+static void sweep_stale_workdirs(void)
+{
+    DIR *d = opendir(temp_root());
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        long pid = 0;
+        int end = 0;
+        char suffix[7];
+        if (sscanf(e->d_name, "fdt-cpu-%ld-%6[A-Za-z0-9]%n", &pid, suffix, &end) != 2 ||
+            e->d_name[end] || strlen(suffix) != 6 || pid <= 0 || pid > INT_MAX)
+            continue;
+        struct stat st;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+            continue;
+        remove_folder(dirfd(d), e->d_name);
+    }
+    closedir(d);
+}
+
+static fdt_status workdir_make(workdir *w, fdt_error *err)
+{
+    static pthread_once_t swept = PTHREAD_ONCE_INIT;
+    pthread_once(&swept, sweep_stale_workdirs);
+    const char *tmp = temp_root();
+    if (snprintf(w->dir, sizeof w->dir, "%s/fdt-cpu-%ld-XXXXXX", tmp, (long)getpid()) >=
         (int)sizeof w->dir)
         return fdt_fail(err, FDT_ERROR, "TMPDIR is too long: %s", tmp);
     if (!mkdtemp(w->dir))
@@ -407,9 +492,7 @@ static fdt_status workdir_make(workdir *w, fdt_error *err)
 
 static void workdir_remove(const workdir *w)
 {
-    unlink(w->src);
-    unlink(w->so);
-    rmdir(w->dir);
+    remove_folder(AT_FDCWD, w->dir);
 }
 
 static fdt_status write_unit(const char *path, const char *source, const char *entry,
