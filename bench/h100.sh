@@ -169,9 +169,10 @@ guided() {
 # the same solver with kernel 1. Then compute-sanitizer memcheck of one tuned solver run.
 solver() {
     if [ -n "${STORE:-}" ]; then
-        mkdir -p -m 700 /tmp/fdt-solver-store
-        cp "$STORE" /tmp/fdt-solver-store/fdtuned.db
-        STORE=/tmp/fdt-solver-store/fdtuned.db
+        local copy
+        copy=$(mktemp -d)
+        cp "$STORE" "$copy/fdtuned.db"
+        STORE=$copy/fdtuned.db
     fi
     start_daemon solver
     run solver "$FDTUNE" devices

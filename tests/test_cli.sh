@@ -74,19 +74,23 @@ fi
 # A compile killed with its process (kill -9) leaves its folder under TMPDIR, named for the
 # compiling process, with the compiler's own temporary files inside it; the next process's
 # first compile removes the folders of processes that are gone, and nothing else: not a
-# live process's, not a name that is not ours.
+# live process's, not a name that is not ours, not a link or a file by such a name.
 tmpd="$dir/tmp"
-mkdir -m 700 "$tmpd" "$tmpd/fdt-cpu-$$-Live00" "$tmpd/fdt-cpu-notapid"
-stale() { ls "$tmpd" | grep -v -e "^fdt-cpu-$$-Live00\$" -e '^fdt-cpu-notapid$'; }
+mkdir -m 700 "$tmpd" "$tmpd/fdt-cpu-$$-Live00" "$tmpd/fdt-cpu-notapid" "$dir/keep"
+: >"$dir/keep/precious"
+ln -s "$dir/keep" "$tmpd/fdt-cpu-999999-Link00"
+: >"$tmpd/fdt-cpu-999998-File00"
+stale() { ls "$tmpd" | grep -v -e "^fdt-cpu-$$-Live00\$" -e '^fdt-cpu-notapid$' -e Link00 -e File00; }
 compiling() { stale | sed -n 's/^fdt-cpu-\([0-9]*\)-.*/\1/p'; }
 # In a session of its own, so that kill -9 of its group takes the compilers too.
 TMPDIR="$tmpd" setsid sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$dir/victim" "$FDTUNE" \
     bench 13 17 11 --backend cpu --subset 40 --samples 1 --leaders 0 >/dev/null 2>&1 &
+victim=$!
 i=0
 while [ -z "$(compiling)" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
 pids=$(compiling)
 kill -9 -"$(cat "$dir/victim")"
-wait
+wait "$victim" 2>/dev/null
 for pid in $pids; do
     i=0
     while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
@@ -95,7 +99,9 @@ left=$(stale)
 TMPDIR="$tmpd" "$FDTUNE" bench 13 17 11 --backend cpu --variant naive:64x1x1 --samples 1 \
     --leaders 0 >"$out" 2>&1
 if [ -n "$left" ] && [ -z "$(stale)" ] && [ -d "$tmpd/fdt-cpu-$$-Live00" ] &&
-    [ -d "$tmpd/fdt-cpu-notapid" ] && grep -q '^summary .* ok=1 ' "$out"; then
+    [ -d "$tmpd/fdt-cpu-notapid" ] && [ -L "$tmpd/fdt-cpu-999999-Link00" ] &&
+    [ -f "$dir/keep/precious" ] && [ -f "$tmpd/fdt-cpu-999998-File00" ] &&
+    grep -q '^summary .* ok=1 ' "$out"; then
     passed=$((passed + 1))
     echo "ok - kill -9 left $(echo $left | wc -w) compile folder(s); the next compile removed them"
 else

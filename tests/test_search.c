@@ -224,7 +224,7 @@ static void test_guided_finds_a_rare_best(void **state)
  * as if still being tuned on another GPU, has only neighbours that rank bands low: the
  * search must still find them, by its moves from the fastest variant, before patience
  * ends it. One move a batch, the best the model ranks, came within 1% in 2 of these 10
- * seeds; three, each along the parameter tried least, in 6. */
+ * seeds; three, the best ranked, in 5; three, each along the parameter tried least, in 6. */
 static void test_guided_finds_what_no_neighbour_prefers(void **state)
 {
     (void)state;
@@ -233,6 +233,7 @@ static void test_guided_finds_what_no_neighbour_prefers(void **state)
     assert_int_equal(fdt_recording_load(&rec, RECORDING_2052, err, sizeof err), 0);
     const int twin = find_problem(&rec, 1024, 1024, 64);
     fdt_recording_free(&rec);
+    assert_true(twin >= 0);
     replayed r;
     open_replay_without(&r, RECORDING_2052, 1024, 1024, 256, twin);
     int found = 0;
@@ -243,7 +244,7 @@ static void test_guided_finds_what_no_neighbour_prefers(void **state)
         found += s.best >= 0.99 * r.best;
         fdt_search_free(&s);
     }
-    assert_true(found >= 5);
+    assert_true(found >= 6);
     close_replay(&r);
 }
 

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -416,11 +417,13 @@ static fdt_status cpu_compiler_version(char *out, size_t len, fdt_error *err)
 /* ---- compile ---- */
 
 /* The files of one compile, in a private directory so that concurrent compiles never meet.
- * Its name holds the compiling process's pid: fdt-cpu-PID-XXXXXX. */
+ * Its name holds the compiling process's pid (fdt-cpu-PID-XXXXXX), and the process holds a
+ * lock on it for as long as it compiles. */
 typedef struct workdir {
     char dir[PATH_MAX - 16]; /* leaves room for the file names below */
     char src[PATH_MAX];
     char so[PATH_MAX];
+    int fd;                  /* the directory, flock'ed */
 } workdir;
 
 static const char *temp_root(void)
@@ -429,29 +432,50 @@ static const char *temp_root(void)
     return tmp && *tmp ? tmp : "/tmp";
 }
 
-/* Removes the entries of the folder `name` in root, then the folder; a folder inside it
- * (unlinkat refuses one) stays, and so does this folder then. */
-static void remove_folder(int root, const char *name)
+/* Removes the entries of the open directory fd (closed here), then the directory `name` in
+ * root; a folder inside it (unlinkat refuses one) stays, and so does this one then. */
+static void remove_folder(int fd, int root, const char *name)
 {
-    const int fd = openat(root, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    DIR *d = fdopendir(fd);
     if (!d) {
-        if (fd >= 0)
-            close(fd);
+        close(fd);
         return;
     }
     struct dirent *e;
     while ((e = readdir(d)))
         if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            unlinkat(fd, e->d_name, 0);
-    closedir(d);
+            unlinkat(dirfd(d), e->d_name, 0);
     unlinkat(root, name, AT_REMOVEDIR);
+    closedir(d);
+}
+
+/* The pid in a work folder's name, exactly as workdir_make writes it, or 0. */
+static long workdir_pid(const char *name)
+{
+    long pid = 0;
+    char suffix[8], expected[64];
+    if (sscanf(name, "fdt-cpu-%ld-%7s", &pid, suffix) != 2 || pid <= 0 || pid > INT_MAX ||
+        strlen(suffix) != 6)
+        return 0;
+    snprintf(expected, sizeof expected, "fdt-cpu-%ld-%s", pid, suffix);
+    return strcmp(expected, name) == 0 ? pid : 0;
+}
+
+/* Whether the folder `name` in root (open as fd) was left by a compile that is gone: the
+ * process it names no longer exists here, and nobody holds its lock (a process of another
+ * pid namespace sharing this TMPDIR may have the same pid, or another's may be reused). */
+static int abandoned(int fd, const char *name)
+{
+    const long pid = workdir_pid(name);
+    struct stat st;
+    return pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH && fstat(fd, &st) == 0 &&
+           S_ISDIR(st.st_mode) && st.st_uid == geteuid() && flock(fd, LOCK_EX | LOCK_NB) == 0;
 }
 
 /* A compile killed with its process (kill -9, or a helper ended with its worker) leaves its
  * folder behind, and a daemon that runs for months would fill the temporary directory. So
- * the first compile of each process removes the folders of processes that are gone: only
- * folders of this uid, by this exact name, whose pid no longer exists. */
+ * the first compile of each process removes the abandoned folders: this uid's, by this
+ * exact name, opened without following links. */
 static void sweep_stale_workdirs(void)
 {
     DIR *d = opendir(temp_root());
@@ -459,18 +483,13 @@ static void sweep_stale_workdirs(void)
         return;
     struct dirent *e;
     while ((e = readdir(d))) {
-        long pid = 0;
-        int end = 0;
-        char suffix[7];
-        if (sscanf(e->d_name, "fdt-cpu-%ld-%6[A-Za-z0-9]%n", &pid, suffix, &end) != 2 ||
-            e->d_name[end] || strlen(suffix) != 6 || pid <= 0 || pid > INT_MAX)
+        if (!workdir_pid(e->d_name))
             continue;
-        struct stat st;
-        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH ||
-            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-            !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
-            continue;
-        remove_folder(dirfd(d), e->d_name);
+        const int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0 && abandoned(fd, e->d_name))
+            remove_folder(fd, dirfd(d), e->d_name);
+        else if (fd >= 0)
+            close(fd);
     }
     closedir(d);
 }
@@ -485,6 +504,13 @@ static fdt_status workdir_make(workdir *w, fdt_error *err)
         return fdt_fail(err, FDT_ERROR, "TMPDIR is too long: %s", tmp);
     if (!mkdtemp(w->dir))
         return fdt_fail(err, FDT_ERROR, "mkdtemp %s: %m", w->dir);
+    w->fd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (w->fd < 0 || flock(w->fd, LOCK_EX) != 0) {
+        if (w->fd >= 0)
+            close(w->fd);
+        rmdir(w->dir);
+        return fdt_fail(err, FDT_ERROR, "cannot lock %s: %m", w->dir);
+    }
     snprintf(w->src, sizeof w->src, "%s/kernel.cpp", w->dir);
     snprintf(w->so, sizeof w->so, "%s/kernel.so", w->dir);
     return FDT_OK;
@@ -492,7 +518,7 @@ static fdt_status workdir_make(workdir *w, fdt_error *err)
 
 static void workdir_remove(const workdir *w)
 {
-    remove_folder(AT_FDCWD, w->dir);
+    remove_folder(w->fd, AT_FDCWD, w->dir);
 }
 
 static fdt_status write_unit(const char *path, const char *source, const char *entry,

@@ -308,20 +308,22 @@ static int moved_parameter(const fdt_variant *a, const fdt_variant *b)
 
 typedef struct move {
     size_t from;
-    int parameter; /* only moves of this parameter; -1: of any */
+    int parameter;
 } move;
 
+/* Whether v is one move from m->from, along m->parameter. */
 static int one_move(const picker *k, size_t v, const void *arg)
 {
     const move *m = arg;
-    const int p = moved_parameter(&k->s->space->variants[v], &k->s->space->variants[m->from]);
-    return p >= 0 && (m->parameter < 0 || p == m->parameter);
+    return moved_parameter(&k->s->space->variants[v], &k->s->space->variants[m->from]) ==
+           m->parameter;
 }
 
-/* The best open one-parameter move from `from`, along the parameter that the measured
- * moves from it have tried least: a parameter whose effect here differs from the warm
- * problems' (y-bands on planes larger than any of theirs) gets a look within a few
- * batches, however low the model ranks it. */
+/* The best open one-parameter move from `from`, along the parameter least tried from it
+ * (by the variants measured or already in this batch that are one move from it): a
+ * parameter whose effect here differs from the warm problems' (y-bands on planes larger
+ * than any of theirs) gets a look within a few batches, however low the model ranks it.
+ * Ties go to the move the model ranks higher. */
 static long sweep_move(const picker *k, size_t from)
 {
     int tried[PARAMETERS] = {0};
