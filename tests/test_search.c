@@ -224,7 +224,8 @@ static void test_guided_finds_a_rare_best(void **state)
  * as if still being tuned on another GPU, has only neighbours that rank bands low: the
  * search must still find them, by its moves from the fastest variant, before patience
  * ends it. One move a batch, the best the model ranks, came within 1% in 2 of these 10
- * seeds; three, the best ranked, in 5; three, each along the parameter tried least, in 6. */
+ * seeds; three, the best ranked, in 5; three, each along the parameter tried least, in 6;
+ * and values that no variant of the family has shown here first, in 8. */
 static void test_guided_finds_what_no_neighbour_prefers(void **state)
 {
     (void)state;
@@ -244,7 +245,7 @@ static void test_guided_finds_what_no_neighbour_prefers(void **state)
         found += s.best >= 0.99 * r.best;
         fdt_search_free(&s);
     }
-    assert_true(found >= 6);
+    assert_true(found >= 7);
     close_replay(&r);
 }
 

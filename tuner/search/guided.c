@@ -6,13 +6,13 @@
  * so the problems that behave like this one take over. Offsets learned from the residuals,
  * one per family and one per value of each parameter within a family, move whole families
  * and corners of them where this problem differs from all of its neighbours (a shape whose
- * best family wins nowhere else). Each batch holds one-parameter moves, each along the
- * parameter tried least from where it starts: TOP_MOVES from the fastest variant, one from
- * the fastest of each of the next RIVALS families (where the model is wrong, the
- * neighbourhood of a good variant is still good, and which family wins is left to
- * measurement); then one seeded random pick, and the model's best predictions. The first
- * batch holds each family's best prediction, so that no family is judged by its
- * neighbours' results alone.
+ * best family wins nowhere else). Each batch holds one-parameter moves (to a value its
+ * family has not shown here, else along the parameter tried least from where it starts):
+ * TOP_MOVES from the fastest variant, one from the fastest of each of the next RIVALS
+ * families (where the model is wrong, the neighbourhood of a good variant is still good,
+ * and which family wins is left to measurement); then one seeded random pick, and the
+ * model's best predictions. The first batch holds each family's best prediction, so that
+ * no family is judged by its neighbours' results alone.
  *
  * The constants were chosen on recorded H100 spaces with fdtune replay, leaving each
  * problem out of its own warm start, and checked on spaces of another precision and
@@ -286,24 +286,45 @@ static int in_family(const picker *k, size_t v, const void *arg)
 
 #define PARAMETERS 10
 
+static int parameter(const fdt_variant *v, int p)
+{
+    const int values[PARAMETERS] = {v->bx, v->by, v->bz, v->m,   v->mz,
+                                    v->order, v->lb, v->nt, v->map, v->band};
+    return values[p];
+}
+
 /* The parameter in which a and b, of one family, differ, if they differ in exactly one;
  * else -1. */
 static int moved_parameter(const fdt_variant *a, const fdt_variant *b)
 {
     if (a->family != b->family)
         return -1;
-    const int differ[PARAMETERS] = {a->bx != b->bx, a->by != b->by, a->bz != b->bz,
-                                    a->m != b->m,   a->mz != b->mz, a->order != b->order,
-                                    a->lb != b->lb, a->nt != b->nt, a->map != b->map,
-                                    a->band != b->band};
     int moved = -1;
-    for (int i = 0; i < PARAMETERS; i++)
-        if (differ[i]) {
+    for (int p = 0; p < PARAMETERS; p++)
+        if (parameter(a, p) != parameter(b, p)) {
             if (moved >= 0)
                 return -1;
-            moved = i;
+            moved = p;
         }
     return moved;
+}
+
+/* The i-th of the variants measured, then of those already in this batch. */
+static size_t seen(const picker *k, size_t i)
+{
+    return i < k->s->nmeasured ? k->s->sequence[i] : k->out[i - k->s->nmeasured];
+}
+
+/* Whether no variant seen of v's family has v's value of parameter p. */
+static int novel(const picker *k, size_t v, int p)
+{
+    const fdt_variant *variants = k->s->space->variants, *a = &variants[v];
+    for (size_t i = 0; i < k->s->nmeasured + k->n; i++) {
+        const fdt_variant *b = &variants[seen(k, i)];
+        if (b->family == a->family && parameter(b, p) == parameter(a, p))
+            return 0;
+    }
+    return 1;
 }
 
 typedef struct move {
@@ -319,29 +340,41 @@ static int one_move(const picker *k, size_t v, const void *arg)
            m->parameter;
 }
 
-/* The best open one-parameter move from `from`, along the parameter least tried from it
- * (by the variants measured or already in this batch that are one move from it): a
- * parameter whose effect here differs from the warm problems' (y-bands on planes larger
- * than any of theirs) gets a look within a few batches, however low the model ranks it.
- * Ties go to the move the model ranks higher. */
+static int novel_move(const picker *k, size_t v, const void *arg)
+{
+    const move *m = arg;
+    return one_move(k, v, arg) && novel(k, v, m->parameter);
+}
+
+/* The best open one-parameter move from `from`: to a value of a parameter that no variant
+ * of its family seen here has, if there is one, else along the parameter least tried from
+ * it (by the variants seen that are one move from it); ties go to the move the model ranks
+ * higher. A parameter whose effect here differs from the warm problems' (y-bands on planes
+ * larger than any of theirs) gets a look within a few batches, and each of its values, however
+ * low the model ranks them. */
 static long sweep_move(const picker *k, size_t from)
 {
     int tried[PARAMETERS] = {0};
     const fdt_variant *variants = k->s->space->variants;
     for (size_t q = 0; q < k->s->nmeasured + k->n; q++) {
-        const size_t v = q < k->s->nmeasured ? k->s->sequence[q] : k->out[q - k->s->nmeasured];
-        const int p = moved_parameter(&variants[v], &variants[from]);
+        const int p = moved_parameter(&variants[seen(k, q)], &variants[from]);
         if (p >= 0)
             tried[p]++;
     }
     long best = -1;
-    int fewest = 0;
+    int fewest = 0, best_novel = 0;
     for (int p = 0; p < PARAMETERS; p++) {
-        const long v = best_open(k, one_move, &(move){from, p});
-        if (v >= 0 && (best < 0 || tried[p] < fewest ||
-                       (tried[p] == fewest && rank(k, (size_t)v) > rank(k, (size_t)best)))) {
+        long v = best_open(k, novel_move, &(move){from, p});
+        const int is_novel = v >= 0;
+        if (v < 0)
+            v = best_open(k, one_move, &(move){from, p});
+        if (v >= 0 && (best < 0 || is_novel > best_novel ||
+                       (is_novel == best_novel &&
+                        (tried[p] < fewest ||
+                         (tried[p] == fewest && rank(k, (size_t)v) > rank(k, (size_t)best)))))) {
             best = v;
             fewest = tried[p];
+            best_novel = is_novel;
         }
     }
     return best;
