@@ -95,9 +95,9 @@ build_sweep3() {
 # The recorded spaces that fdtune replay reads: exhaustive tunes through fdtuned of the
 # problems in SHAPES ("NXxNYxNZ[/PRECISION[/RADIUS]] ...", double R=1 unless said; TUNE_FLAGS
 # "--strategy exhaustive" since guided is the default), on the store $STORE (in a folder of
-# its own: fdtuned refuses a store in /tmp itself, which others can write), which the caller carries from one
-# call to the next; tunes stop being started after $SPACE_BUDGET_S seconds so the call ends
-# within the device tool's limit. Then every result row as CSV, and the store without its
+# its own: fdtuned refuses a store in /tmp itself, which others can write), which the
+# caller carries from one call to the next; tunes stop being started after $SPACE_BUDGET_S
+# seconds so the call ends within the device tool's limit. Then every result row as CSV, and the store without its
 # code cache (compiled code, megabytes) back to $OUT for the next call.
 spaces() {
     start_daemon spaces
