@@ -310,7 +310,7 @@ static int moved_parameter(const fdt_variant *a, const fdt_variant *b)
 }
 
 /* The i-th of the variants measured, then of those already in this batch. */
-static size_t seen(const picker *k, size_t i)
+static size_t seen_variant(const picker *k, size_t i)
 {
     return i < k->s->nmeasured ? k->s->sequence[i] : k->out[i - k->s->nmeasured];
 }
@@ -320,7 +320,7 @@ static int novel(const picker *k, size_t v, int p)
 {
     const fdt_variant *variants = k->s->space->variants, *a = &variants[v];
     for (size_t i = 0; i < k->s->nmeasured + k->n; i++) {
-        const fdt_variant *b = &variants[seen(k, i)];
+        const fdt_variant *b = &variants[seen_variant(k, i)];
         if (b->family == a->family && parameter(b, p) == parameter(a, p))
             return 0;
     }
@@ -346,6 +346,24 @@ static int novel_move(const picker *k, size_t v, const void *arg)
     return one_move(k, v, arg) && novel(k, v, m->parameter);
 }
 
+/* A move sweep_move may take: the variant, whether its new value is novel, and how often
+ * its parameter has been tried from where it starts. */
+typedef struct candidate {
+    long v;
+    int novel, tried;
+} candidate;
+
+/* Whether a comes before b: novel first, then the parameter tried less, then the move the
+ * model ranks higher. */
+static int comes_before(const picker *k, candidate a, candidate b)
+{
+    if (a.novel != b.novel)
+        return a.novel > b.novel;
+    if (a.tried != b.tried)
+        return a.tried < b.tried;
+    return rank(k, (size_t)a.v) > rank(k, (size_t)b.v);
+}
+
 /* The best open one-parameter move from `from`: to a value of a parameter that no variant
  * of its family seen here has, if there is one, else along the parameter least tried from
  * it (by the variants seen that are one move from it); ties go to the move the model ranks
@@ -357,27 +375,20 @@ static long sweep_move(const picker *k, size_t from)
     int tried[PARAMETERS] = {0};
     const fdt_variant *variants = k->s->space->variants;
     for (size_t q = 0; q < k->s->nmeasured + k->n; q++) {
-        const int p = moved_parameter(&variants[seen(k, q)], &variants[from]);
+        const int p = moved_parameter(&variants[seen_variant(k, q)], &variants[from]);
         if (p >= 0)
             tried[p]++;
     }
-    long best = -1;
-    int fewest = 0, best_novel = 0;
+    candidate best = {.v = -1};
     for (int p = 0; p < PARAMETERS; p++) {
-        long v = best_open(k, novel_move, &(move){from, p});
-        const int is_novel = v >= 0;
-        if (v < 0)
-            v = best_open(k, one_move, &(move){from, p});
-        if (v >= 0 && (best < 0 || is_novel > best_novel ||
-                       (is_novel == best_novel &&
-                        (tried[p] < fewest ||
-                         (tried[p] == fewest && rank(k, (size_t)v) > rank(k, (size_t)best)))))) {
-            best = v;
-            fewest = tried[p];
-            best_novel = is_novel;
-        }
+        candidate c = {.v = best_open(k, novel_move, &(move){from, p}), .tried = tried[p]};
+        c.novel = c.v >= 0;
+        if (c.v < 0)
+            c.v = best_open(k, one_move, &(move){from, p});
+        if (c.v >= 0 && (best.v < 0 || comes_before(k, c, best)))
+            best = c;
     }
-    return best;
+    return best.v;
 }
 
 static void each_family_best(picker *k)
