@@ -109,6 +109,9 @@ else
     echo "FAIL - stale compile folders: left by kill -9 '$left', after the next compile '$(stale)'"
     ls -la "$tmpd" | sed 's/^/    /'
 fi
+# A TMPDIR that cannot hold a work folder: the run fails naming it.
+TMPDIR="$dir/none" expect 1 "mkdtemp $dir/none/fdt-cpu-[0-9]+-.*: No such file or directory" \
+    -- bench 13 17 11 --backend cpu --variant naive:64x1x1 --samples 1 --leaders 0
 expect 0 '^total: [0-9]+ variants for 512x512x512 double radius 1' -- variants 512 512 512 --backend cpu
 expect 0 '^tiled:32x2x1:m1:seed$' -- variants 64 64 64 --backend cpu --family tiled --list
 
