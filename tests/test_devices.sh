@@ -5,7 +5,9 @@
 # the batch's queued jobs, status shows the batch's ETA and each busy device's progress,
 # every job ends done, and each shape is then answered exact from either device. Then
 # `tune --wait` into a pipe prints a progress line at least every 10 s, and its job id
-# before any of them, while status shows that job's wall time growing between results. The
+# before any of them, while status shows that job's wall time growing between results. A
+# job started while its nearest problem is tuned on the other device is warm-started from
+# that job's results so far. The
 # workers compile in helper processes (compile_in = processes), as they do with NVRTC, each
 # worker on half of the host's cores, and the daemon logs each job's end with its winner
 # and its cost. No bound on a measurement's spread (max_spread = 0): a loaded test host
@@ -155,6 +157,29 @@ if [ "$span" -ge 12 ] && [ "$gaps" -le 11 ] && [ "$repeats" -ge 1 ]; then
     ok "tune --wait into a pipe prints a line at least every 10 s (longest gap ${gaps} s of ${span} s, $repeats without a new tenth)"
 else
     not_ok "tune --wait into a pipe prints a line at least every 10 s (longest gap ${gaps} s of ${span} s, $repeats without a new tenth; 12 s and one such line needed to show it)" "$dir/wait"
+fi
+
+# A job that starts while its nearest problem is being tuned on the other device draws on
+# that job's results so far: its warm start names the running job (issue 15: without them
+# a node of several GPUs searches as if its busiest neighbours were not there).
+job_of() { sed -n 's/^job \([0-9]*\) .*/\1/p' "$1" | head -1; }
+"$FDTUNE" tune 72 64 48 --subset 400 --strategy random >"$dir/long"
+long_job=$(job_of "$dir/long")
+i=0
+until "$FDTUNE" status "$long_job" --json | grep -q '"state":"running".*"done":[1-9]' ||
+    [ $i -ge 600 ]; do
+    sleep 0.2
+    i=$((i + 1))
+done
+"$FDTUNE" tune 68 64 48 --subset 8 --wait >"$dir/near" 2>&1
+near_warm=$("$FDTUNE" status "$(job_of "$dir/near")" --json | sed -n 's/.*"warm":"\([0-9,]*\)".*/\1/p')
+"$FDTUNE" status "$long_job" --json >"$dir/long_status"
+"$FDTUNE" cancel "$long_job" >/dev/null
+if grep -q '"state":"running"' "$dir/long_status" &&
+    echo ",$near_warm," | grep -q ",$long_job,"; then
+    ok "a job started beside its running neighbour is warm-started from it (jobs $near_warm)"
+else
+    not_ok "a job started beside its running neighbour is warm-started from it (warm '$near_warm', neighbour $long_job)" "$dir/long_status"
 fi
 
 "$BUILD/fdtune-worker" --compile-in process --backend cpu >"$dir/bad" 2>&1

@@ -47,28 +47,61 @@ static int same_problem(const fdt_key *a, const fdt_key *b)
            memcmp(&a->problem, &b->problem, sizeof a->problem) == 0;
 }
 
-/* The tuned problems of this device and cache mode nearest to key (never key itself: a
- * problem tuned again is measured afresh), each by its fullest job other than exclude, as
- * "id,id,..." in list. 0 or -1. */
-static int choose_warm(fdt_daemon *d, const fdt_key *key, int64_t device_id, int64_t exclude,
-                       char *list, size_t len)
+/* Another problem of key's stencil and cache mode, not yet among the n candidates: one more
+ * candidate, by its distance to key. */
+static void add_candidate(candidate *c, size_t *n, const fdt_key *key, const fdt_key *other)
+{
+    if (same_problem(other, key) || strcmp(other->stencil, key->stencil) != 0 ||
+        other->problem.cache != key->problem.cache)
+        return;
+    for (size_t i = 0; i < *n; i++)
+        if (same_problem(&c[i].key, other))
+            return;
+    c[(*n)++] = (candidate){*other, fdt_warm_distance(&key->problem, &other->problem)};
+}
+
+/* Running jobs whose problems may lend a warm start, at most: one per device is expected. */
+#define RUNNING_MAX 64
+
+/* The problems that may lend key a warm start on device device_id: those tuned there, and
+ * those being tuned now, whose results so far count too. On a node of several GPUs the
+ * nearest problems are often the ones the other GPUs are tuning at the same moment; without
+ * their first results a job searches as if they were not there (bench/results/README.md,
+ * issue 15). *out is malloc'd. 0 or -1. */
+static int warm_candidates(fdt_daemon *d, const fdt_key *key, int64_t device_id,
+                           candidate **out, size_t *count)
 {
     fdt_best *rows = NULL;
-    size_t n = 0, nc = 0;
-    if (fdt_store_best_all(d->store, &rows, &n) != 0)
-        return -1;
-    candidate *c = malloc((n ? n : 1) * sizeof *c);
-    if (!c) {
+    fdt_job *running = NULL;
+    size_t nrows = 0, nrunning = 0, n = 0;
+    if (fdt_store_best_all(d->store, &rows, &nrows) != 0 ||
+        fdt_store_jobs(d->store, FDT_JOB_RUNNING, RUNNING_MAX, &running, &nrunning) != 0) {
         free(rows);
         return -1;
     }
-    for (size_t i = 0; i < n; i++)
-        if (rows[i].device_id == device_id && !same_problem(&rows[i].key, key) &&
-            strcmp(rows[i].key.stencil, key->stencil) == 0 &&
-            rows[i].key.problem.cache == key->problem.cache)
-            c[nc++] = (candidate){rows[i].key,
-                                  fdt_warm_distance(&key->problem, &rows[i].key.problem)};
+    candidate *c = malloc((nrows + nrunning ? nrows + nrunning : 1) * sizeof *c);
+    for (size_t i = 0; c && i < nrows; i++)
+        if (rows[i].device_id == device_id)
+            add_candidate(c, &n, key, &rows[i].key);
+    for (size_t i = 0; c && i < nrunning; i++)
+        add_candidate(c, &n, key, &running[i].key);
     free(rows);
+    free(running);
+    *out = c;
+    *count = n;
+    return c ? 0 : -1;
+}
+
+/* The problems nearest to key that lend it a warm start on device device_id (never key
+ * itself: a problem tuned again is measured afresh), each by its fullest job there other
+ * than exclude, as "id,id,..." in list. 0 or -1. */
+static int choose_warm(fdt_daemon *d, const fdt_key *key, int64_t device_id, int64_t exclude,
+                       char *list, size_t len)
+{
+    candidate *c;
+    size_t nc;
+    if (warm_candidates(d, key, device_id, &c, &nc) != 0)
+        return -1;
     qsort(c, nc, sizeof *c, by_distance);
     int rc = 0;
     list[0] = '\0';
