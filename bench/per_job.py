@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""bench/per_job.py ONE.json TWO.json - the jobs of one batch run twice (`fdtune jobs
---json`, e.g. on one GPU and on two), side by side by shape: wall, GPU time, GPU busy and
-compile wall of each job, and when it ran in the second run; then the sums."""
+"""bench/per_job.py ONE.json TWO.json [TWO.log] - the jobs of one batch run twice (`fdtune
+jobs --json`, e.g. on one GPU and on two), side by side by shape: wall, GPU time, GPU busy
+and compile wall of each job, and when it ran in the second run; then the sums; with the
+second run's fdtuned log, each device's (lane's) jobs, GPU time and GPU busy."""
 import json
+import re
 import sys
 
 
@@ -25,3 +27,13 @@ for name, run in (("one", one), ("two", two)):
         name, sum(j["cost"]["wall_s"] for j in run.values()),
         sum(j["cost"]["gpu_s"] for j in run.values()),
         sum(j["cost"]["compile_s"] for j in run.values())))
+if len(sys.argv) > 3:
+    with open(sys.argv[3]) as f:
+        lane_of = {int(m[1]): int(m[2]) for m in
+                   re.finditer(r"job (\d+) running on device (\d+)", f.read())}
+    for lane in sorted(set(lane_of.values())):
+        mine = [j for j in two.values() if lane_of.get(j["id"]) == lane]
+        wall = sum(j["cost"]["wall_s"] for j in mine)
+        gpu = sum(j["cost"]["gpu_s"] for j in mine)
+        print("two, device %d: %d jobs, job walls %.1f s, GPU time %.1f s, GPU busy %.0f%%" % (
+            lane, len(mine), wall, gpu, 100 * gpu / wall if wall else 0))

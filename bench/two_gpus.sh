@@ -80,7 +80,8 @@ pair() {
     grep -c "running on device 0" "$OUT/$two/fdtuned.log" | sed 's/^/jobs on device 0: /'
     grep -c "running on device 1" "$OUT/$two/fdtuned.log" | sed 's/^/jobs on device 1: /'
     "$FDTUNE" shutdown >/dev/null; sleep 1
-    python3 bench/per_job.py "$OUT/$one/jobs.json" "$OUT/$two/jobs.json" | tee "$OUT/per_job$1.txt"
+    python3 bench/per_job.py "$OUT/$one/jobs.json" "$OUT/$two/jobs.json" "$OUT/$two/fdtuned.log" |
+        tee "$OUT/per_job$1.txt"
 }
 
 # PAIRS=N: N pairs of batches, one GPU then two, alternating; a guided search's length

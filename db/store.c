@@ -90,7 +90,7 @@ static const char *const statements[ST_COUNT] = {
     [ST_JOB_RESULTS] = "SELECT " RESULT_COLUMNS " FROM results WHERE job_id = ? ORDER BY id",
     /* The key's columns in KEY_COLUMNS' order, for bind_key; results_by_problem serves it. */
     [ST_FULLEST_JOB] =
-        "SELECT job_id FROM results WHERE device_id = ? AND stencil = ? AND radius = ? "
+        "SELECT job_id, count(*) FROM results WHERE device_id = ? AND stencil = ? AND radius = ? "
         "AND precision = ? AND nx = ? AND ny = ? AND nz = ? AND cache = ? AND leader = 0 "
         "GROUP BY job_id ORDER BY count(*) DESC, job_id DESC LIMIT 1",
     /* Exports read in pages, each one short query that starts where the last ended (keyset,

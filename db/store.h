@@ -188,9 +188,10 @@ void fdt_store_names_free(char **names, size_t count);
 /* Every result row of a job, in measurement order; *out malloc'd. */
 int fdt_store_job_results(fdt_store *s, int64_t job_id, fdt_result_row **out, size_t *count);
 /* The job with the most first-pass results of a problem on a device: the richest record
- * of how its variants compare. 1 with *job_id, 0 when none measured it, -1 error. */
+ * of how its variants compare. 1 with *job_id and its count of first-pass rows in *rows, 0
+ * when none measured it, -1 error. */
 int fdt_store_fullest_job(fdt_store *s, int64_t device_id, const fdt_key *key,
-                          int64_t *job_id);
+                          int64_t *job_id, int64_t *rows);
 
 /* Best. Upsert replaces the row of (device, key). */
 int fdt_store_best_put(fdt_store *s, const fdt_best *b);

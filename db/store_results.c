@@ -254,20 +254,28 @@ int fdt_store_best_page(fdt_store *s, const fdt_best *after, size_t limit, fdt_b
     return 0;
 }
 
-static int read_job_id(fdt_store *s, sqlite3_stmt *st, void *out)
+static int read_job_rows(fdt_store *s, sqlite3_stmt *st, void *out)
 {
     (void)s;
-    *(int64_t *)out = sqlite3_column_int64(st, 0);
+    int64_t *job_rows = out;
+    job_rows[0] = sqlite3_column_int64(st, 0);
+    job_rows[1] = sqlite3_column_int64(st, 1);
     return 0;
 }
 
 int fdt_store_fullest_job(fdt_store *s, int64_t device_id, const fdt_key *key,
-                          int64_t *job_id)
+                          int64_t *job_id, int64_t *rows)
 {
     binder b;
+    int64_t job_rows[2];
     if (stmt_start(s, ST_FULLEST_JOB, &b) != 0)
         return -1;
     bind_int(&b, device_id);
     bind_key(&b, key);
-    return stmt_fetch_one(s, &b, read_job_id, job_id);
+    const int found = stmt_fetch_one(s, &b, read_job_rows, job_rows);
+    if (found == 1) {
+        *job_id = job_rows[0];
+        *rows = job_rows[1];
+    }
+    return found;
 }

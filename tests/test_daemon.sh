@@ -60,7 +60,7 @@ wait_until() { # wait_until SECONDS COMMAND...
 }
 
 job_warm() { # the job ids of a job's warm start
-    "$FDTUNE" status "$1" --json | sed -n 's/.*"warm":"\([0-9,]*\)".*/\1/p'
+    "$FDTUNE" status "$1" --json | sed -n 's/.*"warm":"\([0-9,:]*\)".*/\1/p'
 }
 
 job_has_progress() { # job_has_progress JOB N: at least N variants measured

@@ -2,6 +2,7 @@
 #include "daemon/job_search.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,7 +95,9 @@ static int warm_candidates(fdt_daemon *d, const fdt_key *key, int64_t device_id,
 
 /* The problems nearest to key that lend it a warm start on device device_id (never key
  * itself: a problem tuned again is measured afresh), each by its fullest job there other
- * than exclude, as "id,id,..." in list. 0 or -1. */
+ * than exclude, as "id:rows,id:rows,..." in list: rows, the job's first-pass rows so far,
+ * holds a job resumed later to what it saw at its start, though a running neighbour has
+ * measured more since, so that it proposes what it would have. 0 or -1. */
 static int choose_warm(fdt_daemon *d, const fdt_key *key, int64_t device_id, int64_t exclude,
                        char *list, size_t len)
 {
@@ -106,13 +109,14 @@ static int choose_warm(fdt_daemon *d, const fdt_key *key, int64_t device_id, int
     int rc = 0;
     list[0] = '\0';
     for (size_t i = 0, taken = 0; i < nc && taken < FDT_WARM_MAX && rc == 0; i++) {
-        int64_t id;
-        const int found = fdt_store_fullest_job(d->store, device_id, &c[i].key, &id);
+        int64_t id, rows;
+        const int found = fdt_store_fullest_job(d->store, device_id, &c[i].key, &id, &rows);
         if (found < 0)
             rc = -1;
         else if (found && id != exclude) {
             const size_t used = strlen(list);
-            snprintf(list + used, len - used, "%s%" PRId64, taken ? "," : "", id);
+            snprintf(list + used, len - used, "%s%" PRId64 ":%" PRId64, taken ? "," : "", id,
+                     rows);
             taken++;
         }
     }
@@ -120,9 +124,10 @@ static int choose_warm(fdt_daemon *d, const fdt_key *key, int64_t device_id, int
     return rc;
 }
 
-/* Adds warm job id's first-pass results; a job the store no longer has is left out. */
+/* Adds warm job id's first limit first-pass results, in the order they were stored; a job
+ * the store no longer has is left out. */
 static int add_warm_job(fdt_daemon *d, const fdt_search_space *space, fdt_warm *warm,
-                        int64_t id)
+                        int64_t id, long long limit)
 {
     fdt_job other;
     const int found = fdt_store_job_get(d->store, id, &other);
@@ -135,7 +140,7 @@ static int add_warm_job(fdt_daemon *d, const fdt_search_space *space, fdt_warm *
     char(*names)[FDT_VARIANT_NAME_MAX] = malloc((n ? n : 1) * sizeof *names);
     double *gbps = malloc((n ? n : 1) * sizeof *gbps);
     size_t m = 0;
-    for (size_t i = 0; names && gbps && i < n; i++)
+    for (size_t i = 0; names && gbps && i < n && (long long)m < limit; i++)
         if (!rows[i].leader) {
             memcpy(names[m], rows[i].variant, sizeof names[m]);
             gbps[m++] = fdt_result_row_speed(&rows[i]);
@@ -150,15 +155,24 @@ static int add_warm_job(fdt_daemon *d, const fdt_search_space *space, fdt_warm *
     return rc;
 }
 
+/* Reads choose_warm's list back; an id without ":rows" (written by earlier builds) lends
+ * all its rows. */
 static int load_warm(fdt_daemon *d, const fdt_search_space *space, fdt_warm *warm,
                      const char *list)
 {
     for (const char *p = list; *p;) {
         char *end;
         const long long id = strtoll(p, &end, 10);
+        long long rows = LLONG_MAX;
         if (end == p)
             return 0; /* not a list this build wrote: start cold rather than fail */
-        if (add_warm_job(d, space, warm, id) != 0)
+        if (*end == ':') {
+            p = end + 1;
+            rows = strtoll(p, &end, 10);
+            if (end == p)
+                return 0;
+        }
+        if (add_warm_job(d, space, warm, id, rows) != 0)
             return -1;
         p = *end == ',' ? end + 1 : end;
     }
