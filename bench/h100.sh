@@ -358,18 +358,21 @@ profile)
     done
     ;;
 balance)
-    # What bounds the named $VARIANTS on each shape of $BENCH_SHAPES (issue 16): DRAM and L2
-    # bytes, L1 hits, the L2 throughput broken down by sub-unit, occupancy and warp stalls.
-    # The 6th fdt_laplacian launch is inside the variant's timed samples.
+    # What bounds the named $VARIANTS on each shape of $BENCH_SHAPES (issue 16; shapes as
+    # benches takes them): DRAM and L2 bytes, L1 hits, the L2 throughput broken down by
+    # sub-unit, occupancy and warp stalls. The 6th fdt_laplacian launch is inside the
+    # variant's timed samples.
     device
     for shape in $BENCH_SHAPES; do
+        IFS=/ read -r dims precision radius <<<"$shape"
+        problem="${dims//x/ } --precision ${precision:-double} --radius ${radius:-1}"
         for v in $VARIANTS; do
-            run balance "$FDTUNE" bench ${shape//x/ } --backend cuda --variant "$v" --top 1
+            run balance "$FDTUNE" bench $problem --backend cuda --variant "$v" --top 1
             run balance /usr/local/cuda/bin/ncu --cache-control none --clock-control none \
                 -k regex:fdt_laplacian --launch-skip 5 --launch-count 1 \
                 --section SpeedOfLight --section WarpStateStats --section Occupancy \
                 --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,lts__t_requests_srcunit_tex_op_read.sum,l1tex__t_sector_hit_rate.pct,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,launch__registers_per_thread,breakdown:lts__throughput.avg.pct_of_peak_sustained_elapsed,breakdown:l1tex__throughput.avg.pct_of_peak_sustained_elapsed \
-                "$FDTUNE" bench ${shape//x/ } --backend cuda --variant "$v" --samples 5 --leaders 0 --top 1
+                "$FDTUNE" bench $problem --backend cuda --variant "$v" --samples 5 --leaders 0 --top 1
         done
     done
     ;;
