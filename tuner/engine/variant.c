@@ -9,7 +9,7 @@
 
 /* Kernel sources, common.h prepended, embedded at build time (see Makefile). */
 extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
-    fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_zroll[],
+    fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_zroll[], fdt_kernel_source_xytile[],
     fdt_kernel_source_smem[], fdt_kernel_source_broken[], fdt_kernel_source_hazard[],
     fdt_kernel_source_compare[], fdt_kernel_source_persist[], fdt_kernel_source_copy[];
 
@@ -18,12 +18,20 @@ typedef struct value_list {
     int v[8];
 } value_list;
 
+/* What a family keeps in shared memory: nothing, a queue of 2R+1 plane tiles (smem), or two
+ * plane tiles that alternate (xytile); a tile is the block's xy tile with its R-wide halo. */
+typedef enum shared_tiles { SHARED_NONE, SHARED_QUEUE, SHARED_PAIR } shared_tiles;
+
+/* The points a thread owns in a row: one, a pair (xytile), or one 16-byte vector, 2 doubles
+ * or 4 floats (zvec, zroll). */
+typedef enum x_share { X_POINT, X_PAIR, X_VECTOR } x_share;
+
 struct fdt_family {
     const char *name;
     const char *source;
-    int needs_barriers;
+    shared_tiles shared; /* anything but none needs block barriers */
     int z_chunks;    /* walks chunks of mz planes in z instead of taking blocks in z */
-    int x_vectors;   /* a thread owns one 16-byte vector of points in x, not one point */
+    x_share x;
     int test_only;
     int hazard;      /* test only: FDT_HAZARD, what its variant with 64-wide blocks does */
     value_list bx, by, bz, m, mz, order, lb, nt, map, band, bug;
@@ -53,18 +61,24 @@ static const fdt_family families[] = {
      .mz = {{8, 16, 32, 64, -1}}, .order = OFF, .lb = BOTH, .nt = BOTH, .map = OFF,
      .band = OFF, .bug = OFF, .max_threads = 1024},
     /* Bands (rows of the grid) for planes too wide to stay in L2 over a chunk's z-window. */
-    {.name = "zvec", .source = fdt_kernel_source_zvec, .z_chunks = 1, .x_vectors = 1,
+    {.name = "zvec", .source = fdt_kernel_source_zvec, .z_chunks = 1, .x = X_VECTOR,
      .bx = {{16, 32, 64, 128, -1}}, .by = {{1, 2, 4, 8, 16, -1}}, .bz = ONE, .m = ONE,
      .mz = {{1, 2, 4, 8, -1}}, .order = OFF, .lb = BOTH, .nt = BOTH, .map = OFF,
      .band = {{0, 64, 256, -1}}, .bug = OFF, .max_threads = 1024},
     /* Long chunks and m rows per thread: L2 reads little more than the grid once (issue 16). */
-    {.name = "zroll", .source = fdt_kernel_source_zroll, .z_chunks = 1, .x_vectors = 1,
+    {.name = "zroll", .source = fdt_kernel_source_zroll, .z_chunks = 1, .x = X_VECTOR,
      .bx = {{32, 64, -1}}, .by = {{2, 4, 8, -1}}, .bz = ONE, .m = {{1, 2, -1}},
      .mz = {{8, 16, 32, -1}}, .order = OFF, .lb = BOTH, .nt = OFF, .map = OFF, .band = OFF,
      .bug = OFF, .max_threads = 1024},
-    {.name = "smem", .source = fdt_kernel_source_smem, .needs_barriers = 1, .z_chunks = 1,
+    {.name = "smem", .source = fdt_kernel_source_smem, .shared = SHARED_QUEUE, .z_chunks = 1,
      .bx = {{32, 64, 128, -1}}, .by = {{2, 4, 8, -1}}, .bz = ONE, .m = ONE,
      .mz = {{16, 32, 64, -1}}, .order = OFF, .lb = BOTH, .nt = BOTH, .map = OFF,
+     .band = OFF, .bug = OFF, .max_threads = 1024},
+    /* High orders: tiles tall enough (m rows a thread) for an R-wide halo to cost little;
+     * launch bounds always, for the registers of m z-windows. */
+    {.name = "xytile", .source = fdt_kernel_source_xytile, .shared = SHARED_PAIR,
+     .z_chunks = 1, .x = X_PAIR, .bx = {{16, 32, 64, -1}}, .by = {{4, 8, 16, -1}}, .bz = ONE,
+     .m = {{2, 4, -1}}, .mz = {{32, 64, -1}}, .order = OFF, .lb = ONE, .nt = OFF, .map = OFF,
      .band = OFF, .bug = OFF, .max_threads = 1024},
     {.name = "broken", .source = fdt_kernel_source_broken, .test_only = 1,
      .bx = {{256, -1}}, .by = ONE, .bz = ONE, .m = ONE, .mz = ONE, .order = OFF, .lb = OFF,
@@ -151,7 +165,7 @@ const fdt_family *fdt_family_find(const char *name)
 }
 
 const char *fdt_family_name(const fdt_family *f) { return f->name; }
-int fdt_family_needs_barriers(const fdt_family *f) { return f->needs_barriers; }
+int fdt_family_needs_barriers(const fdt_family *f) { return f->shared != SHARED_NONE; }
 int fdt_family_test_only(const fdt_family *f) { return f->test_only; }
 int fdt_family_z_chunks(const fdt_family *f) { return f->z_chunks; }
 const char *fdt_family_source(const fdt_family *f) { return f->source; }
@@ -203,15 +217,23 @@ void fdt_interior_copy_kernel(int which, const fdt_problem *p, fdt_defines *d, f
 
 size_t fdt_variant_shared_bytes(const fdt_variant *v, const fdt_problem *p)
 {
-    if (!v->family->needs_barriers)
-        return 0;
     const int r = p->radius;
-    return (size_t)(2 * r + 1) * (v->bx + 2 * r) * (v->by + 2 * r) * fdt_real_size(p->precision);
+    const size_t tile = (size_t)(v->bx * fdt_variant_points_x(v, p) + 2 * r) *
+                        (v->by * v->m + 2 * r) * fdt_real_size(p->precision);
+    switch (v->family->shared) {
+    case SHARED_QUEUE: return (size_t)(2 * r + 1) * tile;
+    case SHARED_PAIR: return 2 * tile;
+    default: return 0;
+    }
 }
 
 int fdt_variant_points_x(const fdt_variant *v, const fdt_problem *p)
 {
-    return v->family->x_vectors ? 16 / (int)fdt_real_size(p->precision) : 1;
+    switch (v->family->x) {
+    case X_VECTOR: return 16 / (int)fdt_real_size(p->precision);
+    case X_PAIR: return 2;
+    default: return 1;
+    }
 }
 
 void fdt_variant_geometry(const fdt_variant *v, const fdt_problem *p, fdt_dim3 *grid,
@@ -262,7 +284,7 @@ const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
         return "fewer threads per block than a warp";
     if (threads > dev->max_threads_per_block || threads > v->family->max_threads)
         return "too many threads per block";
-    if (v->family->needs_barriers && !dev->block_barriers)
+    if (fdt_family_needs_barriers(v->family) && !dev->block_barriers)
         return "needs block barriers, which this backend cannot run";
     if (fdt_variant_shared_bytes(v, p) > (size_t)dev->max_shared_per_block)
         return "needs more shared memory than a block may have";
