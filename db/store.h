@@ -65,8 +65,9 @@ typedef struct fdt_job {
     double budget_s;          /* seconds spent measuring */
     int64_t patience;         /* evaluations in a row without a 0.5% gain */
     int quick;                /* store the winner of the first evaluations at once */
-    /* The jobs whose results are its warm start, "id,id,...", chosen when it first runs
-     * and kept so that a resumed job rebuilds the same search; has_warm 0 until then. */
+    /* The jobs whose results are its warm start, "id:rows,id:rows,..." (rows: how many of
+     * that job's first-pass rows), chosen when it first runs and kept so that a resumed job
+     * rebuilds the same search; has_warm 0 until then. */
     int has_warm;
     char warm[256];
     double spent_s;           /* seconds spent measuring, over every run of the job */

@@ -11,7 +11,8 @@
  * by all threads alike rather than by the tile's edge threads; two tiles alternate, so one
  * barrier a plane suffices, and the next plane's values are loaded before the current one
  * is computed. Blocks are FDT_BX x FDT_BY x 1 over the whole xy plane, boundary included;
- * grid z counts chunks of FDT_MZ interior planes. Prototype and measurements: bench/r4_tile.cu, bench/results/h100/issue12/r4_tile/. */
+ * grid z counts chunks of FDT_MZ interior planes. Prototype and measurements:
+ * bench/r4_tile.cu, bench/results/h100/issue12/. */
 
 #define PX 2                          /* points a thread owns in a row */
 #define TX (PX * FDT_BX)              /* the tile's interior width and height */

@@ -59,7 +59,7 @@ wait_until() { # wait_until SECONDS COMMAND...
     done
 }
 
-job_warm() { # the job ids of a job's warm start
+job_warm() { # a job's warm start: the job ids and row counts it draws on
     "$FDTUNE" status "$1" --json | sed -n 's/.*"warm":"\([0-9,:]*\)".*/\1/p'
 }
 

@@ -164,6 +164,7 @@ fi
 # rows then, fewer than the running job measures in the end (issue 15: without them a node
 # of several GPUs searches as if its busiest neighbours were not there).
 job_of() { sed -n 's/^job \([0-9]*\) .*/\1/p' "$1" | head -1; }
+done_of() { "$FDTUNE" status "$1" --json | sed -n 's/.*"done":\([0-9]*\).*/\1/p'; }
 "$FDTUNE" tune 72 64 48 --subset 400 --strategy random >"$dir/long"
 long_job=$(job_of "$dir/long")
 i=0
@@ -175,7 +176,11 @@ done
 "$FDTUNE" tune 68 64 48 --subset 8 --wait >"$dir/near" 2>&1
 near_warm=$("$FDTUNE" status "$(job_of "$dir/near")" --json | sed -n 's/.*"warm":"\([0-9,:]*\)".*/\1/p')
 lent=$(echo ",$near_warm" | sed -n "s/.*,$long_job:\([0-9]*\).*/\1/p")
-sleep 3 # for more of the long job's results
+i=0
+while [ "$(done_of "$long_job")" -le "${lent:-0}" ] && [ $i -lt 300 ]; do
+    sleep 0.2 # for more of the long job's results than it lent
+    i=$((i + 1))
+done
 "$FDTUNE" status "$long_job" --json >"$dir/long_status"
 "$FDTUNE" cancel "$long_job" >/dev/null
 measured=$(sed -n 's/.*"done":\([0-9]*\).*/\1/p' "$dir/long_status")
@@ -183,7 +188,7 @@ if grep -q '"state":"running"' "$dir/long_status" && [ "${lent:-0}" -ge 1 ] &&
     [ "$lent" -lt "$measured" ]; then
     ok "a job started beside its running neighbour is warm-started from its $lent rows then, of $measured now (jobs $near_warm)"
 else
-    not_ok "a job started beside its running neighbour is warm-started from it (warm '$near_warm', neighbour $long_job)" "$dir/long_status"
+    not_ok "a job started beside its running neighbour is warm-started from it (warm '$near_warm', neighbour $long_job: $measured rows)" "$dir/long_status"
 fi
 
 "$BUILD/fdtune-worker" --compile-in process --backend cpu >"$dir/bad" 2>&1

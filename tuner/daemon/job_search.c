@@ -48,14 +48,15 @@ static int same_problem(const fdt_key *a, const fdt_key *b)
            memcmp(&a->problem, &b->problem, sizeof a->problem) == 0;
 }
 
-/* Another problem of key's stencil and cache mode, not yet among the n candidates: one more
- * candidate, by its distance to key. */
-static void add_candidate(candidate *c, size_t *n, const fdt_key *key, const fdt_key *other)
+/* Another problem of key's stencil and cache mode: one more candidate, by its distance to
+ * key. fresh: known not to be among the n already (the best rows are one per problem). */
+static void add_candidate(candidate *c, size_t *n, const fdt_key *key, const fdt_key *other,
+                          int fresh)
 {
     if (same_problem(other, key) || strcmp(other->stencil, key->stencil) != 0 ||
         other->problem.cache != key->problem.cache)
         return;
-    for (size_t i = 0; i < *n; i++)
+    for (size_t i = 0; !fresh && i < *n; i++)
         if (same_problem(&c[i].key, other))
             return;
     c[(*n)++] = (candidate){*other, fdt_warm_distance(&key->problem, &other->problem)};
@@ -83,9 +84,9 @@ static int warm_candidates(fdt_daemon *d, const fdt_key *key, int64_t device_id,
     candidate *c = malloc((nrows + nrunning ? nrows + nrunning : 1) * sizeof *c);
     for (size_t i = 0; c && i < nrows; i++)
         if (rows[i].device_id == device_id)
-            add_candidate(c, &n, key, &rows[i].key);
+            add_candidate(c, &n, key, &rows[i].key, 1);
     for (size_t i = 0; c && i < nrunning; i++)
-        add_candidate(c, &n, key, &running[i].key);
+        add_candidate(c, &n, key, &running[i].key, 0);
     free(rows);
     free(running);
     *out = c;
@@ -114,9 +115,15 @@ static int choose_warm(fdt_daemon *d, const fdt_key *key, int64_t device_id, int
         if (found < 0)
             rc = -1;
         else if (found && id != exclude) {
+            /* An entry that does not fit whole ends the list: a cut one would name other
+             * rows, or another job. */
+            char entry[48];
             const size_t used = strlen(list);
-            snprintf(list + used, len - used, "%s%" PRId64 ":%" PRId64, taken ? "," : "", id,
-                     rows);
+            const int n = snprintf(entry, sizeof entry, "%s%" PRId64 ":%" PRId64,
+                                   taken ? "," : "", id, rows);
+            if ((size_t)n >= len - used)
+                break;
+            memcpy(list + used, entry, (size_t)n + 1);
             taken++;
         }
     }
@@ -156,7 +163,7 @@ static int add_warm_job(fdt_daemon *d, const fdt_search_space *space, fdt_warm *
 }
 
 /* Reads choose_warm's list back; an id without ":rows" (written by earlier builds) lends
- * all its rows. */
+ * all its rows. Reading stops at an entry it cannot parse: the jobs before it stand. */
 static int load_warm(fdt_daemon *d, const fdt_search_space *space, fdt_warm *warm,
                      const char *list)
 {
@@ -165,7 +172,7 @@ static int load_warm(fdt_daemon *d, const fdt_search_space *space, fdt_warm *war
         const long long id = strtoll(p, &end, 10);
         long long rows = LLONG_MAX;
         if (end == p)
-            return 0; /* not a list this build wrote: start cold rather than fail */
+            return 0;
         if (*end == ':') {
             p = end + 1;
             rows = strtoll(p, &end, 10);

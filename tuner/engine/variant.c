@@ -9,9 +9,10 @@
 
 /* Kernel sources, common.h prepended, embedded at build time (see Makefile). */
 extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
-    fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_zroll[], fdt_kernel_source_xytile[],
-    fdt_kernel_source_smem[], fdt_kernel_source_broken[], fdt_kernel_source_hazard[],
-    fdt_kernel_source_compare[], fdt_kernel_source_persist[], fdt_kernel_source_copy[];
+    fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_zroll[],
+    fdt_kernel_source_xytile[], fdt_kernel_source_smem[], fdt_kernel_source_broken[],
+    fdt_kernel_source_hazard[], fdt_kernel_source_compare[], fdt_kernel_source_persist[],
+    fdt_kernel_source_copy[];
 
 /* Parameter lists; 0 terminates each. */
 typedef struct value_list {
