@@ -36,14 +36,7 @@
 #include "../kernels_src/common.h"
 #include "../kernels_src/persist.hip"
 
-#define CHECK(x)                                                                  \
-    do {                                                                          \
-        cudaError_t e_ = (x);                                                     \
-        if (e_ != cudaSuccess) {                                                  \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-            exit(1);                                                              \
-        }                                                                         \
-    } while (0)
+#include "cuda_check.h"
 
 // One thread per PER points of row (j, k); ONLY_INTERIOR skips f's boundary points.
 template <int PER, bool ONLY_INTERIOR>

@@ -97,8 +97,9 @@ build_sweep3() {
 # "--strategy exhaustive" since guided is the default), on the store $STORE (in a folder of
 # its own: fdtuned refuses a store in /tmp itself, which others can write), which the
 # caller carries from one call to the next; tunes stop being started after $SPACE_BUDGET_S
-# seconds so the call ends within the device tool's limit. Then every result row as CSV, and the store without its
-# code cache (compiled code, megabytes) back to $OUT for the next call.
+# seconds so the call ends within the device tool's limit. Then every result row as CSV,
+# and the store without its code cache (compiled code, megabytes) back to $OUT for the next
+# call.
 spaces() {
     start_daemon spaces
     run spaces "$FDTUNE" devices

@@ -77,14 +77,7 @@
 #include <vector>
 #include <cuda_runtime.h>
 
-#define CHECK(x)                                                                  \
-    do {                                                                          \
-        cudaError_t e_ = (x);                                                     \
-        if (e_ != cudaSuccess) {                                                  \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-            exit(1);                                                              \
-        }                                                                         \
-    } while (0)
+#include "cuda_check.h"
 
 static const double TARGET_SAMPLE_MS = 20.0; // one sample's launches take at least this long
 static const int SAMPLES = 7;                // samples per candidate; the median is quoted

@@ -11,18 +11,12 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
-#define R 4
-#define CHECK(x)                                                                              \
-    do {                                                                                      \
-        cudaError_t e_ = (x);                                                                 \
-        if (e_ != cudaSuccess) {                                                              \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));       \
-            exit(1);                                                                          \
-        }                                                                                     \
-    } while (0)
-
-// Fornberg's weights of the 8th-order second derivative, h = 1 on each axis.
-__constant__ double W[R + 1] = {-205.0 / 72, 8.0 / 5, -1.0 / 5, 8.0 / 315, -1.0 / 560};
+// R and fdt_weight (Fornberg's weights) from the kernels' own header; h = 1 on each axis.
+#define FDT_REAL double
+#define FDT_IDX long long
+#define FDT_RADIUS 4
+#include "../kernels_src/common.h"
+#include "cuda_check.h"
 
 template <typename T>
 __global__ void reference(T *f, const T *u, int nx, int ny, int nz)
@@ -31,9 +25,9 @@ __global__ void reference(T *f, const T *u, int nx, int ny, int nz)
     if (i < R || i >= nx - R || j < R || j >= ny - R || k < R || k >= nz - R)
         return;
     const size_t sx = 1, sy = nx, sz = (size_t)nx * ny, c = i + sy * j + sz * k;
-    double acc = 3 * W[0] * u[c];
+    double acc = 3 * fdt_weight(0) * u[c];
     for (int r = 1; r <= R; r++)
-        acc += W[r] * ((double)u[c - r * sx] + u[c + r * sx] + u[c - r * sy] + u[c + r * sy] +
+        acc += fdt_weight(r) * ((double)u[c - r * sx] + u[c + r * sx] + u[c - r * sy] + u[c + r * sy] +
                        u[c - r * sz] + u[c + r * sz]);
     f[c] = (T)acc;
 }
@@ -148,10 +142,10 @@ __global__ void __launch_bounds__(BX *BY) tile25(T *f, const T *u, int nx, int n
 #pragma unroll
             for (int v = 0; v < VX; v++) {
                 const T *c = s + (R + ty + q * BY) * SX + R + tx * VX + v;
-                T acc = (T)(3 * W[0]) * win[q][R].v[v];
+                T acc = (T)(3 * fdt_weight(0)) * win[q][R].v[v];
 #pragma unroll
                 for (int r = 1; r <= R; r++)
-                    acc += (T)W[r] * (c[-r] + c[r] + c[-r * SX] + c[r * SX] +
+                    acc += (T)fdt_weight(r) * (c[-r] + c[r] + c[-r * SX] + c[r * SX] +
                                       win[q][R - r].v[v] + win[q][R + r].v[v]);
                 if (rowin && i + v < nx - R)
                     f[col[q] + v + sz * k] = acc;

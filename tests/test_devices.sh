@@ -16,6 +16,7 @@
 set -u
 . "$(dirname "$0")/tap.sh"
 daemon_test devices
+job_of() { sed -n 's/^job \([0-9]*\) .*/\1/p' "$1" | head -1; } # a tune's job id, from its output
 
 printf '[worker]\ncompile_in = processes\n[tuning]\nsamples = 5\nmin_sample_ms = 0.2\nleader_samples = 10\nmax_spread = 0\n' \
     >"$dir/conf"
@@ -35,7 +36,7 @@ fi
 printf '%s\n' "24 24 24" "28 24 24" "32 24 24" "24 28 24" "24 32 24" "24 24 28" >"$dir/shapes"
 check "a batch of six shapes is queued" "$FDTUNE" batch "$dir/shapes" --subset 8
 "$FDTUNE" tune 36 36 36 --subset 8 >"$dir/tune"
-tune_job=$(sed -n 's/^job \([0-9]*\) .*/\1/p' "$dir/tune")
+tune_job=$(job_of "$dir/tune")
 
 # Status every 0.2 s until no job is left: both devices busy in one answer, and an ETA.
 both=0
@@ -163,7 +164,6 @@ fi
 # that job's results so far: its warm start names the running job, with the count of its
 # rows then, fewer than the running job measures in the end (issue 15: without them a node
 # of several GPUs searches as if its busiest neighbours were not there).
-job_of() { sed -n 's/^job \([0-9]*\) .*/\1/p' "$1" | head -1; }
 done_of() { "$FDTUNE" status "$1" --json | sed -n 's/.*"done":\([0-9]*\).*/\1/p'; }
 "$FDTUNE" tune 72 64 48 --subset 400 --strategy random >"$dir/long"
 long_job=$(job_of "$dir/long")
