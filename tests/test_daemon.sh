@@ -251,6 +251,31 @@ if wait_until 300 job_finished "$job" && [ "$(job_state "$job")" = done ] &&
 else
     not_ok "a job resumed in a changed space ends $(job_state "$job")" "$LOG"
 fi
+# A warm list that the store holds damaged (its first entry cut after the id's colon): the
+# resumed job reads it up to the damage, keeps it as it is, and finishes, measuring nothing
+# twice. The store is edited through python3's sqlite3 (the sqlite3 command is not a
+# dependency).
+if command -v python3 >/dev/null 2>&1; then
+    job=$("$FDTUNE" tune 31 19 17 --budget 40 --patience 0 --json | field job)
+    wait_until 120 job_has_progress "$job" 12
+    stop_daemon
+    python3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE jobs SET warm = substr(warm, 1, instr(warm, \":\")) || \"x,\" || warm "
+           "WHERE id = ?", (int(sys.argv[2]),))
+db.commit()' "$DB" "$job"
+    start_daemon
+    if wait_until 300 job_finished "$job" && [ "$(job_state "$job")" = done ] &&
+        "$FDTUNE" status "$job" --json | grep -q '"warm":"[0-9]*:x,' &&
+        ! grep -q "job $job: cannot" "$LOG" &&
+        [ "$(first_pass_rows | grep -c "^$job,")" -le 40 ]; then
+        ok "a job whose stored warm list is damaged resumes, reads it up to the damage, and finishes"
+    else
+        not_ok "a job with a damaged warm list ends $(job_state "$job")" "$LOG"
+    fi
+else
+    skip "a damaged warm list: no python3 to edit the store with"
+fi
 stop_daemon
 start_daemon
 "$FDTUNE" query 27 21 19 --tune-if-missing --json >"$dir/q"
