@@ -211,20 +211,37 @@ ab() {
     done
 }
 
+# A new family alone ($FAMILY): every variant verified on odd shapes, rows aligned to 16
+# bytes and not, R = 1 to 4; then memcheck over a subset at two of them.
+family_check() {
+    for shape in 13x17x11/double/1 46x30x21/double/1 47x31x21/float/2 33x9x21/float/4 \
+        45x70x29/double/4 64x20x19/float/1; do
+        IFS=/ read -r dims precision radius <<<"$shape"
+        run family "$FDTUNE" bench ${dims//x/ } --backend cuda --precision "$precision" \
+            --radius "$radius" --family "$FAMILY" --samples 2 --leader-samples 5 \
+            --min-sample-ms 0.05 --top 3
+    done
+    FAMILIES=$FAMILY memcheck "45 70 29 --radius 2" 8
+    FAMILIES=$FAMILY memcheck "47 31 21 --precision float" 8
+}
+
 # The whole space of each shape of $BENCH_SHAPES ("NXxNYxNZ[/PRECISION[/RADIUS]] ...",
-# double R=1 unless said): fdtune bench's table and summary, with both ceilings (device
-# copy, interior copy) timed beside the leaders.
+# double R=1 unless said), or only $FAMILY's: fdtune bench's table and summary, with both
+# ceilings (device copy, interior copy) timed beside the leaders.
 benches() {
     for shape in $BENCH_SHAPES; do
         IFS=/ read -r dims precision radius <<<"$shape"
         run benches "$FDTUNE" bench ${dims//x/ } --backend cuda --precision "${precision:-double}" \
-            --radius "${radius:-1}" --top 5
+            --radius "${radius:-1}" --top 5 ${FAMILY:+--family "$FAMILY"}
     done
 }
 
 case "${1:-}" in
 benches)
     benches
+    ;;
+family)
+    family_check
     ;;
 ab)
     ab
@@ -378,7 +395,7 @@ balance)
     done
     ;;
 *)
-    echo "usage: bench/h100.sh balance|benches|ab|solver|auto|daemon_auto|variants|spaces|guided|smoke|shapes|final|memcheck|ceiling|sweep3|persist|cache|cache_shapes|profile|daemon|daemon_persist" >&2
+    echo "usage: bench/h100.sh balance|benches|family|ab|solver|auto|daemon_auto|variants|spaces|guided|smoke|shapes|final|memcheck|ceiling|sweep3|persist|cache|cache_shapes|profile|daemon|daemon_persist" >&2
     exit 2
     ;;
 esac
