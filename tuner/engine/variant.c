@@ -10,26 +10,23 @@
 /* Kernel sources, common.h prepended, embedded at build time (see Makefile). */
 extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
     fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_zroll[],
-    fdt_kernel_source_xytile[], fdt_kernel_source_stage[], fdt_kernel_source_smem[],
-    fdt_kernel_source_broken[], fdt_kernel_source_hazard[], fdt_kernel_source_compare[],
-    fdt_kernel_source_persist[], fdt_kernel_source_copy[];
+    fdt_kernel_source_xytile[], fdt_kernel_source_smem[], fdt_kernel_source_broken[],
+    fdt_kernel_source_hazard[], fdt_kernel_source_compare[], fdt_kernel_source_persist[],
+    fdt_kernel_source_copy[];
 
 /* Parameter lists; 0 terminates each. */
 typedef struct value_list {
     int v[8];
 } value_list;
 
-/* What a family keeps in shared memory: nothing, a queue of 2R+1 plane tiles (smem), two
- * plane tiles that alternate (xytile), or R+1+STAGE_AHEAD tiles whose halo in x is padded
- * to whole 16-byte vectors (stage); a tile is the block's xy tile with its R-wide halo. */
-typedef enum shared_tiles { SHARED_NONE, SHARED_QUEUE, SHARED_PAIR, SHARED_STAGES } shared_tiles;
+/* What a family keeps in shared memory: nothing, a queue of 2R+1 plane tiles (smem), or two
+ * plane tiles that alternate (xytile); a tile is the block's xy tile with its R-wide halo,
+ * in x rounded up to whole vectors where a thread owns a vector. */
+typedef enum shared_tiles { SHARED_NONE, SHARED_QUEUE, SHARED_PAIR } shared_tiles;
 
-/* Planes stage.hip keeps in flight (its AHEAD). */
-#define STAGE_AHEAD 2
-
-/* The points a thread owns in a row: one, a pair (xytile), or one 16-byte vector, 2 doubles
- * or 4 floats (zvec, zroll). */
-typedef enum x_share { X_POINT, X_PAIR, X_VECTOR } x_share;
+/* The points a thread owns in a row: one, or one 16-byte vector, 2 doubles or 4 floats
+ * (zvec, zroll, xytile). */
+typedef enum x_share { X_POINT, X_VECTOR } x_share;
 
 struct fdt_family {
     const char *name;
@@ -82,14 +79,9 @@ static const fdt_family families[] = {
     /* High orders: tiles tall enough (m rows a thread) for an R-wide halo to cost little;
      * launch bounds always, for the registers of m z-windows. */
     {.name = "xytile", .source = fdt_kernel_source_xytile, .shared = SHARED_PAIR,
-     .z_chunks = 1, .x = X_PAIR, .bx = {{16, 32, 64, -1}}, .by = {{4, 8, 16, -1}}, .bz = ONE,
+     .z_chunks = 1, .x = X_VECTOR, .bx = {{16, 32, 64, -1}}, .by = {{4, 8, 16, -1}}, .bz = ONE,
      .m = {{2, 4, -1}}, .mz = {{32, 64, -1}}, .order = OFF, .lb = ONE, .nt = OFF, .map = OFF,
      .band = OFF, .bug = OFF, .max_threads = 1024},
-    /* Planes staged in shared memory by bulk copies: u through L2 about once (issue 16). */
-    {.name = "stage", .source = fdt_kernel_source_stage, .shared = SHARED_STAGES,
-     .z_chunks = 1, .x = X_VECTOR, .bx = {{16, 32, 64, -1}}, .by = {{4, 8, 16, -1}}, .bz = ONE,
-     .m = {{1, 2, -1}}, .mz = {{16, 32, 64, -1}}, .order = OFF, .lb = BOTH, .nt = OFF,
-     .map = OFF, .band = OFF, .bug = OFF, .max_threads = 1024},
     {.name = "broken", .source = fdt_kernel_source_broken, .test_only = 1,
      .bx = {{256, -1}}, .by = ONE, .bz = ONE, .m = ONE, .mz = ONE, .order = OFF, .lb = OFF,
      .nt = OFF, .map = OFF, .band = OFF, .bug = {{1, 2, 3, 4, -1}}, .max_threads = 1024},
@@ -228,16 +220,12 @@ void fdt_interior_copy_kernel(int which, const fdt_problem *p, fdt_defines *d, f
 size_t fdt_variant_shared_bytes(const fdt_variant *v, const fdt_problem *p)
 {
     const int r = p->radius, lanes = fdt_variant_points_x(v, p);
-    const int halo_x = v->family->shared == SHARED_STAGES ? lanes * ((r + lanes - 1) / lanes) : r;
+    const int halo_x = lanes * ((r + lanes - 1) / lanes);
     const size_t tile = (size_t)(v->bx * lanes + 2 * halo_x) * (v->by * v->m + 2 * r) *
                         fdt_real_size(p->precision);
     switch (v->family->shared) {
     case SHARED_QUEUE: return (size_t)(2 * r + 1) * tile;
     case SHARED_PAIR: return 2 * tile;
-    case SHARED_STAGES: { /* and a barrier (8 bytes) a tile, padded to the tiles' 16 */
-        const size_t stages = (size_t)(r + 1 + STAGE_AHEAD);
-        return stages * tile + (stages * 8 + 15) / 16 * 16;
-    }
     default: return 0;
     }
 }
@@ -246,7 +234,6 @@ int fdt_variant_points_x(const fdt_variant *v, const fdt_problem *p)
 {
     switch (v->family->x) {
     case X_VECTOR: return 16 / (int)fdt_real_size(p->precision);
-    case X_PAIR: return 2;
     default: return 1;
     }
 }
