@@ -290,10 +290,13 @@ auto)
         --samples 1 --leaders 2 --leader-samples 5 --min-sample-ms 0.01 --top 3
     ;;
 variants)
-    # Named variants of $VARIANTS, in the space or not, on each shape of $BENCH_SHAPES.
+    # Named variants of $VARIANTS, in the space or not, on each shape of $BENCH_SHAPES
+    # (shapes as benches takes them).
     for shape in $BENCH_SHAPES; do
+        IFS=/ read -r dims precision radius <<<"$shape"
         for v in $VARIANTS; do
-            run variants "$FDTUNE" bench ${shape//x/ } --backend cuda --variant "$v" --top 1
+            run variants "$FDTUNE" bench ${dims//x/ } --backend cuda --precision \
+                "${precision:-double}" --radius "${radius:-1}" --variant "$v" --top 1
         done
     done
     ;;
