@@ -186,7 +186,8 @@ __device__ __forceinline__ void walk(real *f, const real *u, int nx, int ny, int
 
 extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
 {
-    __shared__ alignas(16) real tiles[2][SY * SX];
+    __shared__ vec_t store[2][SY * SX / LANES]; /* vectors, so that every row is aligned */
+    real(*tiles)[SY * SX] = reinterpret_cast<real(*)[SY * SX]>(store);
     const int k0 = R + BLOCK_Z * FDT_MZ;
     if (k0 >= nz - R)
         return; /* uniform across the block, so no barrier is left waiting */
