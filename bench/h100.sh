@@ -7,6 +7,7 @@ FDTUNE=build-static/fdtune
 SANITIZER=${SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
 OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
+. bench/daemon.sh
 
 # run NAME COMMAND...: runs COMMAND, output to $OUT/NAME.txt (appended) and to stdout.
 run() {
@@ -45,13 +46,7 @@ start_daemon() {
     rm -rf "$DAEMON_DIR"
     mkdir -p "$DAEMON_DIR"
     export FDTUNE_SOCKET=$DAEMON_DIR/fdtuned.sock
-    build-static/fdtuned --socket "$FDTUNE_SOCKET" --db "${STORE:-$DAEMON_DIR/fdtuned.db}" --backend cuda \
-        "$@" 2>"$OUT/$name.log" &
-    DAEMON_PID=$!
-    until "$FDTUNE" status >/dev/null 2>&1; do
-        kill -0 "$DAEMON_PID" 2>/dev/null || { echo "fdtuned exited: $OUT/$name.log" >&2; exit 1; }
-        sleep 0.2
-    done
+    daemon_start "$OUT/$name.log" --db "${STORE:-$DAEMON_DIR/fdtuned.db}" "$@"
 }
 
 stop_daemon() {

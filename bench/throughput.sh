@@ -21,6 +21,7 @@ mkdir -p "$OUT"
 FDTUNE=build-static/fdtune
 DIR=/tmp/fdt-throughput
 export FDTUNE_SOCKET=$DIR/fdtuned.sock
+. bench/daemon.sh
 
 run() { # run NAME COMMAND...: COMMAND's output to $OUT/NAME.txt, headed by the command
     local name=$1
@@ -37,13 +38,7 @@ now() { date +%s.%N; }
 start_daemon() { # start_daemon NAME [fresh]: fdtuned on $DIR/store.db, its log $DIR/NAME.log
     [ "${2:-}" = fresh ] && rm -rf "$DIR"
     mkdir -p "$DIR"
-    setsid build-static/fdtuned --socket "$FDTUNE_SOCKET" --db "$DIR/store.db" \
-        --backend cuda 2>>"$DIR/$1.log" &
-    DAEMON_PID=$!
-    until "$FDTUNE" status >/dev/null 2>&1; do
-        kill -0 "$DAEMON_PID" 2>/dev/null || { echo "fdtuned exited: $DIR/$1.log" >&2; exit 1; }
-        sleep 0.2
-    done
+    daemon_start "$DIR/$1.log" --db "$DIR/store.db"
 }
 
 stop_daemon() {

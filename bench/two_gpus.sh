@@ -12,6 +12,7 @@ OUT=${OUT:?}
 FDTUNE=build-static/fdtune
 DIR=/tmp/fdt-two
 export FDTUNE_SOCKET=$DIR/fdtuned.sock
+. bench/daemon.sh
 now() { date +%s.%N; }
 
 # one_batch NAME [CONFIG]: a fresh fdtuned (with whatever GPUs the environment shows, and
@@ -21,14 +22,7 @@ one_batch() {
     local name=$1 t0 t1
     rm -rf "$DIR" && mkdir -p "$DIR" "$OUT/$name"
     printf '%b' "${2:-}" >"$DIR/conf"
-    setsid build-static/fdtuned --config "$DIR/conf" --socket "$FDTUNE_SOCKET" \
-        --db "$DIR/store.db" --backend cuda \
-        2>"$OUT/$name/fdtuned.log" &
-    local pid=$!
-    until "$FDTUNE" status >/dev/null 2>&1; do
-        kill -0 "$pid" 2>/dev/null || { echo "fdtuned exited: $OUT/$name/fdtuned.log" >&2; exit 1; }
-        sleep 0.2
-    done
+    daemon_start "$OUT/$name/fdtuned.log" --config "$DIR/conf" --db "$DIR/store.db"
     "$FDTUNE" devices >"$OUT/$name/devices.txt"
     t0=$(now)
     "$FDTUNE" batch bench/shapes20.txt >"$OUT/$name/batch.txt"
