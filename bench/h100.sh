@@ -30,7 +30,7 @@ verify() {
 # memcheck SHAPE SUBSET: every family, or those named in $FAMILIES (a new family alone).
 memcheck() {
     local shape=$1 subset=$2
-    for family in ${FAMILIES:-naive tiled zmarch zvec smem}; do
+    for family in ${FAMILIES:-naive tiled zmarch zvec zroll smem xytile}; do
         run memcheck "$SANITIZER" --tool memcheck --leak-check full --error-exitcode 99 \
             "$FDTUNE" bench $shape --backend cuda --family "$family" --subset "$subset" \
             --samples 1 --leaders 1 --leader-samples 1 --min-sample-ms 0.01 --top 3

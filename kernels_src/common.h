@@ -131,8 +131,8 @@ __device__ __forceinline__ bool interior(int i, int n)
     return i >= R && i < n - R;
 }
 
-/* The families that give a thread one 16-byte vector of x points (zvec, zroll): 2 doubles
- * or 4 floats, loaded and stored with one wide access where the row allows it. */
+/* The families that give a thread one 16-byte vector of x points (zvec, zroll, xytile): 2
+ * doubles or 4 floats, loaded and stored with one wide access where the row allows it. */
 #define LANES ((int)(16 / sizeof(real)))
 
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)

@@ -100,6 +100,22 @@ static void test_shared_memory_limits_smem(void **state)
     assert_null(fdt_variant_check(&v, &r4, &nvidia));
 }
 
+/* xytile's two tiles keep an x halo of whole vectors: at R = 3 in double, 4 points a side
+ * (two vectors of 2), in float 4 (one vector of 4). The hip test checks R = 1, 2 and 4
+ * against the compiler's own count. */
+static void test_shared_memory_of_xytile_rounds_the_halo(void **state)
+{
+    (void)state;
+    fdt_variant v;
+    char err[128];
+    fdt_problem r3 = cube;
+    r3.radius = 3;
+    assert_int_equal(fdt_variant_parse("xytile:32x4x1:m2:mz8:lb", &v, err, sizeof err), 0);
+    assert_int_equal(fdt_variant_shared_bytes(&v, &r3), 2 * (64 + 2 * 4) * (8 + 6) * 8);
+    r3.precision = FDT_FLOAT;
+    assert_int_equal(fdt_variant_shared_bytes(&v, &r3), 2 * (128 + 2 * 4) * (8 + 6) * 4);
+}
+
 /* A band is whole block rows, fewer than the grid's, over more than one chunk in z. */
 static void test_bands_are_pruned_where_they_change_nothing(void **state)
 {
@@ -126,8 +142,6 @@ static void test_bands_are_pruned_where_they_change_nothing(void **state)
     assert_true(found);
 }
 
-/* Every built-in source has its hash, which finds it again: the answers' source_hash and
- * the "source" operation (the table that holds them is bounded). */
 /* The CLI's help names every family a user may pick, in the table's order: a family added
  * or taken out without the help changing fails here. */
 static void test_help_names_every_family(void **state)
@@ -144,6 +158,8 @@ static void test_help_names_every_family(void **state)
     assert_string_equal(names, FDT_FAMILIES_HELP);
 }
 
+/* Every built-in source has its hash, which finds it again: the answers' source_hash and
+ * the "source" operation (the table that holds them is bounded). */
 static void test_built_in_sources_have_hashes(void **state)
 {
     (void)state;
@@ -174,7 +190,8 @@ static void test_names_round_trip(void **state)
         assert_int_equal(fdt_variant_parse(name, &back, err, sizeof err), 0);
         fdt_variant_name(&back, again, sizeof again);
         assert_string_equal(name, again);
-        /* Field by field: the struct's tail padding holds whatever the stack held. */
+        /* Field by field (every field of fdt_variant, in its order): the struct's tail
+         * padding holds whatever the stack held. */
         const fdt_variant *v = &vs[i];
         assert_ptr_equal(back.family, v->family);
         const int got[] = {back.bx, back.by, back.bz, back.m, back.mz, back.order, back.lb,
@@ -350,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_every_family_has_variants_and_all_pass_their_constraints),
         cmocka_unit_test(test_constraints_prune_by_device),
         cmocka_unit_test(test_shared_memory_limits_smem),
+        cmocka_unit_test(test_shared_memory_of_xytile_rounds_the_halo),
         cmocka_unit_test(test_bands_are_pruned_where_they_change_nothing),
         cmocka_unit_test(test_built_in_sources_have_hashes),
         cmocka_unit_test(test_help_names_every_family),

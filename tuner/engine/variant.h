@@ -38,8 +38,8 @@ typedef struct fdt_family fdt_family;
 typedef struct fdt_variant {
     const fdt_family *family;
     int bx, by, bz;
-    int m;     /* tiled: points per thread in y */
-    int mz;    /* zmarch, zvec, smem: planes per thread (block) in z */
+    int m;     /* tiled, zroll, xytile: points (rows) per thread in y */
+    int mz;    /* zmarch, zvec, zroll, smem, xytile: planes per thread (block) in z */
     int order; /* tiled: 0 = the seed's load order, 1 = ascending addresses */
     int lb, nt, map;
     int band;  /* zvec: 0, or rows of the grid per y-subdomain (FDT_BAND in common.h) */
