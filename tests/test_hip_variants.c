@@ -1,11 +1,11 @@
 /* test_hip_variants.c - every kernel family, at radius 1, 2 and 4 and in both precisions,
  * compiles with hiprtc for the MI250X (gfx90a) and the MI50/MI60 and DCU class (gfx906), on a
  * host with no GPU (R = 3 is left out for time: its x halo rounds to whole vectors as R = 4's
- * does, and test_variant checks its shared memory). One variant per distinct set of the family's own compile-time parameters (m, mz,
- * order, lb, nt, map) is compiled; the block shape only changes constants. The registers,
- * scratch and LDS read from each code object go to a report, hip_resources.tsv in
- * $FDTUNE_REPORT_DIR (make sets its build folder), else beside the test's binary: a
- * generated file never lands in the source tree. */
+ * does, and test_variant checks its shared memory). One variant per distinct set of the
+ * family's own compile-time parameters (m, mz, order, lb, nt, map) is compiled; the block
+ * shape only changes constants. The registers, scratch and LDS read from each code object go
+ * to a report, hip_resources.tsv in $FDTUNE_REPORT_DIR (make sets its build folder), else
+ * beside the test's binary: a generated file never lands in the source tree. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
