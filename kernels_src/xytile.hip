@@ -1,8 +1,8 @@
-/* xytile.hip - 2.5D blocking for high orders: the plane's xy tile, halo included, in shared
- * memory, each thread's z-window in registers, and several rows a thread, so that the tile
- * is tall enough for its R-wide halo to cost little. At R = 4 the space's other families
- * read u 5 to 6 times from L2 and stall on the L2 fabric (bench/results/h100/issue12/
- * r4_bound/); a tile of FDT_BX vectors x FDT_BY*FDT_M rows reads it about (in sectors, rows
+/* xytile.hip - 2.5D blocking for high orders, and for GPUs whose L2 fabric bounds even R = 1
+ * (the H200): the plane's xy tile, halo included, in shared memory, each thread's z-window
+ * in registers, and several rows a thread, so that the tile is tall enough for its R-wide
+ * halo to cost little. At R = 4 the space's other families read u 5 to 6 times from L2 and
+ * stall on the L2 fabric (bench/results/h100/issue12/r4_bound/); a tile of FDT_BX vectors x FDT_BY*FDT_M rows reads it about (in sectors, rows
  * and planes) (1 + 2HX/width)(1 + 2R/height)(1 + 2R/FDT_MZ) times.
  *
  * Thread (tx, ty) owns one 16-byte vector of x points (2 doubles, 4 floats) in the tile's
