@@ -13,6 +13,8 @@ daemon_test noisy
 CONF=$dir/fdtuned.conf
 
 # Few samples, so that a job measures in seconds on a quiet host; the bound is the default.
+# The quiet tunes measure 12 variants: the daemon absorbs one noisy variant in ten (a slow
+# moment any shared host has), which 6 cannot show, and a shared CI host does have them.
 printf '[tuning]\nsamples = 5\nmin_sample_ms = 0.2\nleader_samples = 10\n' >"$CONF"
 "$FDTUNED" --config "$CONF" --socket "$FDTUNE_SOCKET" --db "$dir/store.db" --backend cpu \
     2>"$LOG" &
@@ -56,7 +58,7 @@ job_of() {
 }
 
 # --- a quiet host: trusted -----------------------------------------------------------------
-check "a quiet host tunes 40x36x32" "$FDTUNE" tune 40 36 32 --subset 6 --wait
+check "a quiet host tunes 40x36x32" "$FDTUNE" tune 40 36 32 --subset 12 --wait
 "$FDTUNE" query 40 36 32 --json >"$dir/quiet"
 if grep -q '"match":"exact"' "$dir/quiet" && ! grep -q '"doubt"' "$dir/quiet"; then
     ok "its answer is exact and not doubtful"
@@ -108,7 +110,7 @@ else
 fi
 
 # --- quiet again: tuned afresh, trusted ----------------------------------------------------
-check "the busy shape is tuned again on a quiet host" "$FDTUNE" tune 44 36 32 --subset 6 --wait
+check "the busy shape is tuned again on a quiet host" "$FDTUNE" tune 44 36 32 --subset 12 --wait
 "$FDTUNE" query 44 36 32 --json >"$dir/retuned"
 if grep -q '"match":"exact"' "$dir/retuned" && ! grep -q '"doubt"' "$dir/retuned"; then
     ok "its new answer is not doubtful"
