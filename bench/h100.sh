@@ -37,6 +37,14 @@ memcheck() {
     done
 }
 
+# problem_of SHAPE: fdtune's problem arguments for "NXxNYxNZ[/PRECISION[/RADIUS]]", double
+# R=1 unless said.
+problem_of() {
+    local dims precision radius
+    IFS=/ read -r dims precision radius <<<"$1"
+    echo "${dims//x/ } --precision ${precision:-double} --radius ${radius:-1}"
+}
+
 # start_daemon NAME [fdtuned options]: a cuda-backend fdtuned on a socket and store of its
 # own under /tmp, its log kept as $OUT/NAME.log.
 start_daemon() {
@@ -104,9 +112,7 @@ spaces() {
             echo "not started (time): $shape" | tee -a "$OUT/spaces.txt"
             continue
         fi
-        IFS=/ read -r dims precision radius <<<"$shape"
-        run spaces "$FDTUNE" tune ${dims//x/ } --precision "${precision:-double}" \
-            --radius "${radius:-1}" ${TUNE_FLAGS:-} --wait
+        run spaces "$FDTUNE" tune $(problem_of "$shape") ${TUNE_FLAGS:-} --wait
     done
     run spaces "$FDTUNE" export --what best --format csv
     "$FDTUNE" export --what results --format csv -o "$OUT/space_results.csv"
@@ -211,10 +217,8 @@ ab() {
 family_check() {
     for shape in 13x17x11/double/1 46x30x21/double/1 47x31x21/float/2 33x9x21/float/4 \
         45x70x29/double/4 64x20x19/float/1; do
-        IFS=/ read -r dims precision radius <<<"$shape"
-        run family "$FDTUNE" bench ${dims//x/ } --backend cuda --precision "$precision" \
-            --radius "$radius" --family "$FAMILY" --samples 2 --leader-samples 5 \
-            --min-sample-ms 0.05 --top 3
+        run family "$FDTUNE" bench $(problem_of "$shape") --backend cuda --family "$FAMILY" \
+            --samples 2 --leader-samples 5 --min-sample-ms 0.05 --top 3
     done
     FAMILIES=$FAMILY memcheck "45 70 29 --radius 2" 8
     FAMILIES=$FAMILY memcheck "47 31 21 --precision float" 8
@@ -225,9 +229,8 @@ family_check() {
 # ceilings (device copy, interior copy) timed beside the leaders.
 benches() {
     for shape in $BENCH_SHAPES; do
-        IFS=/ read -r dims precision radius <<<"$shape"
-        run benches "$FDTUNE" bench ${dims//x/ } --backend cuda --precision "${precision:-double}" \
-            --radius "${radius:-1}" --top 5 ${FAMILY:+--family "$FAMILY"}
+        run benches "$FDTUNE" bench $(problem_of "$shape") --backend cuda --top 5 \
+            ${FAMILY:+--family "$FAMILY"}
     done
 }
 
@@ -288,10 +291,9 @@ variants)
     # Named variants of $VARIANTS, in the space or not, on each shape of $BENCH_SHAPES
     # (shapes as benches takes them).
     for shape in $BENCH_SHAPES; do
-        IFS=/ read -r dims precision radius <<<"$shape"
         for v in $VARIANTS; do
-            run variants "$FDTUNE" bench ${dims//x/ } --backend cuda --precision \
-                "${precision:-double}" --radius "${radius:-1}" --variant "$v" --top 1
+            run variants "$FDTUNE" bench $(problem_of "$shape") --backend cuda --variant "$v" \
+                --top 1
         done
     done
     ;;
@@ -380,8 +382,7 @@ balance)
     # variant's timed samples.
     device
     for shape in $BENCH_SHAPES; do
-        IFS=/ read -r dims precision radius <<<"$shape"
-        problem="${dims//x/ } --precision ${precision:-double} --radius ${radius:-1}"
+        problem=$(problem_of "$shape")
         for v in $VARIANTS; do
             run balance "$FDTUNE" bench $problem --backend cuda --variant "$v" --top 1
             run balance /usr/local/cuda/bin/ncu --cache-control none --clock-control none \
