@@ -45,7 +45,7 @@ else
 LDLIBS := -lsqlite3 -ljansson -linih -luv -lmsgpackc -lelf -lcsv -lz -ldl -lm
 endif
 
-KERNELS := naive tiled zmarch zvec zroll smem xytile xypipe broken hazard compare persist copy l2read
+KERNELS := naive tiled zmarch zvec zroll smem xytile broken hazard compare persist copy l2read
 # The store's schema (version 1) and its migrations, in order.
 SQL := schema migrate_2 migrate_3 migrate_4 migrate_5 migrate_6 migrate_7 migrate_8
 STORE := store store_devices store_jobs store_results store_code

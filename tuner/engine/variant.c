@@ -10,13 +10,9 @@
 /* Kernel sources, common.h prepended, embedded at build time (see Makefile). */
 extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
     fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_zroll[],
-    fdt_kernel_source_xytile[], fdt_kernel_source_xypipe[], fdt_kernel_source_smem[], fdt_kernel_source_broken[],
+    fdt_kernel_source_xytile[], fdt_kernel_source_smem[], fdt_kernel_source_broken[],
     fdt_kernel_source_hazard[], fdt_kernel_source_compare[], fdt_kernel_source_persist[],
     fdt_kernel_source_copy[];
-
-#ifndef XYPIPE_AHEAD
-#define XYPIPE_AHEAD 1
-#endif
 
 /* Parameter lists; 0 terminates each. */
 typedef struct value_list {
@@ -26,7 +22,7 @@ typedef struct value_list {
 /* What a family keeps in shared memory: nothing, a queue of 2R+1 plane tiles (smem), or two
  * plane tiles that alternate (xytile); a tile is the block's xy tile with its R-wide halo,
  * in x rounded up to whole vectors where a thread owns a vector. */
-typedef enum shared_tiles { SHARED_NONE, SHARED_QUEUE, SHARED_PAIR, SHARED_PIPE } shared_tiles;
+typedef enum shared_tiles { SHARED_NONE, SHARED_QUEUE, SHARED_PAIR } shared_tiles;
 
 /* The points a thread owns in a row: one, or one 16-byte vector, 2 doubles or 4 floats
  * (zvec, zroll, xytile). */
@@ -87,10 +83,6 @@ static const fdt_family families[] = {
     {.name = "xytile", .source = fdt_kernel_source_xytile, .shared = SHARED_PAIR,
      .z_chunks = 1, .x = X_VECTOR, .bx = {{16, 32, 64, -1}}, .by = {{4, 8, 16, -1}}, .bz = ONE,
      .m = {{2, 4, -1}}, .mz = {{8, 16, 32, 64, -1}}, .order = OFF, .lb = ONE, .nt = OFF,
-     .map = OFF, .band = OFF, .bug = OFF, .max_threads = 1024},
-    {.name = "xypipe", .source = fdt_kernel_source_xypipe, .shared = SHARED_PIPE,
-     .z_chunks = 1, .x = X_VECTOR, .bx = {{16, 32, 64, -1}}, .by = {{2, 4, 8, -1}}, .bz = ONE,
-     .m = {{1, 2, 4, -1}}, .mz = {{8, 16, 32, 64, -1}}, .order = OFF, .lb = ONE, .nt = OFF,
      .map = OFF, .band = OFF, .bug = OFF, .max_threads = 1024},
     {.name = "broken", .source = fdt_kernel_source_broken, .test_only = 1,
      .bx = {{256, -1}}, .by = ONE, .bz = ONE, .m = ONE, .mz = ONE, .order = OFF, .lb = OFF,
@@ -236,7 +228,6 @@ size_t fdt_variant_shared_bytes(const fdt_variant *v, const fdt_problem *p)
     switch (v->family->shared) {
     case SHARED_QUEUE: return (size_t)(2 * r + 1) * tile;
     case SHARED_PAIR: return 2 * tile;
-    case SHARED_PIPE: return (size_t)(r + XYPIPE_AHEAD + 2) * tile;
     default: return 0;
     }
 }
