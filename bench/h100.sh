@@ -3,7 +3,7 @@
 # H100 over a STATIC=1 build (make STATIC=1; carry build-static/). Each command's output
 # goes to $OUT/<name>.txt headed by the exact command, so results keep their provenance.
 set -u
-FDTUNE=build-static/fdtune
+FDTUNE=${FDTUNE:-build-static/fdtune}
 SANITIZER=${SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
 OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
@@ -281,7 +281,7 @@ auto)
     # Cache mode auto (issue 12): the leaders and the copy timed hot and persist side by side
     # on each shape of $BENCH_SHAPES, the state chosen; then the switching under memcheck.
     for shape in $BENCH_SHAPES; do
-        run auto "$FDTUNE" bench ${shape//x/ } --backend cuda --cache auto --top 5
+        run auto "$FDTUNE" bench $(problem_of "$shape") --backend cuda --cache auto --top 5
     done
     run auto_memcheck "$SANITIZER" --tool memcheck --leak-check full --error-exitcode 99 \
         "$FDTUNE" bench 45 70 29 --backend cuda --cache auto --family zvec --subset 8 \
