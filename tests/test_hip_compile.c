@@ -1,7 +1,8 @@
 /* test_hip_compile.c - the hip backend's compile path and the AMDGPU code object reader,
  * on a host without a GPU: hiprtc compiles for gfx90a and gfx906, the resources read back
- * are plausible, compiler errors and unknown targets come back as statuses, and damaged code
- * objects give FDT_ERROR rather than a crash. */
+ * are plausible (the largest block too, with launch bounds and without), compiler errors
+ * and unknown targets come back as statuses, and damaged code objects give FDT_ERROR rather
+ * than a crash. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,7 +21,7 @@
 /* Shared memory of a known size, and a private array indexed at run time, which cannot live
  * in registers: the reader must find LDS and scratch where the compiler put them. */
 static const char kernel_src[] =
-    "extern \"C\" __global__ void fdt_test(float *a, int n)\n"
+    "extern \"C\" __global__ BOUNDS void fdt_test(float *a, int n)\n"
     "{\n"
     "    __shared__ float tile[256];\n"
     "    float priv[256];\n"
@@ -31,18 +32,25 @@ static const char kernel_src[] =
     "    a[threadIdx.x] = tile[255 - threadIdx.x];\n"
     "}\n";
 
-static const char *const defines[] = {"SCALE=2.0f"};
+static const char *const defines[] = {"SCALE=2.0f", "BOUNDS="};
+static const char *const bounded[] = {"SCALE=2.0f", "BOUNDS=__launch_bounds__(128)"};
+#define NDEFINES (sizeof defines / sizeof defines[0])
 
-static fdt_code compile_ok(const char *arch)
+static fdt_code compile_with(const char *arch, const char *const *with)
 {
     fdt_code code = {0};
     fdt_error err = {0};
-    fdt_status s = fdt_backend_hip.compile(arch, kernel_src, ENTRY, defines, 1, &code, &err);
+    fdt_status s = fdt_backend_hip.compile(arch, kernel_src, ENTRY, with, NDEFINES, &code, &err);
     if (s != FDT_OK)
         fail_msg("compile for %s: %s: %s", arch, fdt_status_name(s), err.msg);
     assert_non_null(code.data);
     assert_true(code.size > 0);
     return code;
+}
+
+static fdt_code compile_ok(const char *arch)
+{
+    return compile_with(arch, defines);
 }
 
 static void assert_plausible(const fdt_code *code)
@@ -56,6 +64,19 @@ static void assert_plausible(const fdt_code *code)
     assert_true(r.sgprs > 0);
     assert_true(r.scratch_bytes > 0);
     assert_int_equal(r.shared_bytes, 256 * sizeof(float));
+    assert_int_equal(r.max_threads, 1024); /* HIP's default without launch bounds */
+}
+
+/* The session refuses a block larger than this before launching it (fdt_variant_check_compiled). */
+static void test_launch_bounds_limit_the_block(void **state)
+{
+    (void)state;
+    fdt_code code = compile_with("gfx90a", bounded);
+    fdt_resources r;
+    fdt_error err = {0};
+    assert_int_equal(fdt_amdgpu_resources(code.data, code.size, ENTRY, &r, &err), FDT_OK);
+    assert_int_equal(r.max_threads, 128);
+    fdt_code_free(&code);
 }
 
 static void test_compile_gfx90a(void **state)
@@ -97,7 +118,7 @@ static void test_unknown_target(void **state)
     for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
         fdt_code code = {0};
         fdt_error err = {0};
-        assert_int_equal(fdt_backend_hip.compile(targets[i], kernel_src, ENTRY, defines, 1,
+        assert_int_equal(fdt_backend_hip.compile(targets[i], kernel_src, ENTRY, defines, NDEFINES,
                                                  &code, &err),
                          FDT_ERROR);
         assert_non_null(strstr(err.msg, "unknown target"));
@@ -110,7 +131,7 @@ static void compile_in_thread(void *arg)
     fdt_error err = {0};
     fdt_code code = {0};
     *(fdt_status *)arg =
-        fdt_backend_hip.compile("gfx90a", kernel_src, ENTRY, defines, 1, &code, &err);
+        fdt_backend_hip.compile("gfx90a", kernel_src, ENTRY, defines, NDEFINES, &code, &err);
     fdt_code_free(&code);
 }
 
@@ -261,7 +282,8 @@ static int compile_fixture(void **state)
 {
     static fdt_code code;
     fdt_error err = {0};
-    if (fdt_backend_hip.compile("gfx90a", kernel_src, ENTRY, defines, 1, &code, &err) != FDT_OK)
+    if (fdt_backend_hip.compile("gfx90a", kernel_src, ENTRY, defines, NDEFINES, &code,
+                                &err) != FDT_OK)
         return -1;
     *state = &code;
     return 0;
@@ -278,6 +300,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compile_gfx90a),
         cmocka_unit_test(test_compile_gfx906),
+        cmocka_unit_test(test_launch_bounds_limit_the_block),
         cmocka_unit_test(test_syntax_error),
         cmocka_unit_test(test_unknown_target),
         cmocka_unit_test(test_concurrent_compiles),

@@ -117,6 +117,24 @@ static void test_shared_memory_of_xytile_rounds_the_halo(void **state)
 }
 
 /* A band is whole block rows, fewer than the grid's, over more than one chunk in z. */
+/* Registers are known only once compiled: a block the kernel cannot launch is refused with
+ * the figures, and a backend that cannot tell (-1) refuses nothing. */
+static void test_compiled_kernel_must_fit_the_block(void **state)
+{
+    (void)state;
+    fdt_variant v;
+    char err[128];
+    assert_int_equal(fdt_variant_parse("zvec:64x16x1:mz8", &v, err, sizeof err), 0);
+    fdt_resources r = {.vgprs = 72, .sgprs = -1, .max_threads = 896};
+    const char *why = fdt_variant_check_compiled(&v, &r);
+    assert_non_null(why);
+    assert_string_equal(why, "72 registers a thread leave room for 896 threads a block, not 1024");
+    r.max_threads = 1024;
+    assert_null(fdt_variant_check_compiled(&v, &r));
+    r.max_threads = -1;
+    assert_null(fdt_variant_check_compiled(&v, &r));
+}
+
 static void test_bands_are_pruned_where_they_change_nothing(void **state)
 {
     (void)state;
@@ -368,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_constraints_prune_by_device),
         cmocka_unit_test(test_shared_memory_limits_smem),
         cmocka_unit_test(test_shared_memory_of_xytile_rounds_the_halo),
+        cmocka_unit_test(test_compiled_kernel_must_fit_the_block),
         cmocka_unit_test(test_bands_are_pruned_where_they_change_nothing),
         cmocka_unit_test(test_built_in_sources_have_hashes),
         cmocka_unit_test(test_help_names_every_family),

@@ -126,6 +126,7 @@ static fdt_status read_counts(const msgpack_object *kernel, const char *entry,
         {".sgpr_count", &r.sgprs},
         {".private_segment_fixed_size", &r.scratch_bytes},
         {".group_segment_fixed_size", &r.shared_bytes},
+        {".max_flat_workgroup_size", &r.max_threads},
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         const msgpack_object *v = mp_get(kernel, fields[i].key);

@@ -97,6 +97,8 @@ typedef struct fdt_resources {
     int sgprs;          /* scalar registers (AMD only) */
     int scratch_bytes;  /* private/local memory per thread: spills and stack */
     int shared_bytes;   /* static shared (LDS) memory per block */
+    int max_threads;    /* the largest block the kernel launches with: what its registers and
+                           shared memory leave room for (NVIDIA), its launch bounds (AMD) */
 } fdt_resources;
 
 typedef struct fdt_backend fdt_backend; /* an open device context */

@@ -815,7 +815,8 @@ static void cpu_unload(fdt_backend *b, fdt_kernel *k)
 static void cpu_resources(fdt_kernel *k, fdt_resources *out)
 {
     (void)k;
-    *out = (fdt_resources){.vgprs = -1, .sgprs = -1, .scratch_bytes = -1, .shared_bytes = -1};
+    *out = (fdt_resources){.vgprs = -1, .sgprs = -1, .scratch_bytes = -1, .shared_bytes = -1,
+                           .max_threads = -1};
 }
 
 /* ---- memory ---- */

@@ -556,6 +556,7 @@ static fdt_status read_resources(fdt_backend *b, fdt_kernel *k, fdt_error *err)
         {CU_FUNC_ATTRIBUTE_NUM_REGS, &k->res.vgprs},
         {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, &k->res.scratch_bytes},
         {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &k->res.shared_bytes},
+        {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &k->res.max_threads},
     };
     k->res.sgprs = -1; /* NVIDIA has no scalar register file */
     for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {

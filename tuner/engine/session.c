@@ -237,7 +237,7 @@ static void ready_close(ready_set *r, size_t n)
 /* ---- the first pass ---- */
 
 /* What a result says of registers and memory until its kernel is loaded. */
-static const fdt_resources unknown_resources = {-1, -1, -1, -1};
+static const fdt_resources unknown_resources = {-1, -1, -1, -1, -1};
 
 /* After a launch error or a timeout: whether the device is gone, noting after what. */
 static int lost(fdt_session *s, fdt_status st, const fdt_variant *v, fdt_error *err)
@@ -342,7 +342,9 @@ static int measure_one(fdt_session *s, fdt_result *res, const fdt_code *code, fd
     fdt_status st = s->ops->load(s->backend, code, "fdt_laplacian", &k, &why);
     if (st == FDT_OK) {
         s->ops->resources(k, &res->resources);
-        st = fdt_runner_verify(r, k, &res->variant, &verdict, &why);
+        const char *unfit = fdt_variant_check_compiled(&res->variant, &res->resources);
+        st = unfit ? fdt_fail(&why, FDT_UNSUPPORTED, "cannot run here: %s", unfit)
+                   : fdt_runner_verify(r, k, &res->variant, &verdict, &why);
     }
     if (st == FDT_OK)
         st = time_steadily(s, k, &res->variant, verdict.launch_ms, &res->stats, &why);

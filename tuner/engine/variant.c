@@ -309,6 +309,17 @@ const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
     return NULL;
 }
 
+const char *fdt_variant_check_compiled(const fdt_variant *v, const fdt_resources *r)
+{
+    static _Thread_local char why[128];
+    const int threads = v->bx * v->by * v->bz;
+    if (r->max_threads < 0 || threads <= r->max_threads)
+        return NULL;
+    snprintf(why, sizeof why, "%d registers a thread leave room for %d threads a block, not %d",
+             r->vgprs, r->max_threads, threads);
+    return why;
+}
+
 /* The odometer over every parameter list of a family. */
 static size_t enumerate_family(const fdt_family *f, const fdt_problem *p,
                                const fdt_device_info *dev, fdt_variant *out, size_t cap,

@@ -105,6 +105,10 @@ long fdt_space_sample(const fdt_problem *p, const fdt_device_info *dev,
 const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
                               const fdt_device_info *dev);
 
+/* Why the variant's block cannot launch its compiled kernel (the registers a thread takes
+ * leave room for fewer threads), or NULL if it can or the backend cannot tell. */
+const char *fdt_variant_check_compiled(const fdt_variant *v, const fdt_resources *r);
+
 /* The seeds' kernel 1 with block 256x1x1: the baseline of every speedup. */
 fdt_variant fdt_variant_kernel1(void);
 
