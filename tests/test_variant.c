@@ -116,7 +116,6 @@ static void test_shared_memory_of_xytile_rounds_the_halo(void **state)
     assert_int_equal(fdt_variant_shared_bytes(&v, &r3), 2 * (128 + 2 * 4) * (8 + 6) * 4);
 }
 
-/* A band is whole block rows, fewer than the grid's, over more than one chunk in z. */
 /* Registers are known only once compiled: a block the kernel cannot launch is refused with
  * the figures, and a backend that cannot tell (-1) refuses nothing. */
 static void test_compiled_kernel_must_fit_the_block(void **state)
@@ -135,6 +134,7 @@ static void test_compiled_kernel_must_fit_the_block(void **state)
     assert_null(fdt_variant_check_compiled(&v, &r));
 }
 
+/* A band is whole block rows, fewer than the grid's, over more than one chunk in z. */
 static void test_bands_are_pruned_where_they_change_nothing(void **state)
 {
     (void)state;
