@@ -280,10 +280,15 @@ long fdt_space_sample(const fdt_problem *p, const fdt_device_info *dev,
     return (long)n;
 }
 
+static int block_threads(const fdt_variant *v)
+{
+    return v->bx * v->by * v->bz;
+}
+
 const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
                               const fdt_device_info *dev)
 {
-    const int threads = v->bx * v->by * v->bz;
+    const int threads = block_threads(v);
     if (threads < dev->warp_size)
         return "fewer threads per block than a warp";
     if (threads > dev->max_threads_per_block || threads > v->family->max_threads)
@@ -312,7 +317,7 @@ const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
 const char *fdt_variant_check_compiled(const fdt_variant *v, const fdt_resources *r)
 {
     static _Thread_local char why[128];
-    const int threads = v->bx * v->by * v->bz;
+    const int threads = block_threads(v);
     if (r->max_threads < 0 || threads <= r->max_threads)
         return NULL;
     snprintf(why, sizeof why, "%d registers a thread leave room for %d threads a block, not %d",
