@@ -109,11 +109,10 @@ static void run_family(fixture *f, const fdt_problem *p, const char *family, siz
     fdt_runner_close(&r);
 }
 
-static void test_families_verify_on_odd_shapes(void **state)
+/* Every family of the list on the odd shapes, at radius 1, 2 and 4, in both precisions. */
+static void verify_on_odd_shapes(fixture *f, const char *const *families, size_t count)
 {
-    fixture *f = *state;
     const int shapes[][3] = {{13, 17, 11}, {33, 9, 21}};
-    const char *families[] = {"naive", "tiled", "zmarch", "zvec", "zroll"};
     size_t salt = 0;
     for (size_t s = 0; s < 2; s++)
         for (int radius = 1; radius <= 4; radius *= 2)
@@ -121,9 +120,26 @@ static void test_families_verify_on_odd_shapes(void **state)
                 const fdt_problem p = {.nx = shapes[s][0], .ny = shapes[s][1],
                                        .nz = shapes[s][2], .radius = radius,
                                        .precision = prec ? FDT_DOUBLE : FDT_FLOAT};
-                for (size_t fam = 0; fam < sizeof families / sizeof *families; fam++)
+                for (size_t fam = 0; fam < count; fam++)
                     run_family(f, &p, families[fam], salt++);
             }
+}
+
+static void test_families_verify_on_odd_shapes(void **state)
+{
+    const char *const families[] = {"naive", "tiled", "zmarch", "zvec", "zroll"};
+    verify_on_odd_shapes(*state, families, sizeof families / sizeof *families);
+}
+
+/* The families whose blocks share tiles in shared memory behind __syncthreads: each block
+ * runs as a team whose barrier lets no thread pass before all have reached it, so a tile
+ * read before every thread has put its part (or a halo point left out) is caught here. */
+static void test_barrier_families_verify_on_odd_shapes(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(f->ops->info(f->backend)->block_barriers, 1);
+    const char *const families[] = {"smem", "xytile"};
+    verify_on_odd_shapes(f, families, sizeof families / sizeof *families);
 }
 
 /* y-subdomains renumber the blocks: every tile must still be computed once, with a short
@@ -680,10 +696,14 @@ static void test_cache_mode_switch_keeps_the_reference(void **state)
     fdt_session_close(&s);
 }
 
-int main(void)
+/* An argument runs only the tests whose names match it (cmocka's pattern: * and ?). */
+int main(int argc, char **argv)
 {
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_families_verify_on_odd_shapes),
+        cmocka_unit_test(test_barrier_families_verify_on_odd_shapes),
         cmocka_unit_test(test_banded_variants_verify),
         cmocka_unit_test(test_broken_variants_are_caught),
         cmocka_unit_test(test_compile_error_is_reported),
