@@ -1,8 +1,9 @@
 # tap.sh - the result lines of the shell tests, sourced by the test_*.sh scripts: "ok -
-# NAME", "FAIL - NAME" followed by the tail of a log, "skip - NAME", and check, which runs a
-# command and keeps its output in $scratch/out. The sourcing script sets scratch and starts
-# passed, failed and skipped at 0, or has daemon_test do it. For the scripts that start a
-# daemon: daemon_test, wait_answering and stop_daemon, on $pid, $FDTUNE and $LOG.
+# NAME", "FAIL - NAME" followed by the tail of a log, and check, which runs a command and
+# keeps its output in $scratch/out. There is no skip: a check that cannot run fails (see
+# require). The sourcing script sets scratch and starts passed and failed at 0, or has
+# daemon_test do it. For the scripts that start a daemon: daemon_test, wait_answering and
+# stop_daemon, on $pid, $FDTUNE and $LOG.
 
 # daemon_test NAME: what a script that runs fdtuned on a temporary socket sets first:
 # FDTUNED and FDTUNE from $BUILD (default build), a new folder $dir (/tmp/fdt-NAME-*) that
@@ -20,7 +21,6 @@ daemon_test() {
     also_kill=""
     passed=0
     failed=0
-    skipped=0
     trap end_daemon_test EXIT
 }
 
@@ -42,9 +42,16 @@ not_ok() {
     return 0
 }
 
-skip() {
-    skipped=$((skipped + 1))
-    echo "skip - $1"
+# require COMMAND...: the commands a test cannot check without; one missing ends the run
+# at once as a failure naming it (scripts/install-deps.sh installs them all), never a skip
+# that leaves the run green.
+require() {
+    for c in "$@"; do
+        if ! command -v "$c" >/dev/null 2>&1; then
+            echo "FAIL - $0 needs $c, which is not installed: run scripts/install-deps.sh"
+            exit 1
+        fi
+    done
 }
 
 # check NAME COMMAND...: the command succeeds.

@@ -5,9 +5,25 @@
 # that others can write, exiting 1 with a message naming it; a directory it makes is private, and the socket is born with
 # socket_mode and given socket_group without a chmod or chown by path. Other uids holding
 # every connection slot leave root its own, and one uid cannot take them all (item 9); a
-# live socket of another type at the socket path is refused, never removed (item 13).
+# live socket of another type at the socket path is refused, never removed (item 13). A uid
+# the daemon does not trust may ask but not change: fdtune's tune, batch, cancel, shutdown
+# and query --tune-if-missing exit 4, forbidden, naming who may.
+# The rights are checked with other uids, whoever runs this: root uses real ones; anyone
+# else has the whole script run again as root of a user namespace of its own, with 65536
+# uids mapped from /etc/subuid and /etc/subgid (newuidmap, of the uidmap package). Where
+# neither can be, the test fails saying what it needs: it never skips.
 # Usage: BUILD=build sh tests/test_security.sh
 set -u
+if [ "$(id -u)" -ne 0 ]; then
+    if [ -n "${FDT_SECURITY_USERNS:-}" ] ||
+        ! why=$(unshare --map-auto --map-root-user true 2>&1); then
+        echo "FAIL - $0 needs other uids to check rights with: run it as root, or as a user with"
+        echo "    ranges in /etc/subuid and /etc/subgid and the uidmap package, so that"
+        echo "    'unshare --map-auto --map-root-user' works (here: ${why:-still not root inside it})"
+        exit 1
+    fi
+    FDT_SECURITY_USERNS=1 exec unshare --map-auto --map-root-user sh "$0" "$@"
+fi
 BUILD=${BUILD:-build}
 FDTUNED=$BUILD/fdtuned
 FDTUNE=$BUILD/fdtune
@@ -17,7 +33,6 @@ pid=""
 peers=""
 passed=0
 failed=0
-skipped=0
 
 cleanup() {
     [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
@@ -29,6 +44,14 @@ trap cleanup EXIT
 scratch=$dir
 : >"$dir/empty.conf"
 . "$(dirname "$0")/tap.sh"
+require setpriv strace "${CC:-cc}"
+
+# as UID COMMAND...: COMMAND as UID, its group UID too and no other.
+as() {
+    uid=$1
+    shift
+    setpriv --reuid="$uid" --regid="$uid" --clear-groups "$@"
+}
 
 mode_of() { stat -c %a "$1"; }
 
@@ -47,12 +70,11 @@ refused() {
 }
 
 # serve SOCKET [CONFIG [trace]]: a daemon answering on SOCKET, its stderr in $dir/log; with
-# trace, strace watches it, when there is one, for any chmod or chown of a path ($pid is
-# then strace's).
+# trace, strace watches it for any chmod or chown of a path ($pid is then strace's).
 serve() {
     set -- "$1" "${2:-$dir/empty.conf}" "${3:-}"
     tracer=""
-    [ "$3" = trace ] && command -v strace >/dev/null 2>&1 &&
+    [ "$3" = trace ] &&
         tracer="strace -f -qq -o $dir/trace -e trace=chmod,fchmodat,chown,lchown,fchownat"
     $tracer "$FDTUNED" --config "$2" --socket "$1" --db "$DB" --backend cpu 2>"$dir/log" &
     pid=$!
@@ -85,14 +107,10 @@ ln -s "$dir/real" "$dir/link"
 refused "a socket directory that is a symbolic link to another: exit 1 naming it" \
     "$dir/link" "is a symbolic link"
 
-if [ "$(id -u)" -eq 0 ]; then
-    mkdir -m 0700 "$dir/theirs"
-    chown 65534 "$dir/theirs"
-    refused "a socket directory another uid owns (even 0700): exit 1 naming it and its owner" \
-        "$dir/theirs" "belongs to uid 65534 (mode 0700), not to uid 0 or root"
-else
-    skip "a socket directory another uid owns: making one needs root"
-fi
+mkdir -m 0700 "$dir/theirs"
+chown 65534 "$dir/theirs"
+refused "a socket directory another uid owns (even 0700): exit 1 naming it and its owner" \
+    "$dir/theirs" "belongs to uid 65534 (mode 0700), not to uid 0 or root"
 
 # The store's directory is held to the same rules, before the store is opened.
 mkdir -m 0700 "$dir/openstore"
@@ -128,9 +146,8 @@ if serve "$dir/fresh/run/fdtuned.sock"; then
 fi
 
 # --- socket_mode and socket_group from a config file --------------------------------------
-# Root may give the socket any group; anyone else one of their own.
-if [ "$(id -u)" -eq 0 ] && getent group nogroup >/dev/null; then group=nogroup
-else group=$(id -gn); fi
+# Root may give the socket any group.
+if getent group nogroup >/dev/null; then group=nogroup; else group=$(id -gn); fi
 printf '[daemon]\nsocket_mode = 0600\nsocket_group = %s\n' "$group" >"$dir/fdtuned.conf"
 if serve "$dir/grouped/fdtuned.sock" "$dir/fdtuned.conf" trace; then
     sock=$dir/grouped/fdtuned.sock
@@ -142,9 +159,7 @@ if serve "$dir/grouped/fdtuned.sock" "$dir/fdtuned.conf" trace; then
         not_ok "socket_mode 0600 and socket_group: socket 0600 and directory 0750" "$dir/out"
     fi
     stop "$sock"
-    if [ -z "$tracer" ]; then
-        skip "no chmod or chown by path: strace is not installed"
-    elif grep -q 'chmod\|chown(\|lchown(' "$dir/trace" ||
+    if grep -q 'chmod\|chown(\|lchown(' "$dir/trace" ||
         ! grep -q "fchownat(.*\"fdtuned.sock\", -1, [0-9]*, AT_SYMLINK_NOFOLLOW) = 0" "$dir/trace"; then
         not_ok "no chmod or chown by path: the group is given by fchownat, not following links" \
             "$dir/trace"
@@ -212,11 +227,11 @@ ${CC:-cc} -o "$dir/peer" "$dir/peer.c" >"$dir/out" 2>&1 ||
 # peer OUT UID ARGS...: the peer in the background as UID (as ourselves when empty), its
 # output in OUT; 0 once it says it is done ("holding" or "bound"), 1 after 10 s.
 peer() {
-    out=$1 as=$2
+    out=$1 who=$2
     shift 2
     rm -f "$out" # what an earlier peer wrote there must not be read as this one's
-    if [ -n "$as" ]; then
-        setpriv --reuid="$as" --regid="$as" --clear-groups "$dir/peer" "$@" >"$out" 2>&1 &
+    if [ -n "$who" ]; then
+        as "$who" "$dir/peer" "$@" >"$out" 2>&1 &
     else
         "$dir/peer" "$@" >"$out" 2>&1 &
     fi
@@ -252,55 +267,89 @@ root_served() {
 }
 
 # --- connection slots (item 9) -------------------------------------------------------------
-if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null 2>&1; then
-    skip "other uids holding every connection slot leave root its own: needs root and setpriv"
-    skip "one uid holds at most max_clients_per_uid connections: needs root and setpriv"
-else
-    chmod 0711 "$dir" # other uids pass through to the socket and the peer program
-    printf '[daemon]\nsocket_mode = 0666\nmax_clients = 2\n' >"$dir/full.conf"
-    sock=$dir/full/fdtuned.sock
-    if serve "$sock" "$dir/full.conf"; then
-        if peer "$dir/p-full" 65534 hold "$sock" 3 && answered "$dir/p-full" 2 '"pong":true' &&
-            answered "$dir/p-full" 3 '"code":"busy".*too many clients'; then
-            ok "another uid takes every slot of max_clients = 2; its third connection: busy"
-        else
-            not_ok "another uid takes every slot of max_clients = 2; its third: busy" "$dir/p-full"
-        fi
-        root_served "$sock" \
-            "with every slot taken by another uid, root's status and shutdown are still served"
-        stop_peers
+chmod 0711 "$dir" # other uids pass through to the socket and the peer program
+printf '[daemon]\nsocket_mode = 0666\nmax_clients = 2\n' >"$dir/full.conf"
+sock=$dir/full/fdtuned.sock
+if serve "$sock" "$dir/full.conf"; then
+    if peer "$dir/p-full" 65534 hold "$sock" 3 && answered "$dir/p-full" 2 '"pong":true' &&
+        answered "$dir/p-full" 3 '"code":"busy".*too many clients'; then
+        ok "another uid takes every slot of max_clients = 2; its third connection: busy"
+    else
+        not_ok "another uid takes every slot of max_clients = 2; its third: busy" "$dir/p-full"
     fi
+    root_served "$sock" \
+        "with every slot taken by another uid, root's status and shutdown are still served"
+    stop_peers
+fi
 
-    # Three uids of three connections each: two each are served, the first two uids'
-    # thirds exceed max_clients_per_uid, the third uid's finds the 6 slots taken.
-    printf '[daemon]\nsocket_mode = 0666\nmax_clients = 6\nmax_clients_per_uid = 2\n' \
-        >"$dir/peruid.conf"
-    sock=$dir/peruid/fdtuned.sock
-    if serve "$sock" "$dir/peruid.conf"; then
-        for u in 65534 65533 65532; do
-            peer "$dir/p-$u" $u hold "$sock" 3 && answered "$dir/p-$u" 2 '"pong":true' ||
-                not_ok "uid $u's first two connections are served" "$dir/p-$u"
-        done
-        if answered "$dir/p-65534" 3 '"code":"busy".*uid 65534 holds 2 connections.*max_clients_per_uid' &&
-            answered "$dir/p-65533" 3 '"code":"busy".*uid 65533 holds 2 connections'; then
-            ok "max_clients_per_uid = 2: a uid's third connection is answered busy, naming the limit"
-        else
-            cat "$dir/p-65534" "$dir/p-65533" >"$dir/out"
-            not_ok "max_clients_per_uid = 2: a uid's third connection is busy" "$dir/out"
-        fi
-        if answered "$dir/p-65532" 3 '"code":"busy".*too many clients'; then
-            ok "a third uid gets the two slots left of max_clients = 6, then busy"
-        else
-            not_ok "a third uid gets the two slots left of max_clients = 6, then busy" "$dir/p-65532"
-        fi
-        if peer "$dir/p-own" "" hold "$sock" 3 && answered "$dir/p-own" 3 '"pong":true'; then
-            ok "the daemon's own uid is held to neither limit while other uids fill theirs"
-        else
-            not_ok "the daemon's own uid is held to neither limit" "$dir/p-own"
-        fi
-        root_served "$sock" "with every other slot taken, root's status and shutdown are served"
-        stop_peers
+# Three uids of three connections each: two each are served, the first two uids'
+# thirds exceed max_clients_per_uid, the third uid's finds the 6 slots taken.
+printf '[daemon]\nsocket_mode = 0666\nmax_clients = 6\nmax_clients_per_uid = 2\n' \
+    >"$dir/peruid.conf"
+sock=$dir/peruid/fdtuned.sock
+if serve "$sock" "$dir/peruid.conf"; then
+    for u in 65534 65533 65532; do
+        peer "$dir/p-$u" $u hold "$sock" 3 && answered "$dir/p-$u" 2 '"pong":true' ||
+            not_ok "uid $u's first two connections are served" "$dir/p-$u"
+    done
+    if answered "$dir/p-65534" 3 '"code":"busy".*uid 65534 holds 2 connections.*max_clients_per_uid' &&
+        answered "$dir/p-65533" 3 '"code":"busy".*uid 65533 holds 2 connections'; then
+        ok "max_clients_per_uid = 2: a uid's third connection is answered busy, naming the limit"
+    else
+        cat "$dir/p-65534" "$dir/p-65533" >"$dir/out"
+        not_ok "max_clients_per_uid = 2: a uid's third connection is busy" "$dir/out"
     fi
+    if answered "$dir/p-65532" 3 '"code":"busy".*too many clients'; then
+        ok "a third uid gets the two slots left of max_clients = 6, then busy"
+    else
+        not_ok "a third uid gets the two slots left of max_clients = 6, then busy" "$dir/p-65532"
+    fi
+    if peer "$dir/p-own" "" hold "$sock" 3 && answered "$dir/p-own" 3 '"pong":true'; then
+        ok "the daemon's own uid is held to neither limit while other uids fill theirs"
+    else
+        not_ok "the daemon's own uid is held to neither limit" "$dir/p-own"
+    fi
+    root_served "$sock" "with every other slot taken, root's status and shutdown are served"
+    stop_peers
+fi
+
+# --- a uid the daemon does not trust: fdtune exits 4 -----------------------------------------
+# The socket admits every uid (socket_mode 0666), so uid 4321 (not the daemon's, not root, no
+# admin_group) is answered: its status is served, and whatever would change the daemon's
+# work is refused, forbidden, fdtune's exit 4, naming who may. Root's job is left as it was.
+# forbidden NAME ARGS...: fdtune ARGS as uid 4321 exits 4 with the daemon's reason.
+forbidden() {
+    name=$1
+    shift
+    as 4321 "$FDTUNE" "$@" --socket "$sock" >"$dir/out" 2>&1
+    rc=$?
+    if [ $rc -eq 4 ] && grep -q "is allowed only to uid $(id -u), root or the admin group\|needs the rights of tune" "$dir/out" &&
+        grep -q "(forbidden)" "$dir/out"; then
+        ok "$name: exit 4, forbidden, saying who may"
+    else
+        echo "(exit $rc)" >>"$dir/out"
+        not_ok "$name: exit 4, forbidden" "$dir/out"
+    fi
+}
+printf '[daemon]\nsocket_mode = 0666\n[search]\nbudget = 100000\n' >"$dir/open.conf"
+sock=$dir/rights/fdtuned.sock
+if serve "$sock" "$dir/open.conf"; then
+    job=$("$FDTUNE" tune 13 17 11 --socket "$sock" --json | sed -n 's/.*"job":\([0-9]*\).*/\1/p')
+    check "another uid's status is served" as 4321 "$FDTUNE" status --socket "$sock"
+    forbidden "another uid's tune" tune 13 17 11
+    forbidden "another uid's batch" batch --sweep 13 17 11
+    forbidden "another uid's query --tune-if-missing" query 15 15 15 --tune-if-missing
+    forbidden "another uid's cancel of root's job ${job:-none}" cancel "${job:-1}"
+    forbidden "another uid's shutdown" shutdown
+    if [ -n "$job" ] && "$FDTUNE" status "$job" --socket "$sock" | grep -q "queued\|running" &&
+        [ "$("$FDTUNE" jobs --socket "$sock" --json | grep -o '"id":' | wc -l)" -eq 1 ]; then
+        ok "after them root's job $job still runs and no other job was queued"
+    else
+        "$FDTUNE" jobs --socket "$sock" --json >"$dir/out" 2>&1
+        not_ok "after them root's job ${job:-none} still runs and no other job was queued" "$dir/out"
+    fi
+    check "root cancels its job" "$FDTUNE" cancel "${job:-1}" --socket "$sock"
+    root_served "$sock" "after another uid's shutdown was refused, the daemon still serves root"
 fi
 
 # --- a live socket of another type at the socket path (item 13) ----------------------------
@@ -331,5 +380,5 @@ refused_live datagram
 refused_live seqpacket
 refused_live stream # bound, not listening yet: a stream connect alone is refused
 
-echo "$passed passed, $failed failed, $skipped skipped"
+echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
