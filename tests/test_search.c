@@ -301,6 +301,8 @@ static void expect_refused(const char *text, const char *message)
     fdt_recording rec = {0};
     char err[512] = "";
     assert_int_equal(fdt_recording_load(&rec, path, err, sizeof err), -1);
+    if (!strstr(err, message))
+        print_error("want \"%s\", got \"%.200s\"\n", message, err);
     assert_non_null(strstr(err, path));
     assert_non_null(strstr(err, message));
     assert_int_equal(rec.n, 0);
@@ -378,6 +380,135 @@ static void test_loader_refuses_what_is_not_an_export(void **state)
     unlink(path);
 }
 
+/* A temporary file holding text; its name in path (a "/tmp/test_search.XXXXXX"). */
+static void temp_file(char *path, const char *text)
+{
+    const int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    write_file(path, text);
+}
+
+/* The recording with each data row written `times` times in a row, into path. */
+static void write_repeated(const char *path, int times)
+{
+    gzFile in = gzopen(RECORDING, "rb");
+    FILE *out = fopen(path, "w");
+    assert_non_null(in);
+    assert_non_null(out);
+    char line[4096];
+    for (int row = 0; gzgets(in, line, sizeof line); row++)
+        for (int i = 0; i < (row ? times : 1); i++)
+            fputs(line, out);
+    gzclose(in);
+    fclose(out);
+}
+
+static void assert_same_recording(const fdt_recording *a, const fdt_recording *b)
+{
+    assert_int_equal(a->n, b->n);
+    for (size_t i = 0; i < a->n; i++) {
+        const fdt_recorded_problem *p = &a->problems[i], *q = &b->problems[i];
+        assert_memory_equal(&p->problem, &q->problem, sizeof p->problem);
+        assert_int_equal(p->job, q->job);
+        assert_int_equal(p->n, q->n);
+        for (size_t v = 0; v < p->n; v++) {
+            assert_string_equal(p->names[v], q->names[v]);
+            assert_true(p->gbps[v] == q->gbps[v]);
+        }
+    }
+}
+
+/* A variant's rows repeated are one variant of the space, not one per row: the recording
+ * with every row three times loads to the same problems, variants and speeds. */
+static void test_repeated_rows_are_one_variant(void **state)
+{
+    (void)state;
+    char err[512] = "", path[] = "/tmp/test_search.XXXXXX";
+    temp_file(path, "");
+    write_repeated(path, 3);
+    fdt_recording once = {0}, thrice = {0};
+    assert_int_equal(fdt_recording_load(&once, RECORDING, err, sizeof err), 0);
+    assert_int_equal(fdt_recording_load(&thrice, path, err, sizeof err), 0);
+    assert_same_recording(&once, &thrice);
+    fdt_recording_free(&once);
+    fdt_recording_free(&thrice);
+    unlink(path);
+}
+
+/* Repeated measurements of one variant merge into the fastest that ran correctly, 0 where
+ * none did, whatever their order. */
+static void test_repeated_rows_keep_the_fastest_ok(void **state)
+{
+    (void)state;
+    char err[512] = "", path[] = "/tmp/test_search.XXXXXX";
+    temp_file(path, "fingerprint,device,stencil,radius,precision,nx,ny,nz,cache,job,variant,"
+                    "status,leader,gbps\n"
+                    "d,D,laplacian,1,double,8,8,8,hot,1,naive:64x1x1,ok,0,10\n"
+                    "d,D,laplacian,1,double,8,8,8,hot,1,naive:128x1x1,wrong,0,\n"
+                    "d,D,laplacian,1,double,8,8,8,hot,1,naive:64x1x1,crashed,0,\n"
+                    "d,D,laplacian,1,double,8,8,8,hot,1,naive:32x1x1,timeout,0,\n"
+                    "d,D,laplacian,1,double,8,8,8,hot,1,naive:64x1x1,ok,0,12\n"
+                    "d,D,laplacian,1,double,8,8,8,hot,1,naive:128x1x1,wrong,0,\n"
+                    "d,D,laplacian,1,double,8,8,8,hot,1,naive:32x1x1,ok,0,5\n"
+                    "d,D,laplacian,1,double,8,8,8,hot,1,naive:64x1x1,ok,0,11\n");
+    fdt_recording rec = {0};
+    assert_int_equal(fdt_recording_load(&rec, path, err, sizeof err), 0);
+    assert_int_equal(rec.n, 1);
+    assert_int_equal(rec.problems[0].n, 3);
+    assert_string_equal(rec.problems[0].names[0], "naive:64x1x1");
+    assert_true(rec.problems[0].gbps[0] == 12);
+    assert_string_equal(rec.problems[0].names[1], "naive:128x1x1");
+    assert_true(rec.problems[0].gbps[1] == 0);
+    assert_string_equal(rec.problems[0].names[2], "naive:32x1x1");
+    assert_true(rec.problems[0].gbps[2] == 5);
+    fdt_recording_free(&rec);
+    unlink(path);
+}
+
+/* text, then `count` copies of unit, then tail, as one string (freed by the caller). */
+static char *repeat(const char *text, const char *unit, size_t count, const char *tail)
+{
+    const size_t head = strlen(text), u = strlen(unit);
+    char *s = malloc(head + count * u + strlen(tail) + 1);
+    assert_non_null(s);
+    memcpy(s, text, head);
+    for (size_t i = 0; i < count; i++)
+        memcpy(s + head + i * u, unit, u);
+    strcpy(s + head + count * u, tail);
+    return s;
+}
+
+/* A field over 4 KiB or a line over 64 KiB is refused where it is found, by line, whatever
+ * holds it; and a line is the file's: a quoted field's line break starts a new one. */
+static void test_loader_bounds_fields_and_lines(void **state)
+{
+    (void)state;
+    const char *header = "fingerprint,device,stencil,radius,precision,nx,ny,nz,cache,job,"
+                         "variant,status,leader,gbps\n";
+    char *text = repeat(header, "x", 1 << 20, "\n");
+    expect_refused(text, ":2: a field longer than 4096 bytes");
+    free(text);
+    char quoted[256];
+    snprintf(quoted, sizeof quoted, "%s\"", header);
+    text = repeat(quoted, "x\n", 4096, "\"\n"); /* its 4097th byte is line 2050's x */
+    expect_refused(text, ":2050: a field longer than 4096 bytes");
+    free(text);
+    text = repeat("", "\"a quoted field\",", 4400, "\n");
+    expect_refused(text, ":1: a line longer than 65536 bytes");
+    free(text);
+    char bad[1024];
+    snprintf(bad, sizeof bad,
+             "%sd,D,laplacian,1,double,8,8,8,hot,1,naive:64x1x1,crashed,0,,\"line\nbreak\"\n"
+             "d,D,laplacian,1,double,-4,8,8,hot,1,naive:64x1x1,ok,0,10\n",
+             header);
+    expect_refused(bad, ":4: bad value in column nx");
+    /* 4096 bytes is still a field */
+    text = repeat(header, "d", 4096, ",D,laplacian,1,double,8,8,8,hot,1,naive:64x1x1,ok,0,10\n");
+    expect_refused(text, ":2: bad value in column fingerprint");
+    free(text);
+}
+
 /* config/ cannot include the search, so it keeps the names [search] strategy takes. */
 static void test_config_names_every_strategy(void **state)
 {
@@ -403,6 +534,9 @@ int main(void)
         cmocka_unit_test(test_instant_answer_draws_on_the_warm_start),
         cmocka_unit_test(test_cold_start_still_searches),
         cmocka_unit_test(test_loader_refuses_what_is_not_an_export),
+        cmocka_unit_test(test_repeated_rows_are_one_variant),
+        cmocka_unit_test(test_repeated_rows_keep_the_fastest_ok),
+        cmocka_unit_test(test_loader_bounds_fields_and_lines),
         cmocka_unit_test(test_config_names_every_strategy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

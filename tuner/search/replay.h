@@ -6,8 +6,9 @@
  * beside the strategies rather than in backends/, which knows nothing of problems. Its
  * input is what `fdtune export --what results --format csv` writes, one or several files,
  * each plain or gzip-compressed. The first-pass rows are kept (leader rows are timed again
- * under other conditions); where a problem was measured by several jobs, the job with the
- * most rows is its recording. */
+ * under other conditions); a variant's repeated rows are one variant, at the fastest it ran
+ * correctly; where a problem was measured by several jobs, the job with the most variants
+ * is its recording. A field over 4 KiB or a line over 64 KiB is refused (replay.c). */
 #ifndef FDT_REPLAY_H
 #define FDT_REPLAY_H
 
@@ -31,8 +32,8 @@ typedef struct fdt_recording {
     size_t n;
 } fdt_recording;
 
-/* Adds the rows of one file. 0, or -1 with "FILE:LINE: why" in err; the recording keeps
- * what earlier files added. */
+/* Adds the rows of one file, in time linear in its rows. 0, or -1 with "FILE:LINE: why" in
+ * err (LINE the file's line, from 1); the recording keeps what earlier files added. */
 int fdt_recording_load(fdt_recording *r, const char *path, char *err, size_t errlen);
 void fdt_recording_free(fdt_recording *r);
 

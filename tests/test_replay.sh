@@ -1,0 +1,90 @@
+#!/bin/sh
+# test_replay.sh - fdtune replay on files no clean export gives it (issue 28): a recording
+# whose every row is repeated, 200,000 rows in all, replays exactly as the recording does
+# (the same space per problem, the same figures), and /dev/zero, a 1 MB field and a gzip
+# bomb are refused, naming the file and line, each run under a bound on its memory and a
+# timeout (a guard against a hang, never a measure of speed).
+# Usage: BUILD=build sh tests/test_replay.sh
+set -u
+. "$(dirname "$0")/tap.sh"
+BUILD=${BUILD:-build}
+FDTUNE=$BUILD/fdtune
+scratch=$(mktemp -d /tmp/fdt-replay-XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+passed=0
+failed=0
+skipped=0
+RECORDED=bench/results/h100/spaces/h100_double_r1.csv.gz
+# 128 MiB: the fixed replay of the 200,000 rows runs in under 64 MiB of address space; a
+# loader whose memory follows its longest field passes 128 MiB within a second of /dev/zero.
+BOUND_MB=128
+
+# replay_bounded ARGS...: fdtune replay ARGS under BOUND_MB and a 300 s timeout, its output
+# in $scratch/out. AddressSanitizer reserves terabytes of address space, so a sanitized
+# build is held to the bound by its own RSS limit instead (which aborts the run).
+replay_bounded() {
+    if ldd "$FDTUNE" | grep -q libasan; then
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}hard_rss_limit_mb=$((BOUND_MB * 4))" \
+            timeout 300 "$FDTUNE" replay "$@" >"$scratch/out" 2>&1
+    else
+        (ulimit -v $((BOUND_MB * 1024)) && exec timeout 300 "$FDTUNE" replay "$@") \
+            >"$scratch/out" 2>&1
+    fi
+}
+
+# refused NAME MESSAGE ARGS...: replay ARGS exits 1 with MESSAGE, within the bound.
+refused() {
+    name=$1 message=$2
+    shift 2
+    replay_bounded "$@"
+    rc=$?
+    if [ $rc -eq 1 ] && grep -Fq -- "$message" "$scratch/out"; then
+        ok "$name"
+    else
+        echo "    exit $rc, want 1 and: $message" >>"$scratch/out"
+        not_ok "$name" "$scratch/out"
+    fi
+}
+
+# The recording with each row once, and with each row 18 times in a row (202,897 lines).
+zcat "$RECORDED" >"$scratch/once.csv"
+awk 'NR == 1 { print; next } { for (i = 0; i < 18; i++) print }' "$scratch/once.csv" \
+    >"$scratch/repeated.csv"
+rows=$(wc -l <"$scratch/repeated.csv")
+[ "$rows" -gt 200000 ] || { echo "FAIL - the generated file has $rows lines"; exit 1; }
+
+# The figures depend on the space alone: with its rows merged, the repeated recording must
+# print what the recording prints, space column (the variants each problem counts) first.
+replay_bounded "$scratch/once.csv" --seeds 2 --budget 200
+cp "$scratch/out" "$scratch/once.out"
+if grep -q '^replay problems=8 ' "$scratch/once.out"; then
+    ok "replay: the recording once"
+else
+    not_ok "replay: the recording once" "$scratch/once.out"
+fi
+replay_bounded "$scratch/repeated.csv" --seeds 2 --budget 200
+rc=$?
+if [ $rc -eq 0 ] && cmp -s "$scratch/once.out" "$scratch/out"; then
+    ok "replay: $rows rows, each repeated 18 times, within ${BOUND_MB} MiB: the recording's own spaces and figures"
+else
+    diff "$scratch/once.out" "$scratch/out" >"$scratch/diff.all"
+    { grep '^<' "$scratch/diff.all" | head -3; grep '^>' "$scratch/diff.all" | head -3; } \
+        >"$scratch/diff"
+    echo "    exit $rc; what differs from the recording once:" >>"$scratch/diff"
+    not_ok "replay: $rows rows, each repeated 18 times, within ${BOUND_MB} MiB" "$scratch/diff"
+fi
+
+refused "replay: /dev/zero refused within ${BOUND_MB} MiB" \
+    "fdtune replay: /dev/zero:1: a field longer than 4096 bytes" /dev/zero
+head -1 "$scratch/once.csv" >"$scratch/wide.csv"
+head -c 1048576 /dev/zero | tr '\0' 'x' >>"$scratch/wide.csv"
+echo ",D,laplacian,1,double,8,8,8,hot,1,naive:64x1x1,ok,0,10" >>"$scratch/wide.csv"
+refused "replay: a field of 1 MB refused within ${BOUND_MB} MiB" \
+    "$scratch/wide.csv:2: a field longer than 4096 bytes" "$scratch/wide.csv"
+# 512 MiB of NUL bytes compressed to half a megabyte
+head -c 536870912 /dev/zero | gzip -1 >"$scratch/bomb.csv.gz"
+refused "replay: a gzip bomb refused within ${BOUND_MB} MiB" \
+    "$scratch/bomb.csv.gz:1: a field longer than 4096 bytes" "$scratch/bomb.csv.gz"
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
