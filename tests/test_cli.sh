@@ -10,6 +10,9 @@ passed=0
 failed=0
 out=$(mktemp)
 dir=$(mktemp -d)
+scratch=$dir
+. "$(dirname "$0")/tap.sh"
+require python3
 peer=
 trap 'rm -f "$out"; rm -rf "$dir"; [ -z "$peer" ] || kill "$peer" 2>/dev/null' EXIT
 
@@ -93,7 +96,7 @@ kill -9 -"$(cat "$dir/victim")"
 wait "$victim" 2>/dev/null
 for pid in $pids; do
     i=0
-    while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+    while kill -0 "$pid" 2>/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 done
 left=$(stale)
 TMPDIR="$tmpd" "$FDTUNE" bench 13 17 11 --backend cpu --variant naive:64x1x1 --samples 1 \
@@ -185,21 +188,24 @@ long=$(printf '%0200d' 0)
 expect 3 'socket path is longer than 107 bytes' -- devices --socket "$dir/$long.sock"
 
 # A socket nobody listens on (a daemon that died), and one whose daemon accepts but never
-# answers: exit 3 too, the latter after --timeout, not never.
-if command -v python3 >/dev/null 2>&1; then
-    python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$dir/dead.sock"
-    expect 3 "cannot connect to fdtuned at $dir/dead.sock: connection refused" -- status --socket "$dir/dead.sock"
-    python3 -c 'import socket, sys, time
+# answers: exit 3 too, the latter after --timeout, not never. The hung peer holds every
+# connection open and reads nothing; it says it is ready once it listens (a connect between
+# its bind and its listen would be refused, another case).
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$dir/dead.sock"
+expect 3 "cannot connect to fdtuned at $dir/dead.sock: connection refused" -- status --socket "$dir/dead.sock"
+python3 -c 'import socket, sys
 s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
-peers = [s.accept() for _ in range(8)]' "$dir/hung.sock" &
-    peer=$!
-    i=0
-    while [ ! -S "$dir/hung.sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-    expect 3 "fdtuned at $dir/hung.sock did not answer within 1 s" -- status --timeout 1 --socket "$dir/hung.sock"
-    expect 3 "did not answer within 1 s" -- query 64 64 64 --timeout 1 --json --socket "$dir/hung.sock"
-    kill "$peer" 2>/dev/null
-    peer=
-fi
+open(sys.argv[2], "w").close()
+peers = []
+while True:
+    peers.append(s.accept())' "$dir/hung.sock" "$dir/hung.ready" &
+peer=$!
+i=0
+while [ ! -e "$dir/hung.ready" ] && [ $i -lt 600 ] && kill -0 "$peer"; do sleep 0.1; i=$((i + 1)); done
+expect 3 "fdtuned at $dir/hung.sock did not answer within 1 s" -- status --timeout 1 --socket "$dir/hung.sock"
+expect 3 "did not answer within 1 s" -- query 64 64 64 --timeout 1 --json --socket "$dir/hung.sock"
+kill "$peer" 2>/dev/null
+peer=
 
 # fdtune replay: strategies compared on the recorded H100 spaces, on the CPU. Each problem
 # is replayed with itself left out of the warm start; guided must come within 1% of the
