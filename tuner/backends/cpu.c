@@ -26,12 +26,13 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The unit compile() builds, printf-style: %s is the kernel source, then the entry point's
- * name twice. Blocks run in parallel on OpenMP threads and a block's threads run one after
- * another, so the indices are per OS thread; __shared__ and __syncthreads are left undefined
- * on purpose, so barrier kernels fail to compile here. #line keeps compiler messages
- * pointing into the kernel source instead of this unit. */
-static const char unit_template[] =
+/* The unit compile() builds: the prelude, then (for kernels with barriers) the teams'
+ * machinery, the kernel source, one of the two launchers and its entry point. Blocks run in
+ * parallel on OpenMP threads, the indices per OS thread. #line keeps compiler messages
+ * pointing into the kernel source instead of this unit. __shared__ is one copy per OS
+ * thread: a block's threads all run on the thread that owns the block, and the blocks of
+ * one OS thread run one after another, so that copy is the block's. */
+static const char unit_prelude[] =
     "#line 1 \"fdt-cpu-prelude\"\n"
     "#include <algorithm>\n"
     "#include <cmath>\n"
@@ -44,13 +45,11 @@ static const char unit_template[] =
     "#define __host__\n"
     "#define __forceinline__ inline\n"
     "#define __launch_bounds__(...)\n"
+    "#define __shared__ static thread_local\n"
     "using std::max; /* HIP and CUDA declare these outside any namespace */\n"
     "using std::min;\n"
     "struct fdt_cpu_dim3 { unsigned x, y, z; };\n"
     "static thread_local fdt_cpu_dim3 threadIdx, blockIdx, blockDim, gridDim;\n"
-    "#line 1 \"kernel\"\n"
-    "%s\n"
-    "#line 1 \"fdt-cpu-launcher\"\n"
     "namespace fdt_cpu {\n"
     "/* args[i] points at argument i, as for cuLaunchKernel. */\n"
     "template <typename... P, std::size_t... I>\n"
@@ -58,9 +57,14 @@ static const char unit_template[] =
     "{\n"
     "    return std::tuple<P...>(*static_cast<P *>(args[I])...);\n"
     "}\n"
-    "\n"
-    "/* Kernel is a template argument so that its call can be inlined into the loops;\n"
-    " * the pointer argument only deduces its parameter types. */\n"
+    "}\n";
+
+/* A kernel without barriers: a block's threads run one after another, each to its end.
+ * Kernel is a template argument so that its call can be inlined into the loops; the
+ * pointer argument only deduces its parameter types. */
+static const char sequential_launcher[] =
+    "#line 1 \"fdt-cpu-launcher\"\n"
+    "namespace fdt_cpu {\n"
     "template <auto Kernel, typename... P>\n"
     "static void run(void (*k)(P...), fdt_cpu_dim3 grid, fdt_cpu_dim3 block, void **args)\n"
     "{\n"
@@ -88,11 +92,201 @@ static const char unit_template[] =
     "extern \"C\" void fdt_cpu_launch(unsigned gx, unsigned gy, unsigned gz,\n"
     "                               unsigned bx, unsigned by, unsigned bz, void **args)\n"
     "{\n"
-    "    fdt_cpu::run<%s>(%s, {gx, gy, gz}, {bx, by, bz}, args);\n"
+    "    fdt_cpu::run<FDT_CPU_ENTRY>(FDT_CPU_ENTRY, {gx, gy, gz}, {bx, by, bz}, args);\n"
     "}\n";
+
+/* A kernel with barriers (its source calls __syncthreads): each block runs as a team, one
+ * fiber (a stack of its own) per GPU thread, on the OpenMP thread that owns the block. A
+ * fiber runs until its next barrier or its end, then hands back to the team's scheduler,
+ * which resumes the team's fibers in turn, setting threadIdx for each: every thread of the
+ * block reaches a barrier before any passes it, as on a GPU. The switch is a few
+ * instructions of our own, because swapcontext's sigprocmask system call made a barrier
+ * cost 670 ns a thread (measured here), hundreds of times the stencil's own work; so this
+ * runs on x86-64 alone, where host_info reports block barriers. The stacks are one mapping
+ * with a guard page below them all; each stack's lowest word is a canary, checked each time
+ * its fiber hands back, so that a thread that overflows its stack fails the launch. */
+static const char team_machinery[] =
+    "#line 1 \"fdt-cpu-teams\"\n"
+    "#if !defined(__x86_64__)\n"
+    "#error \"__syncthreads runs on the cpu backend of x86-64 hosts only\"\n"
+    "#endif\n"
+    "#include <cerrno>\n"
+    "#include <cstdlib>\n"
+    "#include <sys/mman.h>\n"
+    "#include <unistd.h>\n"
+    "namespace fdt_cpu {\n"
+    "static const std::uint64_t CANARY = 0x5afe57ac6b0770a1ull;\n"
+    "enum { STACK_OVERFLOW = -1 }; /* fdt_cpu_launch_teams: else 0 or an errno */\n"
+    "struct fiber { void *sp; bool done; };\n"
+    "struct team {\n"
+    "    void *scheduler_sp; /* the OpenMP thread's own stack, while a fiber runs */\n"
+    "    fiber *fibers;\n"
+    "    unsigned count, running;\n"
+    "    const void *args;   /* the kernel's arguments, a std::tuple */\n"
+    "    char *map, *stacks; /* the mapping: a guard page, then count stacks */\n"
+    "    std::size_t map_bytes;\n"
+    "};\n"
+    "static thread_local team *current_team;\n"
+    "\n"
+    "/* Pushes the registers the System V ABI has a callee keep, saves the stack pointer in\n"
+    " * *from, and resumes the stack at to as a return; the caller keeps every other one. */\n"
+    "__attribute__((naked, noinline)) static void switch_stack(void **from, void *to)\n"
+    "{\n"
+    "    asm(\"pushq %rbp\\n\\tpushq %rbx\\n\\tpushq %r12\\n\\tpushq %r13\\n\\tpushq %r14\\n\\t\"\n"
+    "        \"pushq %r15\\n\\tmovq %rsp, (%rdi)\\n\\tmovq %rsi, %rsp\\n\\tpopq %r15\\n\\t\"\n"
+    "        \"popq %r14\\n\\tpopq %r13\\n\\tpopq %r12\\n\\tpopq %rbx\\n\\tpopq %rbp\\n\\tret\");\n"
+    "}\n"
+    "\n"
+    "/* The memory clobbers make the compiler store what the other fibers may read (shared\n"
+    " * tiles, threadIdx) before the switch and read it again after. */\n"
+    "static inline void switch_to(void **from, void *to)\n"
+    "{\n"
+    "    asm volatile(\"\" ::: \"memory\");\n"
+    "    switch_stack(from, to);\n"
+    "    asm volatile(\"\" ::: \"memory\");\n"
+    "}\n"
+    "}\n"
+    "\n"
+    "static inline void __syncthreads()\n"
+    "{\n"
+    "    fdt_cpu::team *t = fdt_cpu::current_team;\n"
+    "    fdt_cpu::switch_to(&t->fibers[t->running].sp, t->scheduler_sp);\n"
+    "}\n";
+
+static const char team_launcher[] =
+    "#line 1 \"fdt-cpu-team-launcher\"\n"
+    "namespace fdt_cpu {\n"
+    "static void team_close(team &t)\n"
+    "{\n"
+    "    std::free(t.fibers);\n"
+    "    if (t.map)\n"
+    "        munmap(t.map, t.map_bytes);\n"
+    "}\n"
+    "\n"
+    "/* 0, or the errno of what failed (the team is then closed). */\n"
+    "static int team_open(team &t, unsigned count, const void *args)\n"
+    "{\n"
+    "    const std::size_t page = (std::size_t)sysconf(_SC_PAGESIZE);\n"
+    "    t = team{};\n"
+    "    t.count = count;\n"
+    "    t.args = args;\n"
+    "    t.map_bytes = page + (std::size_t)count * FDT_CPU_STACK_BYTES;\n"
+    "    void *m = mmap(nullptr, t.map_bytes, PROT_READ | PROT_WRITE,\n"
+    "                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);\n"
+    "    if (m == MAP_FAILED)\n"
+    "        return errno;\n"
+    "    t.map = static_cast<char *>(m);\n"
+    "    t.stacks = t.map + page;\n"
+    "    t.fibers = static_cast<fiber *>(std::calloc(count, sizeof(fiber)));\n"
+    "    const int e = !t.fibers ? ENOMEM : mprotect(t.map, page, PROT_NONE) != 0 ? errno : 0;\n"
+    "    if (e)\n"
+    "        team_close(t);\n"
+    "    return e;\n"
+    "}\n"
+    "\n"
+    "/* Fiber i's stack: its lowest byte. */\n"
+    "static char *stack_of(const team &t, unsigned i)\n"
+    "{\n"
+    "    return t.stacks + (std::size_t)i * FDT_CPU_STACK_BYTES;\n"
+    "}\n"
+    "\n"
+    "static std::uint64_t *canary(const team &t, unsigned i)\n"
+    "{\n"
+    "    return reinterpret_cast<std::uint64_t *>(stack_of(t, i));\n"
+    "}\n"
+    "\n"
+    "/* A fresh fiber i whose first switch enters start, its stack aligned as after a call. */\n"
+    "static void fiber_prepare(team &t, unsigned i, void (*start)())\n"
+    "{\n"
+    "    *canary(t, i) = CANARY;\n"
+    "    void **top = reinterpret_cast<void **>(stack_of(t, i) + FDT_CPU_STACK_BYTES);\n"
+    "    top[-1] = nullptr;                        /* start's return address: it never returns */\n"
+    "    top[-2] = reinterpret_cast<void *>(start); /* where switch_stack returns to */\n"
+    "    for (int r = 3; r <= 8; r++)\n"
+    "        top[-r] = nullptr;                    /* rbp, rbx, r12 to r15 */\n"
+    "    t.fibers[i] = {top - 8, false};\n"
+    "}\n"
+    "\n"
+    "template <auto Kernel, typename... P>\n"
+    "[[noreturn]] static void fiber_start()\n"
+    "{\n"
+    "    team *t = current_team;\n"
+    "    std::apply(Kernel, *static_cast<const std::tuple<P...> *>(t->args));\n"
+    "    t->fibers[t->running].done = true;\n"
+    "    void *finished;\n"
+    "    switch_to(&finished, t->scheduler_sp);\n"
+    "    __builtin_unreachable();\n"
+    "}\n"
+    "\n"
+    "/* Runs the block blockIdx names, in rounds: each resumes every fiber not done yet. */\n"
+    "template <auto Kernel, typename... P>\n"
+    "static int run_block(team &t)\n"
+    "{\n"
+    "    for (unsigned i = 0; i < t.count; i++)\n"
+    "        fiber_prepare(t, i, fiber_start<Kernel, P...>);\n"
+    "    current_team = &t;\n"
+    "    const unsigned bx = blockDim.x, by = blockDim.y;\n"
+    "    for (unsigned live = t.count; live;)\n"
+    "        for (unsigned i = 0; i < t.count; i++) {\n"
+    "            if (t.fibers[i].done)\n"
+    "                continue;\n"
+    "            t.running = i;\n"
+    "            threadIdx = {i % bx, i / bx % by, i / (bx * by)};\n"
+    "            switch_to(&t.scheduler_sp, t.fibers[i].sp);\n"
+    "            if (*canary(t, i) != CANARY)\n"
+    "                return STACK_OVERFLOW;\n"
+    "            live -= t.fibers[i].done;\n"
+    "        }\n"
+    "    return 0;\n"
+    "}\n"
+    "\n"
+    "/* 0, STACK_OVERFLOW, or the errno of a team that could not be made. */\n"
+    "template <auto Kernel, typename... P>\n"
+    "static int run(void (*k)(P...), fdt_cpu_dim3 grid, fdt_cpu_dim3 block, void **args)\n"
+    "{\n"
+    "    const std::tuple<P...> a = unpack(k, args, std::index_sequence_for<P...>{});\n"
+    "    int failed = 0;\n"
+    "#pragma omp parallel\n"
+    "    {\n"
+    "        gridDim = grid;\n"
+    "        blockDim = block;\n"
+    "        team t;\n"
+    "        const int opening = team_open(t, block.x * block.y * block.z, &a);\n"
+    "        int mine = opening;\n"
+    "#pragma omp for collapse(3) schedule(static)\n"
+    "        for (unsigned bz = 0; bz < grid.z; bz++)\n"
+    "            for (unsigned by = 0; by < grid.y; by++)\n"
+    "                for (unsigned bx = 0; bx < grid.x; bx++)\n"
+    "                    if (!mine) {\n"
+    "                        blockIdx = {bx, by, bz};\n"
+    "                        mine = run_block<Kernel, P...>(t);\n"
+    "                    }\n"
+    "        if (!opening)\n"
+    "            team_close(t);\n"
+    "        if (mine) {\n"
+    "#pragma omp atomic write\n"
+    "            failed = mine;\n"
+    "        }\n"
+    "    }\n"
+    "    return failed;\n"
+    "}\n"
+    "}\n"
+    "\n"
+    "extern \"C\" int fdt_cpu_launch_teams(unsigned gx, unsigned gy, unsigned gz,\n"
+    "                                    unsigned bx, unsigned by, unsigned bz, void **args)\n"
+    "{\n"
+    "    return fdt_cpu::run<FDT_CPU_ENTRY>(FDT_CPU_ENTRY, {gx, gy, gz}, {bx, by, bz}, args);\n"
+    "}\n";
+
+/* Each GPU thread's stack in a team: kernels' frames take a few KiB; only the pages
+ * touched are ever backed. */
+enum { TEAM_STACK_BYTES = 64 << 10 };
 
 typedef void (*launch_fn)(unsigned gx, unsigned gy, unsigned gz,
                           unsigned bx, unsigned by, unsigned bz, void **args);
+/* 0, -1 where a thread overflowed its stack, or the errno of a team that could not be made. */
+typedef int (*team_launch_fn)(unsigned gx, unsigned gy, unsigned gz,
+                              unsigned bx, unsigned by, unsigned bz, void **args);
 
 struct fdt_backend {
     fdt_device_info info;
@@ -102,7 +296,8 @@ struct fdt_backend {
 
 struct fdt_kernel {
     void *lib;
-    launch_fn launch;
+    launch_fn launch;           /* a kernel without barriers; else */
+    team_launch_fn launch_teams;
     int fd;         /* the memfd holding the shared object; it names the library */
     char path[32];  /* /proc/self/fd/<fd> */
 };
@@ -527,7 +722,11 @@ static fdt_status write_unit(const char *path, const char *source, const char *e
     FILE *f = fopen(path, "w");
     if (!f)
         return fdt_fail(err, FDT_ERROR, "cannot create %s: %m", path);
-    fprintf(f, unit_template, source, entry, entry);
+    /* A source that merely mentions __syncthreads takes the teams too: slower, as right. */
+    const int teams = strstr(source, "__syncthreads") != NULL;
+    fprintf(f, "#define FDT_CPU_ENTRY %s\n#define FDT_CPU_STACK_BYTES %d\n%s%s", entry,
+            TEAM_STACK_BYTES, unit_prelude, teams ? team_machinery : "");
+    fprintf(f, "#line 1 \"kernel\"\n%s\n%s", source, teams ? team_launcher : sequential_launcher);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad)
         return fdt_fail(err, FDT_ERROR, "cannot write %s", path);
@@ -701,7 +900,11 @@ static void host_info(fdt_device_info *in)
     in->max_grid[0] = 2147483647;
     in->max_grid[1] = 65535;
     in->max_grid[2] = 65535;
+#if defined(__x86_64__)
+    in->block_barriers = 1; /* the teams' switch is x86-64 code (team_machinery) */
+#else
     in->block_barriers = 0;
+#endif
 }
 
 static int cpu_devices = 1;
@@ -782,7 +985,8 @@ static fdt_status cpu_load(fdt_backend *b, const fdt_code *code, const char *ent
         goto fail;
     }
     k->launch = (launch_fn)dlsym(k->lib, "fdt_cpu_launch");
-    if (!k->launch || !dlsym(k->lib, entry)) {
+    k->launch_teams = (team_launch_fn)dlsym(k->lib, "fdt_cpu_launch_teams");
+    if ((!k->launch && !k->launch_teams) || !dlsym(k->lib, entry)) {
         fdt_fail(err, FDT_ERROR, "the code object has no launcher for kernel '%s'", entry);
         dlclose(k->lib);
         goto fail;
@@ -898,7 +1102,17 @@ static fdt_status cpu_launch(fdt_backend *b, fdt_kernel *k, fdt_dim3 grid, fdt_d
     if (!launch_fits(&b->info, grid, block))
         return fdt_fail(err, FDT_LAUNCH_ERROR, "invalid launch: grid (%u,%u,%u) block (%u,%u,%u)",
                         grid.x, grid.y, grid.z, block.x, block.y, block.z);
-    k->launch(grid.x, grid.y, grid.z, block.x, block.y, block.z, args);
+    if (!k->launch_teams) {
+        k->launch(grid.x, grid.y, grid.z, block.x, block.y, block.z, args);
+        return FDT_OK;
+    }
+    const int e = k->launch_teams(grid.x, grid.y, grid.z, block.x, block.y, block.z, args);
+    if (e < 0)
+        return fdt_fail(err, FDT_LAUNCH_ERROR, "a thread overflowed its stack (%d KiB a thread "
+                        "on the cpu backend)", TEAM_STACK_BYTES >> 10);
+    if (e > 0)
+        return fdt_fail(err, FDT_LAUNCH_ERROR, "cannot make the stacks of a block's %u threads: "
+                        "%s", block.x * block.y * block.z, strerror(e));
     return FDT_OK;
 }
 
