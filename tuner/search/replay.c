@@ -51,7 +51,7 @@ static const char *const column_names[NCOLS] = {
 /* libcsv's buffer for a field: the field, one byte past the bound (the byte that tells a
  * field over it) and libcsv's terminating NUL. */
 #define FIELD_BUFFER (FIELD_BOUND + 2)
-/* A problem's identity as a key: two strings with their lengths, eight numbers. */
+/* A problem's identity as a key: two strings with their lengths, seven numbers. */
 #define PROBLEM_KEY_MAX 192
 
 typedef struct reader {
