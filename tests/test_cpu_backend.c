@@ -209,6 +209,77 @@ static void test_broken_variants_are_caught(void **state)
         }
 }
 
+/* Kernel 1 (the family source it is appended to), then every interior point it stored
+ * moved by a relative %.17g: an output off the reference by exactly that much. */
+static const char perturbed_kernel[] =
+    "\nextern \"C\" __global__ void fdt_perturbed(FDT_KERNEL_ARGS)\n"
+    "{\n"
+    "    fdt_laplacian(f, u, nx, ny, nz, cx, cy, cz);\n"
+    "    const int i = threadIdx.x + BLOCK_X * blockDim.x, j = threadIdx.y + BLOCK_Y * "
+    "blockDim.y, k = threadIdx.z + BLOCK_Z * blockDim.z;\n"
+    "    if (interior(i, nx) && interior(j, ny) && interior(k, nz))\n"
+    "        f[i + (size_t)nx * j + (size_t)nx * ny * k] *= (real)(1 + %.17g);\n"
+    "}\n";
+
+/* The runner's own verification of kernel 1 perturbed by a relative eps at every interior
+ * point: what it says, and the error it measured. */
+static fdt_status verify_perturbed(fixture *f, fdt_runner *r, double eps, fdt_verdict *v)
+{
+    const fdt_variant k1 = fdt_variant_kernel1();
+    const char *family = fdt_family_source(k1.family);
+    const size_t len = strlen(family) + sizeof perturbed_kernel + 64;
+    char *source = malloc(len);
+    assert_non_null(source);
+    const int at = snprintf(source, len, "%s", family);
+    snprintf(source + at, len - (size_t)at, perturbed_kernel, eps);
+    fdt_defines d;
+    fdt_variant_defines(&k1, &r->problem, &d);
+    fdt_code code = {0};
+    fdt_kernel *k = NULL;
+    fdt_error err = {0};
+    if (f->ops->compile("host", source, "fdt_perturbed", d.list, d.count, &code, &err) != FDT_OK)
+        fail_msg("compile: %s", err.msg);
+    free(source);
+    assert_int_equal(f->ops->load(f->backend, &code, "fdt_perturbed", &k, &err), FDT_OK);
+    fdt_code_free(&code);
+    const fdt_status s = fdt_runner_verify(r, k, &k1, v, &err);
+    f->ops->unload(f->backend, k);
+    return s;
+}
+
+/* The tolerances, pinned from both sides: an output off by a relative 1e-10 in double
+ * (1e-3 in float) is wrong, one off by 1e-14 (1e-7), what a right kernel's rounding may
+ * leave, is right. Loosening either tolerance past the first, or tightening it past the
+ * second, fails here. */
+static void test_tolerances_are_pinned(void **state)
+{
+    fixture *f = *state;
+    const struct {
+        fdt_precision precision;
+        double wrong, right;
+    } cases[] = {{FDT_DOUBLE, 1e-10, 1e-14}, {FDT_FLOAT, 1e-3, 1e-7}};
+    for (size_t c = 0; c < 2; c++) {
+        const fdt_problem p = {.nx = 13, .ny = 17, .nz = 11, .radius = 2,
+                               .precision = cases[c].precision};
+        fdt_runner r;
+        fdt_error err = {0};
+        if (fdt_runner_open(&r, f->ops, f->backend, &p, &quick, 5, &err) != FDT_OK)
+            fail_msg("runner: %s", err.msg);
+        fdt_verdict v;
+        const fdt_status wrong = verify_perturbed(f, &r, cases[c].wrong, &v);
+        if (wrong != FDT_WRONG || v.rel_error < cases[c].wrong / 2)
+            fail_msg("%s off by %g: %s, error %.3g against tolerance %g",
+                     fdt_precision_name(p.precision), cases[c].wrong, fdt_status_name(wrong),
+                     v.rel_error, r.tolerance);
+        const fdt_status right = verify_perturbed(f, &r, cases[c].right, &v);
+        if (right != FDT_OK || v.rel_error == 0)
+            fail_msg("%s off by %g: %s, error %.3g against tolerance %g",
+                     fdt_precision_name(p.precision), cases[c].right, fdt_status_name(right),
+                     v.rel_error, r.tolerance);
+        fdt_runner_close(&r);
+    }
+}
+
 static void test_compile_error_is_reported(void **state)
 {
     fixture *f = *state;
@@ -706,6 +777,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_barrier_families_verify_on_odd_shapes),
         cmocka_unit_test(test_banded_variants_verify),
         cmocka_unit_test(test_broken_variants_are_caught),
+        cmocka_unit_test(test_tolerances_are_pinned),
         cmocka_unit_test(test_compile_error_is_reported),
         cmocka_unit_test(test_attach_runs_a_kernel),
         cmocka_unit_test(test_attach_refuses_other_devices),
