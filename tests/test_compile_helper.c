@@ -2,7 +2,8 @@
  * as `--compile-helper cpu`, the real host compiler behind it): code comes back and runs,
  * a compile error comes back with the compiler's words, a helper killed from outside is
  * replaced without the variant being blamed, a helper that cannot be started leaves the
- * compile in this process, and helpers end when their set is freed or their parent dies. */
+ * compile in this process, helpers end when their set is freed or their parent dies, and a
+ * compiler that stops is killed at the compile deadline with its helper. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -186,6 +188,65 @@ static void test_helper_ends_with_its_parent(void **state)
     close(fds[1]);
 }
 
+/* A compiler that stops itself (SIGSTOP: a compiler hung on an NFS include is alike) is
+ * killed at the deadline with its helper: the compile is a timeout naming the deadline,
+ * nothing stays stopped, and the next compile on the slot runs in a new helper. The alarm
+ * ends the test, failed, should the compile never come back. */
+static void test_stopped_compiler_meets_the_deadline(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/fdt-stopcc-XXXXXX", cxx[64], armed[64], stopped[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(cxx, sizeof cxx, "%s/cxx", dir);
+    snprintf(armed, sizeof armed, "%s/armed", dir);
+    snprintf(stopped, sizeof stopped, "%s/stopped", dir);
+    FILE *f = fopen(cxx, "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\ncase \" $* \" in *\" -o \"*) if mv %s %s.fired 2>/dev/null; then "
+            "echo $$ >%s; kill -STOP $$; fi ;; esac\nexec c++ \"$@\"\n", armed, armed, stopped);
+    fclose(f);
+    assert_int_equal(chmod(cxx, 0755), 0);
+    fclose(fopen(armed, "w"));
+    const char *was = getenv("CXX");
+    char *saved = was ? strdup(was) : NULL;
+    setenv("CXX", cxx, 1);
+    alarm(120);
+
+    fdt_compile_helpers *set = fdt_compile_helpers_new(worker, "cpu", 1);
+    fdt_compile_helpers_set_deadline(set, 1000);
+    fdt_code code = {0};
+    fdt_error err = {0};
+    assert_int_equal(compile_kernel1(set, 0, &code, &err), FDT_TIMEOUT);
+    assert_non_null(strstr(err.msg, "compile deadline of 1000 ms"));
+    pid_t kids[8], compiler = 0;
+    assert_int_equal(children(kids, 8), 0); /* the helper was ended */
+    f = fopen(stopped, "r");
+    assert_true(f && fscanf(f, "%d", &compiler) == 1);
+    fclose(f);
+    int alive = 1;
+    for (int i = 0; i < 100 && alive; i++) { /* its new parent reaps it */
+        alive = running(compiler);
+        if (alive)
+            usleep(100000);
+    }
+    assert_false(alive);
+    fdt_compile_helpers_set_deadline(set, FDT_COMPILE_DEADLINE_MS);
+    assert_int_equal(compile_kernel1(set, 0, &code, &err), FDT_OK);
+    fdt_code_free(&code);
+    assert_int_equal(children(kids, 8), 1);
+    fdt_compile_helpers_free(set);
+
+    alarm(0);
+    if (saved)
+        setenv("CXX", saved, 1);
+    else
+        unsetenv("CXX");
+    free(saved);
+    char fired[80];
+    snprintf(fired, sizeof fired, "%s.fired", armed);
+    assert_int_equal(unlink(fired) | unlink(stopped) | unlink(cxx) | rmdir(dir), 0);
+}
+
 static void test_compile_modes(void **state)
 {
     (void)state;
@@ -209,6 +270,7 @@ int main(void)
         cmocka_unit_test(test_killed_helper_is_replaced),
         cmocka_unit_test(test_no_helper_compiles_here),
         cmocka_unit_test(test_helper_ends_with_its_parent),
+        cmocka_unit_test(test_stopped_compiler_meets_the_deadline),
         cmocka_unit_test(test_compile_modes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

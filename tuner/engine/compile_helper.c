@@ -9,8 +9,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,15 +27,15 @@
 extern char **environ;
 
 typedef struct helper {
-    pid_t pid;       /* 0: not running */
+    pid_t pid;       /* 0: not running; else also its process group's id */
     int fd;          /* the parent's end of the socket pair */
-    FILE *from;      /* answers, read from fd */
     int in_process;  /* could not be started: this slot compiles in the caller's process */
 } helper;
 
 struct fdt_compile_helpers {
     const fdt_backend_ops *ops;
     char *exe, *backend;
+    int deadline_ms; /* a compile's longest wait for its answer */
     int slots;
     helper h[];
 };
@@ -66,6 +68,7 @@ fdt_compile_helpers *fdt_compile_helpers_new(const char *exe, const char *backen
     if (!set)
         return NULL;
     set->ops = ops;
+    set->deadline_ms = FDT_COMPILE_DEADLINE_MS;
     set->slots = slots;
     set->exe = strdup(exe);
     set->backend = strdup(backend);
@@ -74,6 +77,27 @@ fdt_compile_helpers *fdt_compile_helpers_new(const char *exe, const char *backen
         return NULL;
     }
     return set;
+}
+
+void fdt_compile_helpers_set_deadline(fdt_compile_helpers *set, int ms)
+{
+    set->deadline_ms = ms;
+}
+
+/* The helper leads a process group of its own, which the compilers it starts join: a
+ * compile past its deadline is ended by killing the group, the compiler with its helper. */
+static int spawn_in_group(pid_t *pid, const char *exe, const posix_spawn_file_actions_t *fa,
+                          char *const argv[])
+{
+    posix_spawnattr_t attr;
+    int rc = posix_spawnattr_init(&attr);
+    if (rc != 0)
+        return rc;
+    if ((rc = posix_spawnattr_setpgroup(&attr, 0)) == 0 &&
+        (rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP)) == 0)
+        rc = posix_spawn(pid, exe, fa, &attr, argv, environ);
+    posix_spawnattr_destroy(&attr);
+    return rc;
 }
 
 /* Starts the slot's helper; 0, or -1 with errno's reason in why. */
@@ -92,36 +116,18 @@ static int start(const fdt_compile_helpers *set, helper *h, char *why, size_t le
          * stdout, and no helper inherits another's. */
         if ((rc = posix_spawn_file_actions_adddup2(&fa, sv[1], STDIN_FILENO)) == 0 &&
             (rc = posix_spawn_file_actions_adddup2(&fa, sv[1], STDOUT_FILENO)) == 0)
-            rc = posix_spawn(&h->pid, set->exe, &fa, NULL, argv, environ);
+            rc = spawn_in_group(&h->pid, set->exe, &fa, argv);
         posix_spawn_file_actions_destroy(&fa);
     }
     close(sv[1]);
-    if (rc == 0 && !(h->from = fdopen(dup(sv[0]), "r")))
-        rc = errno;
     if (rc != 0) {
         snprintf(why, len, "%s %s: %s", set->exe, FDT_COMPILE_HELPER_ARG, strerror(rc));
-        if (h->pid > 0) {
-            kill(h->pid, SIGKILL);
-            waitpid(h->pid, NULL, 0);
-        }
         close(sv[0]);
         h->pid = 0;
         return -1;
     }
     h->fd = sv[0];
     return 0;
-}
-
-/* Closes the helper's socket and waits for it; *status: how it ended. */
-static void stop(helper *h, int *status)
-{
-    if (h->from)
-        fclose(h->from);
-    close(h->fd);
-    while (waitpid(h->pid, status, 0) < 0 && errno == EINTR)
-        continue;
-    h->pid = 0;
-    h->from = NULL;
 }
 
 static int send_all(int fd, const char *text, size_t len)
@@ -148,32 +154,94 @@ static json_t *request_json(const char *arch, const fdt_family *family, const ch
                      "entry", entry, "defines", list);
 }
 
-/* Sends the request and reads the answer line; NULL when the helper is gone. */
-static json_t *ask(helper *h, json_t *request)
+/* How a request ended: answered (the answer may still be nonsense), the helper gone, or
+ * no answer by the deadline. */
+typedef enum { ASK_ANSWERED, ASK_GONE, ASK_OVERDUE } ask_end;
+
+/* Milliseconds left until due (uv_hrtime's clock, which is monotonic), rounded up; 0 once
+ * it has passed. */
+static int ms_until(uint64_t due)
 {
+    const uint64_t now = uv_hrtime();
+    return now >= due ? 0 : (int)((due - now + 999999) / 1000000);
+}
+
+/* Doubles the line's room; 0, or -1 when out of memory (the line is kept). */
+static int grow(char **line, size_t *cap)
+{
+    const size_t more = *cap ? 2 * *cap : 65536;
+    char *bigger = realloc(*line, more);
+    if (!bigger)
+        return -1;
+    *line = bigger;
+    *cap = more;
+    return 0;
+}
+
+/* Reads the answer's line, a whole one, into *line (malloc'd, NUL-terminated) by due. The
+ * helper writes one line a request, so nothing follows it. Out of memory reads as the
+ * helper gone, as a line that cannot be read. */
+static ask_end read_line(int fd, uint64_t due, char **line)
+{
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 1 >= cap && grow(line, &cap) != 0)
+            return ASK_GONE;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        const int ready = poll(&p, 1, ms_until(due));
+        if (ready == 0)
+            return ASK_OVERDUE;
+        const ssize_t n = ready > 0 ? read(fd, *line + len, cap - 1 - len) : -1;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return ASK_GONE;
+        len += (size_t)n;
+        (*line)[len] = '\0';
+        if ((*line)[len - 1] == '\n')
+            return ASK_ANSWERED;
+    }
+}
+
+/* Sends the request and reads the answer line into *answer (NULL: nonsense) within
+ * deadline_ms. */
+static ask_end ask(helper *h, json_t *request, int deadline_ms, json_t **answer)
+{
+    const uint64_t due = uv_hrtime() + (uint64_t)deadline_ms * 1000000u;
     char *text = json_dumps(request, JSON_COMPACT);
     json_decref(request);
+    *answer = NULL;
     if (!text)
-        return NULL;
+        return ASK_GONE;
     const size_t len = strlen(text);
     text[len] = '\n'; /* over the NUL: send_all takes the length */
     const int sent = send_all(h->fd, text, len + 1);
     free(text);
     char *line = NULL;
-    size_t cap = 0;
-    json_t *answer = sent == 0 && getline(&line, &cap, h->from) > 0
-                         ? json_loads(line, 0, NULL) : NULL;
+    const ask_end end = sent == 0 ? read_line(h->fd, due, &line) : ASK_GONE;
+    if (end == ASK_ANSWERED)
+        *answer = json_loads(line, 0, NULL);
     free(line);
-    return answer;
+    return end;
 }
 
-/* The helper died or spoke nonsense during a compile: it is stopped, so that the next
+/* Ends the helper and every compiler it started (its process group: one stopped with
+ * SIGSTOP ends too), then reaps it; *status: how it ended. */
+static void end_helper(helper *h, int *status)
+{
+    kill(-h->pid, SIGKILL);
+    close(h->fd);
+    while (waitpid(h->pid, status, 0) < 0 && errno == EINTR)
+        continue;
+    h->pid = 0;
+}
+
+/* The helper died or spoke nonsense during a compile: it is ended, so that the next
  * compile starts another; how it ended goes to why. */
 static void helper_lost(helper *h, char *why, size_t len)
 {
     int status = 0;
-    kill(h->pid, SIGKILL); /* one that spoke nonsense may still be running */
-    stop(h, &status);
+    end_helper(h, &status); /* one that spoke nonsense may still be running */
     if (WIFSIGNALED(status))
         snprintf(why, len, "signal %d", WTERMSIG(status));
     else
@@ -211,6 +279,26 @@ static int ensure_started(const fdt_compile_helpers *set, helper *h)
     return h->in_process ? -1 : 0;
 }
 
+/* The compile ran past the deadline: its compiler is stopped or hung (SIGSTOP, an include
+ * on a hung NFS mount), and waiting longer would hold the job for good. The helper is ended
+ * with the compiler, the next compile starts another, and the variant is a timeout: not
+ * tried again, which would cost the deadline twice. */
+static fdt_status overdue(const fdt_compile_helpers *set, helper *h, const fdt_family *family,
+                          const char *const *defines, size_t ndefines, fdt_error *err)
+{
+    char named[512] = "";
+    for (size_t i = 0, at = 0; i < ndefines && at < sizeof named; i++)
+        at += (size_t)snprintf(named + at, sizeof named - at, " %s", defines[i]);
+    const pid_t pid = h->pid;
+    int status;
+    end_helper(h, &status);
+    fprintf(stderr, "fdtune: a compile of %s (%s) ran past the compile deadline of %d ms: "
+            "its helper process %d was killed with the compiler, and the next compile starts "
+            "another\n", fdt_family_name(family), named + 1, set->deadline_ms, (int)pid);
+    return fdt_fail(err, FDT_TIMEOUT, "the compile ran past the compile deadline of %d ms "
+                    "(the compiler stopped or hung); it was killed", set->deadline_ms);
+}
+
 /* A helper that dies during a compile may have been killed from outside (the OOM killer, a
  * user): the compile is tried once more in a new one before it counts as the compiler's
  * crash, which would be stored against the variant for good. */
@@ -227,12 +315,16 @@ fdt_status fdt_compile_helpers_compile(fdt_compile_helpers *set, int slot, const
         if (ensure_started(set, h) != 0)
             return set->ops->compile(arch, fdt_family_source(family), entry, defines,
                                      ndefines, out, err);
-        json_t *answer = ask(h, request_json(arch, family, entry, defines, ndefines));
+        json_t *answer;
+        const ask_end end = ask(h, request_json(arch, family, entry, defines, ndefines),
+                                set->deadline_ms, &answer);
         if (answer) {
             const fdt_status st = take_answer(answer, out, err);
             json_decref(answer);
             return st;
         }
+        if (end == ASK_OVERDUE)
+            return overdue(set, h, family, defines, ndefines, err);
         helper_lost(h, why, sizeof why);
     }
     return fdt_fail(err, FDT_COMPILE_ERROR, "the compiler's helper process ended during the "
@@ -246,7 +338,7 @@ void fdt_compile_helpers_free(fdt_compile_helpers *set)
     for (int i = 0; i < set->slots; i++) {
         int status;
         if (set->h[i].pid)
-            stop(&set->h[i], &status);
+            end_helper(&set->h[i], &status);
     }
     free(set->exe);
     free(set->backend);

@@ -11,11 +11,15 @@
  * library's start (a third of a second for NVRTC) is paid once per thread, not per call.
  *
  * Lifetime: new (nothing started), compile from any thread (each slot from one thread at a
- * time), free (stops every helper). */
+ * time), free (ends every helper). */
 #ifndef FDT_COMPILE_HELPER_H
 #define FDT_COMPILE_HELPER_H
 
 #include "engine/variant.h"
+
+/* How long a compile in a helper may take, in ms, unless its set is told otherwise: past it
+ * the compiler is taken as stopped or hung (SIGSTOP, an include on a hung NFS mount). */
+#define FDT_COMPILE_DEADLINE_MS 120000
 
 /* The argument that makes a program a compile helper. */
 #define FDT_COMPILE_HELPER_ARG "--compile-helper"
@@ -34,15 +38,22 @@ typedef struct fdt_compile_helpers fdt_compile_helpers;
 /* A set of slots helpers for backend, started from exe (an absolute path, or
  * "/proc/self/exe"). NULL when out of memory. */
 fdt_compile_helpers *fdt_compile_helpers_new(const char *exe, const char *backend, int slots);
+/* From now on a compile waits at most ms for its helper's answer (FDT_COMPILE_DEADLINE_MS
+ * until told). */
+void fdt_compile_helpers_set_deadline(fdt_compile_helpers *set, int ms);
 /* Compiles the family's source with defines for arch in the helper of slot, starting it
  * first if it is not running. A helper that dies during a compile is replaced and the
  * compile tried again; a second death makes it a FDT_COMPILE_ERROR (the compiler crashed).
- * A helper that cannot be started makes the slot compile in the calling process instead. */
+ * A compile past the deadline is FDT_TIMEOUT: the helper and every compiler it started are
+ * killed (a process group), and the next compile starts another; the stderr names it.
+ * A helper that cannot be started makes the slot compile in the calling process instead,
+ * with no deadline. */
 fdt_status fdt_compile_helpers_compile(fdt_compile_helpers *set, int slot, const char *arch,
                                        const fdt_family *family, const char *entry,
                                        const char *const *defines, size_t ndefines,
                                        fdt_code *out, fdt_error *err);
-/* Stops every helper (their stdin closed, then waited for) and frees the set. */
+/* Ends every helper (killed with what it started, then reaped: one stopped between compiles
+ * cannot hold the caller) and frees the set. */
 void fdt_compile_helpers_free(fdt_compile_helpers *set);
 
 /* The helper's side: serves requests on stdin until it closes; the process's exit status. */

@@ -49,7 +49,8 @@ static const char usage[] =
     "usage: fdtune-worker --probe --backend B --events-fd FD\n"
     "       fdtune-worker --backend B --device N --tasks-fd FD --events-fd FD [--db PATH]\n"
     "                     [--heartbeat-ms MS] [--compile-threads N] [--nice N]\n"
-    "                     [--compile-in auto|processes|threads] [--share N]\n"
+    "                     [--compile-in auto|processes|threads] [--compile-deadline-ms MS]\n"
+    "                     [--share N]\n"
     "                     [--test-families]\n"
     "       fdtune-worker " FDT_COMPILE_HELPER_ARG " B (compiles for another worker)\n"
     "Both: [--cpu-devices N] (the cpu backend presents N devices of one kind)\n"
@@ -62,6 +63,7 @@ typedef struct options {
     int heartbeat_ms;
     int compile_threads;
     const char *compile_in; /* auto, processes or threads (compile_helper.h) */
+    int compile_deadline_ms; /* a compile's longest wait in a helper process */
     int cpu_devices;
     int share; /* workers sharing the host's cores, this one included */
     int nice;
@@ -608,6 +610,21 @@ static void die_with_parent(void)
         _exit(1); /* the daemon died before the call: no signal will come */
 }
 
+/* Compiles go to helper processes unless told threads, whatever the backend: only a
+ * compile in a process of its own can be ended at its deadline, and a compiler stopped or
+ * hung (SIGSTOP, an include on a hung NFS mount) would otherwise hold the job for good. The
+ * cpu backend's compiles are processes already, so a helper adds little to their cost. */
+static void compile_in_helpers(worker *w)
+{
+    fdt_compile_mode mode;
+    fdt_compile_mode_parse(w->opt.compile_in, &mode);
+    if (mode == FDT_COMPILE_THREADS)
+        return;
+    fdt_session_compile_in_helpers(&w->session, "/proc/self/exe");
+    if (w->session.helpers)
+        fdt_compile_helpers_set_deadline(w->session.helpers, w->opt.compile_deadline_ms);
+}
+
 static int run_worker(worker *w)
 {
     die_with_parent();
@@ -619,10 +636,7 @@ static int run_worker(worker *w)
         emit_message("fatal", "%s", err.msg);
         return 1;
     }
-    fdt_compile_mode mode;
-    fdt_compile_mode_parse(w->opt.compile_in, &mode);
-    if (fdt_compile_in_processes(mode, w->session.ops))
-        fdt_session_compile_in_helpers(&w->session, "/proc/self/exe");
+    compile_in_helpers(w);
     emit_message("log", "%d compile threads%s, host work on %d threads (1/%d of the host's "
                  "cores)", w->session.compile_threads,
                  w->session.helpers ? " in helper processes" : "", omp_get_max_threads(),
@@ -687,6 +701,8 @@ static int *number_option(options *o, const char *name, int *lo, int *hi)
         return *lo = 10, *hi = 3600000, &o->heartbeat_ms;
     if (strcmp(name, "--compile-threads") == 0)
         return *lo = 0, *hi = 256, &o->compile_threads;
+    if (strcmp(name, "--compile-deadline-ms") == 0)
+        return *lo = 100, *hi = 86400000, &o->compile_deadline_ms;
     if (strcmp(name, "--cpu-devices") == 0)
         return *lo = 1, *hi = 64, &o->cpu_devices;
     if (strcmp(name, "--share") == 0)
@@ -704,7 +720,8 @@ static int *number_option(options *o, const char *name, int *lo, int *hi)
 static int parse_options(int argc, char **argv, options *o, char *why, size_t len)
 {
     *o = (options){.backend = "auto", .device = -1, .heartbeat_ms = 1000, .cpu_devices = 1,
-                   .share = 1, .compile_in = "auto", .tasks_fd = -1, .events_fd = -1};
+                   .share = 1, .compile_in = "auto", .compile_deadline_ms = FDT_COMPILE_DEADLINE_MS,
+                   .tasks_fd = -1, .events_fd = -1};
     for (int i = 1; i < argc; i++) {
         const char *name = argv[i];
         if (strcmp(name, "--probe") == 0) {
