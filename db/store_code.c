@@ -31,6 +31,8 @@ int fdt_store_code_get(fdt_store *s, const char *key, fdt_code *code)
     return stmt_finish(s, b.st, rc) == 0 ? found : -1;
 }
 
+/* Replaces a row already under key: a worker sends a fresh object for cached code that did
+ * not load (stored damaged), and the fresh one must heal the row, not leave it. */
 int fdt_store_code_put(fdt_store *s, const char *key, const void *data, size_t size)
 {
     binder b;

@@ -30,22 +30,27 @@ struct fdt_compile_pool {
     int nthreads;
 };
 
-static void compile_one(fdt_compile_pool *p, int slot, fdt_compile_job *job)
+void fdt_compile_one(const fdt_backend_ops *ops, fdt_compile_helpers *helpers, int slot,
+                     const char *arch, const fdt_problem *p, fdt_compile_job *job)
 {
     fdt_defines defines;
     fdt_error err = {0};
     const fdt_family *family = job->variant.family;
-    fdt_variant_defines(&job->variant, p->problem, &defines);
+    fdt_variant_defines(&job->variant, p, &defines);
     const uint64_t start = uv_hrtime();
-    job->status = p->helpers
-                      ? fdt_compile_helpers_compile(p->helpers, slot, p->arch, family,
-                                                    "fdt_laplacian", defines.list,
-                                                    defines.count, &job->code, &err)
-                      : p->ops->compile(p->arch, fdt_family_source(family), "fdt_laplacian",
-                                        defines.list, defines.count, &job->code, &err);
+    job->status = helpers ? fdt_compile_helpers_compile(helpers, slot, arch, family,
+                                                        "fdt_laplacian", defines.list,
+                                                        defines.count, &job->code, &err)
+                          : ops->compile(arch, fdt_family_source(family), "fdt_laplacian",
+                                         defines.list, defines.count, &job->code, &err);
     job->ms = (double)(uv_hrtime() - start) / 1e6;
     if (job->status != FDT_OK)
         fdt_copy_text(job->message, sizeof job->message, err.msg);
+}
+
+static void compile_one(fdt_compile_pool *p, int slot, fdt_compile_job *job)
+{
+    fdt_compile_one(p->ops, p->helpers, slot, p->arch, p->problem, job);
 }
 
 static void worker(void *arg)
@@ -146,10 +151,8 @@ void fdt_compile_all(const fdt_backend_ops *ops, fdt_compile_helpers *helpers,
 {
     fdt_compile_pool *pool = fdt_compile_start(ops, helpers, arch, p, jobs, n, threads);
     if (!pool) { /* out of memory for a pool: compile them here, one after another */
-        for (size_t i = 0; i < n; i++) {
-            fdt_compile_pool one = {.ops = ops, .arch = arch, .problem = p};
-            compile_one(&one, 0, &jobs[i]);
-        }
+        for (size_t i = 0; i < n; i++)
+            fdt_compile_one(ops, NULL, 0, arch, p, &jobs[i]);
         return;
     }
     while (fdt_compile_next(pool) != SIZE_MAX)

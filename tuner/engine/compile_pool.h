@@ -19,6 +19,7 @@ typedef struct fdt_compile_job {
     fdt_status status;
     char message[256];    /* the compiler's first words when it failed */
     double ms;            /* wall time of this compile */
+    int cached;           /* the code came from a code cache, not from this compile */
 } fdt_compile_job;
 
 typedef struct fdt_compile_pool fdt_compile_pool;
@@ -41,6 +42,11 @@ double fdt_compile_wall_ms(const fdt_compile_pool *pool);
 /* Compiles not started yet are dropped (their jobs keep status FDT_ERROR); waits for those
  * running and frees the pool. */
 void fdt_compile_end(fdt_compile_pool *pool);
+
+/* Compiles one job here, in helpers' slot (helpers NULL: in this process); the pool's
+ * threads compile each of theirs so. */
+void fdt_compile_one(const fdt_backend_ops *ops, fdt_compile_helpers *helpers, int slot,
+                     const char *arch, const fdt_problem *p, fdt_compile_job *job);
 
 /* Compiles every job, waiting for all: fdt_compile_start, every fdt_compile_next, end. */
 void fdt_compile_all(const fdt_backend_ops *ops, fdt_compile_helpers *helpers,

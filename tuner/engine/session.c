@@ -47,10 +47,17 @@ void fdt_session_close(fdt_session *s)
     memset(s, 0, sizeof *s);
 }
 
+/* The helpers' slot of the session's own compiles (a cached code object compiled afresh),
+ * beyond the pool threads' slots: the pool may still be compiling in those. */
+static int own_slot(const fdt_session *s)
+{
+    return s->compile_threads;
+}
+
 void fdt_session_compile_in_helpers(fdt_session *s, const char *exe)
 {
     if (!s->helpers)
-        s->helpers = fdt_compile_helpers_new(exe, s->ops->name, s->compile_threads);
+        s->helpers = fdt_compile_helpers_new(exe, s->ops->name, own_slot(s) + 1);
 }
 
 static int same_timing(const fdt_timing *a, const fdt_timing *b)
@@ -163,6 +170,7 @@ static size_t sort_variants(fdt_session *s, const fdt_variant *vs, size_t n,
             snprintf(r->jobs[i].message, sizeof r->jobs[i].message, "cannot run here: %s", why);
         } else if (code_key(s, &vs[i], key), h->code_get &&
                    h->code_get(h->ctx, key, &r->jobs[i].code) == 1) {
+            r->jobs[i].cached = 1;
             r->cached++;
         } else {
             r->misses[m] = r->jobs[i];
@@ -172,6 +180,16 @@ static size_t sort_variants(fdt_session *s, const fdt_variant *vs, size_t n,
         r->order[r->norder++] = i;
     }
     return m;
+}
+
+/* A job just compiled, offered to the cache. */
+static void offer(const fdt_session *s, const fdt_session_hooks *h, const fdt_compile_job *job)
+{
+    if (job->status == FDT_OK && h->code_put) {
+        char key[33];
+        code_key(s, &job->variant, key);
+        h->code_put(h->ctx, key, &job->code);
+    }
 }
 
 /* The next compile to end, into its variant's job, offered to the cache; SIZE_MAX when
@@ -184,12 +202,29 @@ static size_t take_compiled(fdt_session *s, const fdt_session_hooks *h, ready_se
     const size_t i = r->miss_at[j];
     r->jobs[i] = r->misses[j];
     r->misses[j].code = (fdt_code){0};
-    if (r->jobs[i].status == FDT_OK && h->code_put) {
-        char key[33];
-        code_key(s, &r->jobs[i].variant, key);
-        h->code_put(h->ctx, key, &r->jobs[i].code);
-    }
+    offer(s, h, &r->jobs[i]);
     return i;
+}
+
+/* Loads a job's kernel. Cached code that does not load was stored damaged, and would fail
+ * every job that needs it for good: it is dropped and compiled afresh, once, here; the fresh
+ * object is offered to the cache, whose row it replaces, and loaded instead. */
+static fdt_status load_job(fdt_session *s, const fdt_session_hooks *h, fdt_compile_job *job,
+                           fdt_kernel **k, fdt_error *why)
+{
+    fdt_status st = s->ops->load(s->backend, &job->code, "fdt_laplacian", k, why);
+    if (st == FDT_OK || !job->cached)
+        return st;
+    char damage[sizeof why->msg];
+    fdt_copy_text(damage, sizeof damage, why->msg);
+    fdt_code_free(&job->code);
+    job->cached = 0;
+    fdt_compile_one(s->ops, s->helpers, own_slot(s), s->device->arch, &s->runner.problem, job);
+    if (job->status != FDT_OK)
+        return fdt_fail(why, job->status, "its cached code did not load (%.200s), and compiled "
+                        "afresh: %s", damage, job->message);
+    offer(s, h, job);
+    return s->ops->load(s->backend, &job->code, "fdt_laplacian", k, why);
 }
 
 /* Starts making vs[0..n) ready. wait_all: every compile ends before this returns (the
@@ -333,13 +368,15 @@ static fdt_status time_steadily(fdt_session *s, fdt_kernel *k, const fdt_variant
 }
 
 /* Verifies and times one variant; 1 when the device stopped working (err says so). */
-static int measure_one(fdt_session *s, fdt_result *res, const fdt_code *code, fdt_error *err)
+static int measure_one(fdt_session *s, const fdt_session_hooks *h, fdt_compile_job *job,
+                       fdt_result *res, fdt_error *err)
 {
     fdt_runner *r = &s->runner;
     fdt_error why = {0};
     fdt_kernel *k = NULL;
     fdt_verdict verdict;
-    fdt_status st = s->ops->load(s->backend, code, "fdt_laplacian", &k, &why);
+    fdt_status st = load_job(s, h, job, &k, &why);
+    res->compile_ms = job->ms; /* a compile afresh of cached code counts */
     if (st == FDT_OK) {
         s->ops->resources(k, &res->resources);
         const char *unfit = fdt_variant_check_compiled(&res->variant, &res->resources);
@@ -374,7 +411,7 @@ static fdt_status not_prepared(const fdt_session *s, fdt_error *err)
 
 /* One variant's outcome from its job: refused or not compiled, or verified and timed;
  * 1 when the device stopped working (err says so). */
-static int evaluate(fdt_session *s, const fdt_session_hooks *h, const fdt_compile_job *job,
+static int evaluate(fdt_session *s, const fdt_session_hooks *h, fdt_compile_job *job,
                     size_t index, fdt_result *res, fdt_error *err)
 {
     *res = (fdt_result){.variant = job->variant, .index = index, .compile_ms = job->ms,
@@ -384,7 +421,7 @@ static int evaluate(fdt_session *s, const fdt_session_hooks *h, const fdt_compil
         return 0;
     }
     begin(h, &job->variant);
-    return measure_one(s, res, &job->code, err);
+    return measure_one(s, h, job, res, err);
 }
 
 fdt_status fdt_session_measure(fdt_session *s, const fdt_variant *vs, size_t n,
@@ -415,7 +452,7 @@ fdt_status fdt_session_measure(fdt_session *s, const fdt_variant *vs, size_t n,
 #define ROUNDS 5
 
 typedef struct candidate {
-    const fdt_code *code;    /* a variant's code object; NULL: a copy */
+    fdt_compile_job *job;    /* a variant's compile (its code object); NULL: a copy */
     fdt_result *result;      /* the variant's outcome; NULL: a copy */
     fdt_kernel *copy_kernel; /* an interior copy, loaded; NULL (no code): the device copy */
     fdt_stats *copy_stats;   /* the device copy's statistics go here */
@@ -446,8 +483,8 @@ static fdt_status time_turn(fdt_session *s, const fdt_session_hooks *h, candidat
     begin(h, v);
     fdt_kernel *k = NULL;
     fdt_status st = set_state(s, c, why);
-    if (st == FDT_OK && c->code)
-        st = s->ops->load(s->backend, c->code, "fdt_laplacian", &k, why);
+    if (st == FDT_OK && c->job)
+        st = load_job(s, h, c->job, &k, why);
     if (st == FDT_OK && k) {
         s->ops->resources(k, &c->result->resources);
         st = fdt_runner_time(&s->runner, k, v, samples, &c->samples, why);
@@ -554,7 +591,7 @@ static size_t state_candidates(fdt_compile_job *jobs, fdt_result *results, size_
                                   .compile_ms = jobs[i].ms, .resources = unknown_resources};
         if (jobs[i].status != FDT_OK)
             fdt_copy_text(results[i].message, sizeof results[i].message, jobs[i].message);
-        cs[i - persist] = (candidate){.code = &jobs[i].code, .result = &results[i],
+        cs[i - persist] = (candidate){.job = &jobs[i], .result = &results[i],
                                       .baseline = i == 0, .persist = persist};
     }
     cs[n + 1 - persist] = (candidate){.baseline = 1, .persist = persist,

@@ -20,7 +20,8 @@ typedef struct fdt_session_hooks {
     /* Before compiling: the code object cached under key (fdt_code_key's text), if any.
      * Returns 1 and fills code (malloc'd; the session frees it) on a hit, else 0. */
     int (*code_get)(void *ctx, const char *key, fdt_code *code);
-    /* After compiling: a code object the cache did not have; copy it to keep it. */
+    /* After compiling: a code object the cache did not have, or one to replace what it
+     * had that did not load (stored damaged: compiled afresh, once); copy it to keep it. */
     void (*code_put)(void *ctx, const char *key, const fdt_code *code);
     /* Every variant is compiled or came from the cache (measure only). */
     void (*compiled)(void *ctx, size_t count, size_t cached, double wall_ms);
@@ -35,7 +36,8 @@ typedef struct fdt_session {
     fdt_backend *backend;
     const fdt_device_info *device;
     int compile_threads;      /* 0: one per CPU */
-    fdt_compile_helpers *helpers; /* a helper process per compile thread; NULL: threads */
+    fdt_compile_helpers *helpers; /* a helper process per compile thread, and one for the
+                                     session's own compiles; NULL: threads */
     int pipeline;             /* time each variant as soon as it is compiled, the others
                                  compiling meanwhile; 0: compile all, then time */
     int interior_copy;        /* time the interior copy beside the device copy (leaders) */
