@@ -41,9 +41,11 @@ scratch=$tmp
 . "$(dirname "$0")/tap.sh"
 require python3
 
-# make install installs the build under test (SAN=1: build-san, STATIC=1: build-static).
-# The sanitizer build's programs and the solvers built here inherit the sanitizer settings
-# of the Makefile's test target (set here too when the test is run by hand).
+# make install installs the build under test, named to make on its command line (the
+# Makefile sets BUILD itself, so from the environment it would install build/); SAN=1 and
+# STATIC=1 bring their flags. The sanitizer build's programs and the solvers built here
+# inherit the sanitizer settings of the Makefile's test target (set here too when the test
+# is run by hand).
 make_san=""
 case $BUILD in
 build-san) make_san="SAN=1" ;;
@@ -56,7 +58,7 @@ fi
 
 # --- 1. make install ------------------------------------------------------------------
 install_tree() { # install_tree LOG
-    $MAKE --no-print-directory install $make_san DESTDIR="$root" PREFIX=$P >"$1" 2>&1
+    $MAKE --no-print-directory install BUILD="$BUILD" $make_san DESTDIR="$root" PREFIX=$P >"$1" 2>&1
 }
 if install_tree "$tmp/install.log"; then
     ok "make install DESTDIR=... PREFIX=$P${make_san:+ $make_san}"
@@ -259,7 +261,7 @@ i=0
 up=1
 while ! "$FDTUNE" status >/dev/null 2>&1; do
     i=$((i + 1))
-    if [ $i -gt 300 ] || ! kill -0 "$pid" 2>/dev/null; then
+    if [ $i -gt 6000 ] || ! kill -0 "$pid" 2>/dev/null; then # see tap.sh's wait_answering
         up=0
         break
     fi
@@ -268,7 +270,7 @@ done
 if [ $up -eq 1 ]; then
     ok "the installed fdtuned starts and fdtune status answers"
 else
-    not_ok "the installed fdtuned starts and fdtune status answers (waited 30 s)" "$tmp/fdtuned.log"
+    not_ok "the installed fdtuned starts and fdtune status answers (waited $((i / 10)) s)" "$tmp/fdtuned.log"
 fi
 
 variant_double=""
@@ -461,7 +463,7 @@ fake=""
 
 # --- 7. make uninstall ------------------------------------------------------------------
 uninstall_tree() { # uninstall_tree LOG
-    $MAKE --no-print-directory uninstall $make_san DESTDIR="$root" PREFIX=$P >"$1" 2>&1
+    $MAKE --no-print-directory uninstall BUILD="$BUILD" $make_san DESTDIR="$root" PREFIX=$P >"$1" 2>&1
 }
 check "make uninstall" uninstall_tree "$tmp/uninstall.log"
 find "$root" ! -type d >"$tmp/out" 2>&1
