@@ -22,9 +22,9 @@ fi
 daemon_test watchdog
 CONF=$dir/fdtuned.conf
 
-# write_config HEARTBEAT_MS TIMEOUT_MS: few samples so that the cpu backend is quick, no bound
-# on a measurement's spread (a loaded host would fail the jobs these tests need done), a
-# deadline far beyond any variant here.
+# write_config HEARTBEAT_MS TIMEOUT_MS [LEADER_SAMPLES]: few samples so that the cpu backend
+# is quick, no bound on a measurement's spread (a loaded host would fail the jobs these tests
+# need done), a deadline far beyond any variant here.
 write_config() {
     cat >"$CONF.new" <<EOF
 [worker]
@@ -35,7 +35,7 @@ variant_deadline_ms = 600000
 samples = 3
 min_sample_ms = 0.1
 leaders = 2
-leader_samples = 4
+leader_samples = ${3:-4}
 max_spread = 0
 EOF
     mv "$CONF.new" "$CONF"
@@ -79,10 +79,11 @@ job_finished() {
 
 log_has() { grep -q "$1" "$LOG"; }
 
-# The store refuses writes, or the daemon is gone (which the caller checks next).
-store_refuses_or_daemon_gone() {
-    ! kill -0 "$pid" 2>/dev/null || "$FDTUNE" status --json | grep -q '"writable":false'
+# The daemon runs: its process exists and is no zombie waiting to be reaped.
+daemon_alive() {
+    [ -e "/proc/$pid" ] && ! grep -q '^[0-9]* ([^)]*) Z' "/proc/$pid/stat"
 }
+
 
 # The pid of device 0's worker, 0 when it has none.
 worker_pid() {
@@ -117,7 +118,7 @@ worker_kept() {
         ! log_has "killing it"; then
         ok "$1 ($(cat "$dir/out"))"
     else
-        { cat "$dir/out"; grep -e "killing it" -e "fired" -e "stopped answering" "$LOG"; } >>"$dir/out"
+        grep -e "killing it" -e "fired" -e "stopped answering" "$LOG" >>"$dir/out"
         not_ok "$1" "$dir/out"
     fi
 }
@@ -134,6 +135,8 @@ if wait_until 300 job_has_progress "$job" 1 && [ "$(worker_pid)" -gt 0 ]; then
     sleep 2.4
     kill -CONT "$pid"
     worker_kept "a daemon stopped for 1.2 times the heartbeat timeout keeps its healthy worker" "$job"
+    if log_has "fired [0-9]* ms late"; then ok "the daemon saw its own pause"
+    else not_ok "the daemon saw its own pause" "$LOG"; fi
 else
     not_ok "the job to pause the daemon under started" "$LOG"
 fi
@@ -168,43 +171,62 @@ fi
 stop_daemon
 
 # --- the store's file system fills during a job ---------------------------------------------------
-# A tmpfs of 16 MiB holds the store; once the job has results a filler file takes every byte
+# A tmpfs of 16 MiB holds the store; once a batch has results a filler file takes every byte
 # left. The daemon must neither crash nor lose a result: it pauses the jobs, says why, answers
-# status, and once the filler is gone the jobs resume and finish with every variant stored.
+# status and queries, and once the filler is gone the jobs resume and finish with every
+# variant stored. Twice: with the running worker's next results the first writes refused;
+# then in the first job's leaders round (long: 500 samples a leader) with the worker killed,
+# frozen first so that it writes nothing more, and its replacement's first step, which blames
+# no variant, the first write refused.
 disk=$dir/disk
-mkdir "$disk"
-if mount -t tmpfs -o size=16m,mode=0700 tmpfs "$disk"; then
-    write_config 100 2000
-    start_daemon "$disk/fdtuned.db"
-    printf '39 17 11\n41 17 11\n' >"$dir/shapes"
+job_in_leaders() { "$FDTUNE" status "$1" --json | grep -q '"phase":"leaders"'; }
+fill_disk_under_a_batch() { # fill_disk_under_a_batch WHEN SHAPE1 SHAPE2
+    when=$1
+    printf '%s\n%s\n' "$2" "$3" >"$dir/shapes"
     jobs=$("$FDTUNE" batch "$dir/shapes" --family naive --subset 24 --json |
         sed -n 's/.*"jobs":\[\([0-9,]*\)\].*/\1/p' | tr ',' ' ')
     first=${jobs%% *}
-    if [ -n "$first" ] && wait_until 300 job_has_progress "$first" 2; then
-        dd if=/dev/zero of="$disk/filler" bs=64k >/dev/null 2>&1
-        if wait_until 300 store_refuses_or_daemon_gone && kill -0 "$pid" 2>/dev/null &&
-            log_has "every job paused" &&
-            "$FDTUNE" status >"$dir/out" 2>&1 &&
-            "$FDTUNE" query 39 17 11 >>"$dir/out" 2>&1; then
-            ok "a full disk: the daemon pauses its jobs, says why, and answers status and queries"
-        else
-            echo "fdtuned ${pid}: $(kill -0 "$pid" 2>&1 && echo alive || echo gone)" >>"$LOG"
-            not_ok "a full disk: the daemon pauses its jobs, says why, and answers status and queries" "$LOG"
-        fi
-        rm -f "$disk/filler"
-        for job in $jobs; do
-            if kill -0 "$pid" 2>/dev/null && wait_until 600 job_finished "$job" &&
-                job_kept_whole "$job" >"$dir/out"; then
-                ok "with room again, $(cat "$dir/out")"
-            else
-                cat "$LOG" >>"$dir/out"
-                not_ok "with room again, job $job finishes with every result stored" "$dir/out"
-            fi
-        done
-    else
-        not_ok "the batch to fill the disk under started" "$LOG"
+    case $when in
+    "results coming") wait_for="job_has_progress $first 2" ;;
+    *) wait_for="job_in_leaders $first" ;;
+    esac
+    if [ -z "$first" ] || ! wait_until 300 $wait_for; then
+        not_ok "$when: the batch to fill the disk under started" "$LOG"
+        return
     fi
-    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && stop_daemon
+    worker=$(worker_pid)
+    pauses=$(grep -c "every job paused" "$LOG")
+    [ "$when" = "a worker restarting" ] && kill -STOP "$worker"
+    dd if=/dev/zero of="$disk/filler" bs=4k >/dev/null 2>&1 # to the last page
+    [ "$when" = "a worker restarting" ] && kill -9 "$worker"
+    # The log alone is read until the store refuses a write: a status request would try a
+    # write of its own first.
+    if wait_until 300 paused_or_gone &&
+        daemon_alive && "$FDTUNE" status --json | grep -q '"writable":false' &&
+        "$FDTUNE" status >"$dir/out" 2>&1 && "$FDTUNE" query 39 17 11 >>"$dir/out" 2>&1; then
+        ok "$when, a full disk: the daemon pauses its jobs, says why, answers status and queries"
+    else
+        daemon_alive || { wait "$pid"; echo "fdtuned exited with status $?" >>"$LOG"; }
+        not_ok "$when, a full disk: the daemon pauses its jobs, says why, answers status and queries" "$LOG"
+    fi
+    rm -f "$disk/filler"
+    for job in $jobs; do
+        if daemon_alive && wait_until 600 job_finished "$job" &&
+            job_kept_whole "$job" >"$dir/out"; then
+            ok "$when, with room again $(cat "$dir/out")"
+        else
+            not_ok "$when, with room again job $job finishes with every result stored" "$LOG"
+        fi
+    done
+}
+paused_or_gone() { ! daemon_alive || [ "$(grep -c "every job paused" "$LOG")" -gt "$pauses" ]; }
+mkdir "$disk"
+if mount -t tmpfs -o size=16m,mode=0700 tmpfs "$disk"; then
+    write_config 100 2000 500
+    start_daemon "$disk/fdtuned.db"
+    fill_disk_under_a_batch "results coming" "39 17 11" "41 17 11"
+    daemon_alive && fill_disk_under_a_batch "a worker restarting" "43 17 11" "45 17 11"
+    daemon_alive && stop_daemon
     pid=""
     umount "$disk"
 else

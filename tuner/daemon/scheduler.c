@@ -2,7 +2,26 @@
  *
  * A lane is one device: its worker (or none), the job it runs (or none), and where that job
  * stands. Every step reads what it needs back from the store, so that resuming after a
- * crash, a cancel or a daemon restart takes the same path as starting fresh. */
+ * crash, a cancel or a daemon restart takes the same path as starting fresh.
+ *
+ * A lane's states, and the worker and job each has:
+ *
+ *   DOWN      no worker; a job waiting for its worker's restart, or none
+ *   STARTING  a worker started, its hello not read yet; a job, or none
+ *   IDLE      the worker is ready, with no task; no job, but for the step that gives one
+ *   BUSY      the worker runs a task of the lane's job
+ *
+ *   DOWN --start_worker--> STARTING --hello--> IDLE --dispatch--> BUSY --finish_job--> IDLE
+ *   STARTING, IDLE or BUSY --detach_worker--> DOWN: the worker was told to quit (no job
+ *   left), stopped (a cancel, a store fault) or ended by itself; what it still sends, and
+ *   its end, are ignored.
+ *
+ * So l->worker is set exactly in STARTING, IDLE and BUSY, and only a lane that holds its
+ * worker sends to it. A write the store refuses (a full disk) pauses every job at once
+ * (pause_on_store_fault): each lane's job is dropped where the store last kept it, its
+ * worker detached and stopped. The step that met the refusal ends there, touching neither
+ * the job nor the worker it no longer has (save_job, finish_job, store_result and
+ * store_winner say so), and no job starts until a write goes through again. */
 #include "daemon/scheduler.h"
 
 #include <stdio.h>
@@ -114,15 +133,17 @@ static void count_wall(lane *l)
     l->wall_mark_ms = now;
 }
 
-static void save_job(lane *l)
+/* 0, or -1: the store refused it, and every job is paused (this lane's with the rest). */
+static int save_job(lane *l)
 {
     fdt_daemon *d = l->s->d;
     char what[64];
     count_wall(l);
     if (fdt_store_job_update(d->store, &l->job) == 0)
-        return;
+        return 0;
     snprintf(what, sizeof what, "job %lld's progress", (long long)l->job.id);
     pause_on_store_fault(l->s, what);
+    return -1;
 }
 
 void fdt_scheduler_save_running(fdt_daemon *d)
@@ -150,22 +171,25 @@ static void log_end(const lane *l, const char *error)
             j->wall_s > 0 ? 100 * j->gpu_s / j->wall_s : 0);
 }
 
-/* Ends the lane's job in a final state; the worker stays for the next job. */
-static void finish_job(lane *l, fdt_job_state state, const char *error)
+/* Ends the lane's job in a final state; the worker stays for the next job. -1: the store
+ * refused the end, and the job is paused instead (it resumes, and ends, later). */
+static int finish_job(lane *l, fdt_job_state state, const char *error)
 {
     l->job.state = state;
     l->job.phase[0] = '\0';
     l->job.finished = now_s();
     fdt_copy_text(l->job.error, sizeof l->job.error, error ? error : "");
-    save_job(l);
+    if (save_job(l) != 0)
+        return -1;
     log_end(l, error);
     l->has_job = 0;
     close_search(l);
     if (l->state == LANE_BUSY)
         l->state = LANE_IDLE;
+    return 0;
 }
 
-/* The job's problem, timed in cache mode cache. */
+/* The job's problem, timed in cache mode cache; the lane holds its worker (IDLE or BUSY). */
 static int send_task(lane *l, json_t *task, fdt_cache_mode cache)
 {
     fdt_problem p = l->job.key.problem;
@@ -197,7 +221,10 @@ static void send_chunk(lane *l, const char **names, size_t n)
     l->nchunk = n;
     l->chunk_sent_ms = uv_now(l->s->d->loop);
     fdt_copy_text(l->job.phase, sizeof l->job.phase, "measure");
-    save_job(l);
+    if (save_job(l) != 0) {
+        json_decref(list);
+        return;
+    }
     json_t *task = json_pack("{s:s, s:o}", "op", "measure", "variants", list);
     if (send_task(l, task, l->job.key.problem.cache) != 0)
         fdt_worker_stop(l->worker); /* it is going away; ended() resumes the job */
@@ -221,7 +248,10 @@ static void send_leaders(lane *l, const char *phase)
     }
     fdt_copy_text(l->job.phase, sizeof l->job.phase, phase);
     l->nchunk = 0;
-    save_job(l);
+    if (save_job(l) != 0) {
+        fdt_store_names_free(names, n);
+        return;
+    }
     json_t *task = json_pack("{s:s, s:i, s:o}", "op", "leaders", "samples",
                              d->config.leader_samples, "variants", names_json(names, 0, n));
     fdt_store_names_free(names, n);
@@ -342,9 +372,12 @@ static void detach_worker(lane *l)
     l->state = LANE_DOWN;
 }
 
+/* No job starts while the store refuses writes: it could keep nothing it measured. */
 static void take_next_job(lane *l)
 {
     fdt_daemon *d = l->s->d;
+    if (l->s->store_fault[0])
+        return;
     const int found = fdt_store_job_next(d->store, (int)l->device,
                                          d->devices[l->device].fingerprint, &l->job);
     if (found <= 0) {
@@ -365,7 +398,8 @@ static void take_next_job(lane *l)
     l->job.state = FDT_JOB_RUNNING;
     if (!l->job.started)
         l->job.started = now_s();
-    save_job(l);
+    if (save_job(l) != 0)
+        return;
     fdt_log("job %lld running on device %zu: %dx%dx%d", (long long)l->job.id, l->device,
             l->job.key.problem.nx, l->job.key.problem.ny, l->job.key.problem.nz);
     if (l->state == LANE_IDLE)
@@ -376,7 +410,7 @@ static void take_next_job(lane *l)
 
 void fdt_scheduler_kick(fdt_daemon *d)
 {
-    if (d->stopping || d->scheduler->store_fault[0])
+    if (d->stopping)
         return;
     for (size_t i = 0; i < d->scheduler->nlanes; i++) {
         lane *l = &d->scheduler->lanes[i];
@@ -385,14 +419,15 @@ void fdt_scheduler_kick(fdt_daemon *d)
     }
 }
 
-static void store_result(lane *l, json_t *ev)
+/* 0 stored (or unreadable, and said), -1 the store refused it: every job is paused. */
+static int store_result(lane *l, json_t *ev)
 {
     fdt_daemon *d = l->s->d;
     fdt_result_row r;
     char err[256];
     if (fdt_wire_result_parse(json_object_get(ev, "result"), &r, err, sizeof err) != 0) {
         fdt_log("job %lld: a result the worker sent is unreadable: %s", (long long)l->job.id, err);
-        return;
+        return 0;
     }
     r.job_id = l->job.id;
     if (fdt_store_result_add(d->store, l->s->d->devices[l->device].id, &l->job.key,
@@ -400,15 +435,15 @@ static void store_result(lane *l, json_t *ev)
         char what[FDT_VARIANT_NAME_MAX + 32];
         snprintf(what, sizeof what, "job %lld's result of %s", (long long)l->job.id, r.variant);
         pause_on_store_fault(l->s, what); /* measured again once the store takes it */
-        return;
+        return -1;
     }
     l->crashes = 0;
     if (r.leader)
-        return;
+        return 0;
     if (l->search)
         fdt_job_search_feed(l->search, r.variant, fdt_result_row_speed(&r));
     count_result(&l->job, &r);
-    save_job(l);
+    return save_job(l);
 }
 
 static void store_code(lane *l, json_t *ev)
@@ -426,10 +461,21 @@ static void store_code(lane *l, json_t *ev)
     free(bytes);
 }
 
-/* Cache mode auto's row: the hot winner hot, or persist's fastest leader with the copy
- * timed beside it in that state, as the worker chose. */
-static const char *store_choice(fdt_daemon *d, const fdt_best *hot, json_t *ev)
+/* A best row the store refused: every job is paused, and the job's leaders are timed again
+ * when it resumes. */
+static int best_refused(lane *l)
 {
+    char what[64];
+    snprintf(what, sizeof what, "job %lld's best", (long long)l->job.id);
+    pause_on_store_fault(l->s, what);
+    return -1;
+}
+
+/* Cache mode auto's row: the hot winner hot, or persist's fastest leader with the copy
+ * timed beside it in that state, as the worker chose. As store_winner. */
+static int store_choice(lane *l, const fdt_best *hot, json_t *ev, const char **why)
+{
+    fdt_daemon *d = l->s->d;
     fdt_best b = *hot;
     b.key.problem.cache = FDT_CACHE_AUTO;
     b.state = FDT_CACHE_HOT;
@@ -444,19 +490,26 @@ static const char *store_choice(fdt_daemon *d, const fdt_best *hot, json_t *ev)
         b.copy_gbps = json_number_value(json_object_get(persist, "copy_gbps"));
     }
     if (fdt_store_best_put(d->store, &b) != 0)
-        return fdt_store_error(d->store);
-    return fdt_query_remember(d, &b) != 0 ? "out of memory" : NULL;
+        return best_refused(l);
+    if (fdt_query_remember(d, &b) != 0) {
+        *why = "out of memory";
+        return 1;
+    }
+    return 0;
 }
 
 /* The leaders are timed: the fastest of every leader timing of the job so far is the
- * problem's best configuration, stored and answered at once. NULL, or why it could not be. */
-static const char *store_winner(lane *l, json_t *ev)
+ * problem's best configuration, stored and answered at once. 0 stored; 1 there is none, and
+ * why; -1 the store refused it, and every job is paused. */
+static int store_winner(lane *l, json_t *ev, const char **why)
 {
     fdt_daemon *d = l->s->d;
     fdt_result_row *rows = NULL;
     size_t n = 0;
-    if (fdt_store_job_results(d->store, l->job.id, &rows, &n) != 0)
-        return fdt_store_error(d->store);
+    if (fdt_store_job_results(d->store, l->job.id, &rows, &n) != 0) {
+        *why = fdt_store_error(d->store);
+        return 1;
+    }
     const fdt_result_row *win = NULL;
     for (size_t i = 0; i < n; i++)
         if (rows[i].leader && strcmp(rows[i].status, "ok") == 0 &&
@@ -464,8 +517,9 @@ static const char *store_winner(lane *l, json_t *ev)
             win = &rows[i];
     if (!win) {
         free(rows);
-        return "no leader could be timed again (see their results: a leader too noisy to "
-               "time is never the winner)";
+        *why = "no leader could be timed again (see their results: a leader too noisy to time "
+               "is never the winner)";
+        return 1;
     }
     fdt_best b = {.device_id = d->devices[l->device].id, .key = l->job.key,
                   .gbps = win->gbps, .median_ms = win->median_ms,
@@ -485,17 +539,22 @@ static const char *store_winner(lane *l, json_t *ev)
         fdt_log("job %lld: its figures are doubtful: %s", (long long)l->job.id, b.doubt);
     free(rows);
     if (fdt_store_best_put(d->store, &b) != 0)
-        return fdt_store_error(d->store);
-    if (fdt_query_remember(d, &b) != 0)
-        return "out of memory";
-    return l->job.choose_cache ? store_choice(d, &b, ev) : NULL;
+        return best_refused(l);
+    if (fdt_query_remember(d, &b) != 0) {
+        *why = "out of memory";
+        return 1;
+    }
+    return l->job.choose_cache ? store_choice(l, &b, ev, why) : 0;
 }
 
 /* The search is over and its leaders timed: the job's winner, or why there is none. */
 static void conclude(lane *l, json_t *ev)
 {
-    const char *why = store_winner(l, ev);
-    if (why) {
+    const char *why = NULL;
+    const int stored = store_winner(l, ev, &why);
+    if (stored < 0)
+        return;
+    if (stored > 0) {
         finish_job(l, FDT_JOB_FAILED, why);
         return;
     }
@@ -505,12 +564,15 @@ static void conclude(lane *l, json_t *ev)
 }
 
 /* The quick job's leaders are timed: its winner answers at once, and the search goes on
- * whether or not it could be stored (the final leaders try again). */
+ * whether or not there is one (the final leaders try again), unless the store refused it. */
 static void conclude_quick(lane *l, json_t *ev)
 {
-    const char *why = store_winner(l, ev);
+    const char *why = NULL;
+    const int stored = store_winner(l, ev, &why);
+    if (stored < 0)
+        return;
     l->quick_done = 1;
-    if (why)
+    if (stored > 0)
         fdt_log("job %lld: the quick job has no winner (%s); the search goes on",
                 (long long)l->job.id, why);
     else
@@ -548,12 +610,11 @@ static int64_t event_task(json_t *ev)
 
 static void on_event(fdt_worker *w, json_t *ev, void *ctx)
 {
-    (void)w;
     lane *l = ctx;
     const char *kind = json_string_value(json_object_get(ev, "ev"));
     const char *message = json_string_value(json_object_get(ev, "message"));
-    if (!kind)
-        return;
+    if (l->worker != w || !kind)
+        return; /* a detached worker's lines, read before its end: the lane has moved on */
     if (strcmp(kind, "hello") == 0) {
         l->state = LANE_IDLE;
         if (l->has_job)
@@ -584,20 +645,22 @@ static void on_event(fdt_worker *w, json_t *ev, void *ctx)
 }
 
 /* The variant a dead worker was running is the one to blame: it is stored as crashed or
- * timeout, so that resuming goes on with the next one instead of dying on it again. */
-static void blame(lane *l, const char *variant, fdt_worker_end end)
+ * timeout, so that resuming goes on with the next one instead of dying on it again. -1: the
+ * store refused it, and every job is paused. */
+static int blame(lane *l, const char *variant, fdt_worker_end end)
 {
     if (!variant || strcmp(l->job.phase, "measure") != 0 || !in_chunk(l, variant))
-        return;
+        return 0;
     fdt_result_row r = {.job_id = l->job.id};
     fdt_copy_text(r.variant, sizeof r.variant, variant);
     fdt_copy_text(r.status, sizeof r.status,
                   end == FDT_END_DEADLINE || end == FDT_END_SILENT ? "timeout" : "crashed");
     fdt_copy_text(r.message, sizeof r.message, l->last_end);
     json_t *ev = json_pack("{s:o}", "result", fdt_wire_result_json(&r));
-    store_result(l, ev);
+    const int stored = store_result(l, ev);
     json_decref(ev);
     l->crashes = 0; /* the culprit is recorded: the next worker starts on fresh ground */
+    return stored;
 }
 
 static void on_restart(uv_timer_t *t)
@@ -622,7 +685,8 @@ static void on_ended(fdt_worker *w, fdt_worker_end end, int64_t status, int sig,
             current ? " while measuring " : "", current ? current : "");
     l->restarts++;
     l->crashes++;
-    blame(l, current, end);
+    if (blame(l, current, end) != 0)
+        return;
     count_time(l);
     if (l->crashes > d->config.max_restarts) {
         char why[256];
@@ -680,13 +744,14 @@ static void pause_on_store_fault(fdt_scheduler *s, const char *what)
 {
     fdt_daemon *d = s->d;
     fdt_log("cannot store %s: %s", what, fdt_store_error(d->store));
-    if (s->store_fault[0])
-        return;
-    snprintf(s->store_fault, sizeof s->store_fault, "cannot store %s: %s", what,
-             fdt_store_error(d->store));
-    s->store_fault_since = now_s();
-    fdt_log("the store refuses writes: every job paused, new ones refused, until a write goes "
-            "through (tried every %d ms)", STORE_RETRY_MS);
+    if (!s->store_fault[0]) {
+        snprintf(s->store_fault, sizeof s->store_fault, "cannot store %s: %s", what,
+                 fdt_store_error(d->store));
+        s->store_fault_since = now_s();
+        fdt_log("the store refuses writes: every job paused, new ones refused, until a write "
+                "goes through (tried every %d ms)", STORE_RETRY_MS);
+        uv_timer_start(&s->store_retry, on_store_retry, STORE_RETRY_MS, STORE_RETRY_MS);
+    }
     for (size_t i = 0; i < s->nlanes; i++) {
         lane *l = &s->lanes[i];
         fdt_worker *w = l->worker;
@@ -699,7 +764,6 @@ static void pause_on_store_fault(fdt_scheduler *s, const char *what)
             fdt_worker_stop(w); /* its variant in flight is measured again on resuming */
         }
     }
-    uv_timer_start(&s->store_retry, on_store_retry, STORE_RETRY_MS, STORE_RETRY_MS);
 }
 
 const char *fdt_scheduler_store_fault(fdt_daemon *d, int64_t *since)
@@ -717,7 +781,8 @@ int fdt_scheduler_cancel(fdt_daemon *d, int64_t job_id)
         lane *l = &d->scheduler->lanes[i];
         if (l->has_job && l->job.id == job_id) {
             fdt_worker *w = l->worker;
-            finish_job(l, FDT_JOB_CANCELLED, NULL);
+            if (finish_job(l, FDT_JOB_CANCELLED, NULL) != 0)
+                return -1; /* paused instead: its worker is stopped */
             if (w) {
                 detach_worker(l);
                 fdt_worker_stop(w); /* abandons the variant in flight; nothing of it is kept */

@@ -1,8 +1,16 @@
 /* supervisor.c - fdtune-worker processes and their watchdogs; see supervisor.h.
  *
- * Handle lifetimes: a worker owns a process handle, two pipes and two timers. They are all
- * closed together when the process has exited (or could not start), and the worker is
- * freed once the last close callback has run, after the handler's ended() call. */
+ * Handle lifetimes: a worker owns a process handle, two pipes and its watchdog's timer. They
+ * are all closed together when the process has exited (or could not start), and the worker
+ * is freed once the last close callback has run, after the handler's ended() call.
+ *
+ * The watchdog judges a worker by the time the daemon was running, never by wall time across
+ * the daemon's own pause (SIGSTOP, a paused VM, a stalled loop): a worker cannot be heard
+ * while the daemon does not read. Its timer ticks TICK_PARTS times per heartbeat timeout; a
+ * tick that comes late says the daemon did not run meanwhile, and only one tick's worth of
+ * that time is counted. And a verdict needs two ticks in a row past a limit: libuv runs due
+ * timers before it reads the pipes and reads them between two ticks, so a worker whose lines
+ * were only waiting to be read is never taken for silent. */
 #include "daemon/supervisor.h"
 
 #include <signal.h>
@@ -14,7 +22,7 @@
 #include "engine/hashes.h"
 #include "engine/wire.h"
 
-#define WORKER_HANDLES 5 /* process, tasks pipe, events pipe, heartbeat timer, deadline timer */
+#define WORKER_HANDLES 4 /* process, tasks pipe, events pipe, watchdog timer */
 #define MAX_EVENT_LINE (256u << 20) /* code objects travel in lines; a cubin is far smaller */
 /* The worker's protocol runs on fds of its own, never its stdin or stdout: a vendor library
  * (or a wrapper script) that prints a JSON object there must not be taken for an event. Its
@@ -23,6 +31,12 @@
 #define EVENTS_FD 4
 #define FD_TEXT(fd) #fd
 #define FD_ARG(fd) FD_TEXT(fd)
+/* The watchdog ticks this many times per heartbeat timeout, at most every TICK_MAX_MS: a
+ * silent worker is killed between 1 + 1/TICK_PARTS and 1 + 2/TICK_PARTS timeouts. */
+#define TICK_PARTS 8
+#define TICK_MAX_MS 1000
+/* Ticks in a row past a limit that make a verdict: the pipes are read between two. */
+#define STRIKES 2
 
 struct fdt_worker {
     fdt_daemon *d;
@@ -30,8 +44,16 @@ struct fdt_worker {
     fdt_worker_handler h;
     uv_process_t proc;
     uv_pipe_t in, out;
-    uv_timer_t silence, deadline;
-    uint64_t silence_due, deadline_due; /* loop times the timers are due at */
+    /* The watchdog, with the settings the worker was started with: a reload changes the
+     * workers started after it, never the beat a running one was told to keep. */
+    uv_timer_t watch;
+    int beat_ms, silence_ms, deadline_ms;
+    uint64_t tick_ms;
+    uint64_t last_tick;  /* loop time of the last tick */
+    uint64_t awake_ms;   /* the daemon's running time since the start, as the ticks count it */
+    uint64_t line_at;    /* awake_ms when its last bytes were read */
+    uint64_t begin_at;   /* awake_ms when its current variant began */
+    int strikes;         /* ticks in a row that found it past a limit */
     int open_handles;
     int spawned, exited, closing;
     int discarded;       /* never started: closed without an ended() call */
@@ -95,8 +117,7 @@ static void close_all(fdt_worker *w)
         return;
     w->closing = 1;
     uv_handle_t *handles[WORKER_HANDLES] = {(uv_handle_t *)&w->proc, (uv_handle_t *)&w->in,
-                                            (uv_handle_t *)&w->out, (uv_handle_t *)&w->silence,
-                                            (uv_handle_t *)&w->deadline};
+                                            (uv_handle_t *)&w->out, (uv_handle_t *)&w->watch};
     for (int i = 0; i < WORKER_HANDLES; i++)
         if (!uv_is_closing(handles[i]))
             uv_close(handles[i], on_closed);
@@ -118,49 +139,51 @@ void fdt_worker_stop(fdt_worker *w)
     kill_for(w, FDT_END_STOPPED);
 }
 
-/* (Re)arms a watchdog: due in ms from now. */
-static void arm(fdt_worker *w, uv_timer_t *t, uv_timer_cb cb, uint64_t *due, uint64_t ms)
+/* The daemon's running time now: the ticks' count and the time since the last tick, which
+ * is never more than a tick (a late tick runs before anything is read). */
+static uint64_t awake_now(const fdt_worker *w)
 {
-    *due = uv_now(w->d->loop) + ms;
-    uv_timer_start(t, cb, ms, 0);
+    const uint64_t since = uv_now(w->d->loop) - w->last_tick;
+    return w->awake_ms + (since < w->tick_ms ? since : w->tick_ms);
 }
 
-/* A watchdog that fires more than half its period late means the daemon itself was not
- * running (SIGSTOP, a paused VM, a stalled loop): libuv runs due timers before it reads the
- * pipes, so the worker's lines of that time are still unread. The watchdog is armed again
- * instead, to judge the worker once they are. */
-static int daemon_stalled(fdt_worker *w, uv_timer_t *t, uv_timer_cb cb, uint64_t *due,
-                          uint64_t period)
+/* Past a limit at STRIKES ticks in a row: killed, for silence before a deadline. */
+static void judge(fdt_worker *w)
 {
+    const int silent = w->awake_ms - w->line_at > (uint64_t)w->silence_ms;
+    const int overdue = w->current[0] && w->awake_ms - w->begin_at > (uint64_t)w->deadline_ms;
+    w->strikes = silent || overdue ? w->strikes + 1 : 0;
+    if (w->strikes < STRIKES)
+        return;
+    if (silent) {
+        fdt_log("worker %d (pid %d) sent nothing for %d ms: killing it", w->device, w->proc.pid,
+                w->silence_ms);
+        kill_for(w, FDT_END_SILENT);
+    } else {
+        fdt_log("worker %d (pid %d) spent over %d ms on %s: killing it", w->device, w->proc.pid,
+                w->deadline_ms, w->current);
+        kill_for(w, FDT_END_DEADLINE);
+    }
+}
+
+/* A tick more than half a tick late means the daemon itself was not running: one tick is
+ * counted, and nothing judged until the pipes have been read. */
+static void on_tick(uv_timer_t *t)
+{
+    fdt_worker *w = t->data;
     const uint64_t now = uv_now(w->d->loop);
-    if (now <= *due + period / 2)
-        return 0;
-    fdt_log("a watchdog of worker %d fired %llu ms late (was the daemon paused?): it is judged "
-            "again once its lines are read", w->device, (unsigned long long)(now - *due));
-    arm(w, t, cb, due, period);
-    return 1;
-}
-
-static void on_silence(uv_timer_t *t)
-{
-    fdt_worker *w = t->data;
-    const uint64_t period = (uint64_t)w->d->config.heartbeat_timeout_ms;
-    if (daemon_stalled(w, t, on_silence, &w->silence_due, period))
+    const uint64_t elapsed = now - w->last_tick;
+    w->last_tick = now;
+    if (elapsed <= w->tick_ms + w->tick_ms / 2) {
+        w->awake_ms += elapsed;
+        judge(w);
         return;
-    fdt_log("worker %d (pid %d) sent nothing for %d ms: killing it", w->device, w->proc.pid,
-            w->d->config.heartbeat_timeout_ms);
-    kill_for(w, FDT_END_SILENT);
-}
-
-static void on_deadline(uv_timer_t *t)
-{
-    fdt_worker *w = t->data;
-    const uint64_t period = (uint64_t)w->d->config.variant_deadline_ms;
-    if (daemon_stalled(w, t, on_deadline, &w->deadline_due, period))
-        return;
-    fdt_log("worker %d (pid %d) spent over %d ms on %s: killing it", w->device, w->proc.pid,
-            w->d->config.variant_deadline_ms, w->current);
-    kill_for(w, FDT_END_DEADLINE);
+    }
+    w->awake_ms += w->tick_ms;
+    w->strikes = 0;
+    fdt_log("a watchdog of worker %d fired %llu ms late (was the daemon paused?): that time is "
+            "not counted, and the worker is judged once its lines are read", w->device,
+            (unsigned long long)(elapsed - w->tick_ms));
 }
 
 static void on_worker_exit(uv_process_t *proc, int64_t exit_status, int term_signal)
@@ -184,11 +207,9 @@ static void track_progress(fdt_worker *w, json_t *ev)
     if (strcmp(kind, "begin") == 0) {
         fdt_copy_text(w->current, sizeof w->current,
                       json_string_value(json_object_get(ev, "variant")) ?: "?");
-        arm(w, &w->deadline, on_deadline, &w->deadline_due,
-            (uint64_t)w->d->config.variant_deadline_ms);
+        w->begin_at = awake_now(w);
     } else if (strcmp(kind, "result") == 0 || strcmp(kind, "done") == 0) {
         w->current[0] = '\0';
-        uv_timer_stop(&w->deadline);
     }
 }
 
@@ -219,8 +240,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 {
     fdt_worker *w = stream->data;
     if (nread > 0) {
-        arm(w, &w->silence, on_silence, &w->silence_due,
-            (uint64_t)w->d->config.heartbeat_timeout_ms);
+        w->line_at = awake_now(w);
         if (fdt_jsonl_feed(&w->framer, buf->base, (size_t)nread, on_line, w) < 0) {
             fdt_log("worker %d sent an unreadable stream: killing it", w->device);
             kill_for(w, FDT_END_SIGNALED);
@@ -267,12 +287,13 @@ int fdt_worker_send(fdt_worker *w, json_t *msg)
     return 0;
 }
 
-static void build_args(fdt_daemon *d, int device, char store[][32], char **argv)
+static void build_args(const fdt_worker *w, char store[][32], char **argv)
 {
+    fdt_daemon *d = w->d;
     const fdt_config *c = &d->config;
     int n = 1; /* argv[0] is filled by the caller */
-    snprintf(store[0], 32, "%d", device);
-    snprintf(store[1], 32, "%d", c->heartbeat_ms);
+    snprintf(store[0], 32, "%d", w->device);
+    snprintf(store[1], 32, "%d", w->beat_ms);
     snprintf(store[2], 32, "%d", c->worker_nice);
     snprintf(store[3], 32, "%d", c->compile_threads);
     snprintf(store[4], 32, "%d", c->cpu_devices);
@@ -309,9 +330,8 @@ static int spawn(fdt_worker *w, char **argv, char *err, size_t errlen)
     uv_loop_t *loop = w->d->loop;
     uv_pipe_init(loop, &w->in, 0);
     uv_pipe_init(loop, &w->out, 0);
-    uv_timer_init(loop, &w->silence);
-    uv_timer_init(loop, &w->deadline);
-    w->in.data = w->out.data = w->silence.data = w->deadline.data = w->proc.data = w;
+    uv_timer_init(loop, &w->watch);
+    w->in.data = w->out.data = w->watch.data = w->proc.data = w;
     w->open_handles = WORKER_HANDLES;
     uv_stdio_container_t stdio[EVENTS_FD + 1] = {
         {.flags = UV_IGNORE}, /* /dev/null */
@@ -331,7 +351,8 @@ static int spawn(fdt_worker *w, char **argv, char *err, size_t errlen)
     }
     w->spawned = 1;
     uv_read_start((uv_stream_t *)&w->out, on_alloc, on_read);
-    arm(w, &w->silence, on_silence, &w->silence_due, (uint64_t)w->d->config.heartbeat_timeout_ms);
+    w->last_tick = uv_now(loop);
+    uv_timer_start(&w->watch, on_tick, w->tick_ms, w->tick_ms);
     return 0;
 }
 
@@ -343,6 +364,12 @@ static fdt_worker *worker_new(fdt_daemon *d, int device, const fdt_worker_handle
     w->d = d;
     w->device = device;
     w->h = *h;
+    w->beat_ms = d->config.heartbeat_ms;
+    w->silence_ms = d->config.heartbeat_timeout_ms;
+    w->deadline_ms = d->config.variant_deadline_ms;
+    w->tick_ms = (uint64_t)w->silence_ms / TICK_PARTS;
+    if (w->tick_ms > TICK_MAX_MS)
+        w->tick_ms = TICK_MAX_MS;
     fdt_jsonl_init(&w->framer, MAX_EVENT_LINE);
     return w;
 }
@@ -368,7 +395,7 @@ fdt_worker *fdt_worker_start(fdt_daemon *d, int device, const fdt_worker_handler
     char *argv[32];
     worker_path(d, path, sizeof path);
     argv[0] = path;
-    build_args(d, device, store, argv);
+    build_args(w, store, argv);
     if (spawn(w, argv, err, errlen) != 0) {
         discard(w);
         return NULL;

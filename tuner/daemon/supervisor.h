@@ -1,7 +1,9 @@
 /* supervisor.h - fdtune-worker processes: start one, talk JSON lines over its pipes, watch
  * its heartbeat and its deadline per variant, and kill it when it stops answering. The
  * daemon never touches a GPU; everything that can fault or hang runs in a worker, and a
- * worker's death is an event the scheduler handles, never the daemon's. */
+ * worker's death is an event the scheduler handles, never the daemon's. A worker is watched
+ * by the heartbeat settings it was started with (a reload changes the next workers'), over
+ * the time the daemon was running: a daemon paused for any time kills no healthy worker. */
 #ifndef FDT_SUPERVISOR_H
 #define FDT_SUPERVISOR_H
 
@@ -29,7 +31,8 @@ typedef struct fdt_worker_handler {
     void *ctx;
 } fdt_worker_handler;
 
-/* Starts a worker for device index device. NULL with the reason in err. */
+/* Starts a worker for device index device, with the settings' heartbeat_ms,
+ * heartbeat_timeout_ms and variant_deadline_ms of now. NULL with the reason in err. */
 fdt_worker *fdt_worker_start(fdt_daemon *d, int device, const fdt_worker_handler *h,
                              char *err, size_t errlen);
 /* Writes one line (the JSON of msg); 0 or -1 when the worker is going away. */
