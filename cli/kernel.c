@@ -221,7 +221,7 @@ static void module_key(const module_src *m, char key[33])
 /* Loads the module of m on its device, from the disk cache or compiled into it. A cached
  * module the device refuses (a driver update, a damaged file that kept its checksum) is
  * dropped and compiled again, once. */
-static fdt_status load_module(const module_src *m, const fdt_module_cache *cache,
+static fdt_status load_module(const module_src *m, fdt_module_cache *cache,
                               fdt_kernel **out, module_tally *tally, fdt_error *e)
 {
     if (strlen(m->entry) >= ENTRY_MAX)
@@ -333,7 +333,7 @@ static fdt_status check_answer(const fdtune_answer *a, const fdt_problem *p,
 
 /* The answer's persist step, where this device can run it (NVIDIA sm_80 and later). */
 static fdt_status load_persist(fdtune_kernel *k, fdtune_conn *c, const fdtune_answer *a,
-                               const rebuilt *r, const fdt_module_cache *cache,
+                               const rebuilt *r, fdt_module_cache *cache,
                                module_tally *tally, fdt_error *e)
 {
     if (!a->persist.present || !k->d->ops->info(k->d->b)->l2_persist)
@@ -375,7 +375,7 @@ static void note_device(fdtune_kernel *k, const fdtune_answer *a)
 }
 
 static fdt_status load_answer(fdtune_kernel *k, fdtune_conn *c, const fdtune_answer *a,
-                              const fdt_module_cache *cache, module_tally *tally, fdt_error *e)
+                              fdt_module_cache *cache, module_tally *tally, fdt_error *e)
 {
     rebuilt r;
     fdt_status st = check_answer(a, &k->problem, k->d->ops->info(k->d->b), &r, e);
@@ -402,7 +402,7 @@ static fdt_status load_answer(fdtune_kernel *k, fdtune_conn *c, const fdtune_ans
 }
 
 /* The seeds' kernel 1, from the source built into the library. */
-static fdt_status load_kernel1(fdtune_kernel *k, const fdt_module_cache *cache,
+static fdt_status load_kernel1(fdtune_kernel *k, fdt_module_cache *cache,
                                module_tally *tally, fdt_error *e)
 {
     const fdt_variant v = fdt_variant_kernel1();
@@ -474,8 +474,8 @@ static int build(fdtune_device *d, fdtune_conn *c, const fdtune_problem *p,
     k->info.grid[2] = (int)k->grid.z;
     k->info.block[0] = (int)k->block.x, k->info.block[1] = (int)k->block.y;
     k->info.block[2] = (int)k->block.z;
-    if (cache.why_off[0])
-        add_note(k, "%s", cache.why_off);
+    if (cache.note[0])
+        add_note(k, "%s", cache.note);
     k->info.module_ms = tally.ms;
     k->info.cache_hits = tally.hits;
     k->info.compiles = tally.compiles;

@@ -8,7 +8,10 @@
  * compiles, the others wait and then read its file. A waiter that still finds none (the
  * compile failed, or the disk is full) compiles without the lock, so a failure costs every
  * rank one compile at the same time, not one after another. Where the file system has no
- * flock (some network mounts), each process compiles on its own: slower, never wrong. */
+ * flock (some network mounts), each process compiles on its own: slower, never wrong.
+ * A module is code this process will run, so only a regular file of this user that no one
+ * else may write is read, opened without following a link or waiting on a FIFO; anything
+ * else in its place is removed, noted, and the module compiled into a file of its own. */
 #include "module_cache.h"
 
 #include <errno.h>
@@ -64,7 +67,7 @@ static int trusted_dir(const char *dir, char *why, size_t len)
 
 void fdt_module_cache_open(fdt_module_cache *c, const char *explicit_dir)
 {
-    c->why_off[0] = '\0';
+    c->note[0] = '\0';
     if (explicit_dir)
         snprintf(c->dir, sizeof c->dir, "%s", explicit_dir);
     else
@@ -73,10 +76,10 @@ void fdt_module_cache_open(fdt_module_cache *c, const char *explicit_dir)
         return;
     char why[512];
     if (fdt_make_dirs(c->dir, 0700, why, sizeof why) != 0)
-        snprintf(c->why_off, sizeof c->why_off, "module cache: %s", why);
+        snprintf(c->note, sizeof c->note, "module cache: %s", why);
     else
-        trusted_dir(c->dir, c->why_off, sizeof c->why_off);
-    if (c->why_off[0])
+        trusted_dir(c->dir, c->note, sizeof c->note);
+    if (c->note[0])
         c->dir[0] = '\0';
 }
 
@@ -86,34 +89,87 @@ static void file_path(const fdt_module_cache *c, const char *key, const char *ex
     snprintf(out, len, "%s/%s.%s", c->dir, key, ext);
 }
 
-/* 1 and the code when the file for key is whole and its checksum holds; 0 when absent;
- * -1 when damaged (then it is removed, so the next reader compiles afresh). */
-static int read_module(const fdt_module_cache *c, const char *key, fdt_code *out)
+/* What kind of file st is, for a message. */
+static const char *file_kind(const struct stat *st)
 {
-    char path[sizeof c->dir + 64];
-    file_path(c, key, "mod", path, sizeof path);
-    /* The directory is ours alone, but a link or someone else's file in it is not code
-     * this process wrote: not followed, not read. */
-    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return errno == ELOOP ? -1 : 0;
+    if (S_ISFIFO(st->st_mode))
+        return "a FIFO";
+    if (S_ISDIR(st->st_mode))
+        return "a directory";
+    if (S_ISSOCK(st->st_mode))
+        return "a socket";
+    return S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode) ? "a device" : "a special file";
+}
+
+/* Why the file st may not be read as a module, in why; 0 when it may. A FIFO or a device
+ * is no module (and reading a FIFO blocks); another user's file, or one others may write,
+ * is not code this process wrote. */
+static int unfit_entry(const struct stat *st, char *why, size_t len)
+{
+    if (!S_ISREG(st->st_mode))
+        snprintf(why, len, "is %s, not a regular file", file_kind(st));
+    else if (st->st_uid != geteuid())
+        snprintf(why, len, "belongs to uid %u, not to uid %u", (unsigned)st->st_uid,
+                 (unsigned)geteuid());
+    else if (st->st_mode & (S_IWGRP | S_IWOTH))
+        snprintf(why, len, "can be written by its group or others (mode %04o)",
+                 (unsigned)(st->st_mode & 07777));
+    else
+        return 0;
+    return -1;
+}
+
+/* Notes why the file at path was refused and removes it, so that the module compiled now
+ * takes its place; -1, read_module's answer for it. */
+static int refuse_entry(fdt_module_cache *c, const char *path, const char *why)
+{
+    snprintf(c->note, sizeof c->note, "module cache: %s %s; not read, compiled again", path,
+             why);
+    unlink(path);
+    return -1;
+}
+
+/* The payload of the module file open on fd (st: its fstat) when its header names key and
+ * its checksum holds; NULL otherwise. */
+static void *read_payload(int fd, const struct stat *st, const char *key, size_t *size)
+{
     unsigned char head[HEADER_LEN];
-    struct stat st;
-    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-             st.st_size >= HEADER_LEN &&
-             fdt_read_all(fd, head, sizeof head) == 0 && memcmp(head, MAGIC, 8) == 0 &&
-             memcmp(head + 8, key, KEY_LEN) == 0 &&
-             get_u64(head + 8 + KEY_LEN) == (uint64_t)st.st_size - HEADER_LEN;
-    const size_t size = ok ? (size_t)(st.st_size - HEADER_LEN) : 0;
-    void *data = ok ? malloc(size ? size : 1) : NULL;
-    ok = data && fdt_read_all(fd, data, size) == 0 &&
-         fdt_hash_bytes(data, size) == get_u64(head + 16 + KEY_LEN);
-    close(fd);
-    if (!ok) {
+    if (st->st_size < HEADER_LEN || fdt_read_all(fd, head, sizeof head) != 0 ||
+        memcmp(head, MAGIC, 8) != 0 || memcmp(head + 8, key, KEY_LEN) != 0 ||
+        get_u64(head + 8 + KEY_LEN) != (uint64_t)st->st_size - HEADER_LEN)
+        return NULL;
+    *size = (size_t)(st->st_size - HEADER_LEN);
+    void *data = malloc(*size ? *size : 1);
+    if (data && (fdt_read_all(fd, data, *size) != 0 ||
+                 fdt_hash_bytes(data, *size) != get_u64(head + 16 + KEY_LEN))) {
         free(data);
-        unlink(path);
-        return -1;
+        data = NULL;
     }
+    return data;
+}
+
+/* 1 and the code when the file for key is whole and its checksum holds; 0 when absent;
+ * -1 when refused (not a module file this user wrote, or damaged): then it is removed and
+ * noted, so the next reader compiles afresh. */
+static int read_module(fdt_module_cache *c, const char *key, fdt_code *out)
+{
+    char path[sizeof c->dir + 64], why[128];
+    file_path(c, key, "mod", path, sizeof path);
+    /* O_NONBLOCK: opening a FIFO no one writes to would wait for a writer for ever. */
+    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return errno == ELOOP ? refuse_entry(c, path, "is a symbolic link") : 0;
+    struct stat st;
+    void *data = NULL;
+    size_t size = 0;
+    if (fstat(fd, &st) != 0)
+        snprintf(why, sizeof why, "cannot be examined: %s", strerror(errno));
+    else if (unfit_entry(&st, why, sizeof why) == 0 &&
+             !(data = read_payload(fd, &st, key, &size)))
+        snprintf(why, sizeof why, "is damaged (its header or checksum does not hold)");
+    close(fd);
+    if (!data)
+        return refuse_entry(c, path, why);
     out->data = data;
     out->size = size;
     return 1;
@@ -169,7 +225,7 @@ static void unlock_key(int fd)
         close(fd); /* closing the last descriptor releases the flock */
 }
 
-fdt_status fdt_module_cache_get(const fdt_module_cache *c, const fdt_module_recipe *r,
+fdt_status fdt_module_cache_get(fdt_module_cache *c, const fdt_module_recipe *r,
                                 fdt_code *out, int *hit, fdt_error *err)
 {
     *hit = 0;

@@ -12,7 +12,9 @@
 
 typedef struct fdt_module_cache {
     char dir[4096]; /* "" when there is no cache: every module is compiled */
-    char why_off[4096 + 256]; /* why a cache that was asked for is not used */
+    /* What the caller should pass on, "" if nothing: why a cache that was asked for is not
+     * used, or the last file in it that was refused and why. */
+    char note[4096 + 256];
 } fdt_module_cache;
 
 /* Resolves the directory: explicit (NULL: fdt_default_cache_dir; "": none), creating it
@@ -29,10 +31,12 @@ typedef struct fdt_module_recipe {
 } fdt_module_recipe;
 
 /* The module for r: from the cache, or compiled once per node while other processes
- * asking for the same key wait on its lock, then stored. *hit says which. */
-FDT_HIDDEN fdt_status fdt_module_cache_get(const fdt_module_cache *c,
-                                           const fdt_module_recipe *r, fdt_code *out,
-                                           int *hit, fdt_error *err);
+ * asking for the same key wait on its lock, then stored. *hit says which. A file in the
+ * module's place that is not a whole module this user wrote (a FIFO, a link, another
+ * user's file, one others may write, a damaged one) is never waited on or loaded: it is
+ * removed, the module compiled into its place, and c->note says so. */
+FDT_HIDDEN fdt_status fdt_module_cache_get(fdt_module_cache *c, const fdt_module_recipe *r,
+                                           fdt_code *out, int *hit, fdt_error *err);
 
 /* Removes key's module, one the device refused to load, so that it is compiled again. */
 FDT_HIDDEN void fdt_module_cache_drop(const fdt_module_cache *c, const char *key);

@@ -2,9 +2,11 @@
  * modules, a real disk cache): the Laplacian it loads computes the stencil in both
  * precisions and leaves the boundary alone; every way the tuned path can fail ends in
  * kernel 1 with the reason; the disk cache serves a second open, rebuilds a damaged module
- * and refuses a directory others may write; an answer cannot get its own defines, entry or
- * launch compiled; bad arguments are errors, never crashes. The
- * tuned path against a real daemon, from an installed tree, is tests/test_install.sh's. */
+ * and refuses a directory others may write, a module file of another uid or one others may
+ * write, and a FIFO in a module's place without blocking on it; an answer cannot get its own
+ * defines, entry or launch compiled; bad arguments are errors, never crashes. The tuned path
+ * against a real daemon, from an installed tree, is tests/test_install.sh's; a daemon of
+ * another uid, tests/test_client_trust.sh's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "engine/hashes.h"
@@ -32,6 +35,7 @@ typedef struct fixture {
     fdtune_kernel_options o; /* a fresh cache dir per test, no daemon */
     char cache[sizeof cache_root + 32];
     char err[4096];
+    char note[sizeof ((fdtune_kernel_info *)0)->note]; /* open_tally's last kernel's */
 } fixture;
 
 static int setup(void **state)
@@ -205,7 +209,7 @@ static void test_answers_cannot_inject(void **state)
     a = answer_for("zmarch:32x4x1:mz8", &p);
     snprintf(a.variant, sizeof a.variant, "warp:32x4x1");
     expect_fallback(f, &p, &a, "not one this library knows");
-    a = answer_for("smem:32x4x1:mz8", &p);
+    a = answer_for("zmarch:64x32x1:mz8", &p); /* 2048 threads a block */
     expect_fallback(f, &p, &a, "cannot run on this cpu device");
 }
 
@@ -241,13 +245,15 @@ static int module_files(const char *dir, char names[][600], int cap)
     return n;
 }
 
-/* Opens kernel 1 for p and returns its info's (cache hits, compiles) as hits * 10 + compiles. */
+/* Opens kernel 1 for p and returns its info's (cache hits, compiles) as hits * 10 + compiles;
+ * its note is left in f->note. */
 static int open_tally(fixture *f, const fdtune_problem *p)
 {
     fdtune_kernel *k;
     assert_int_equal(fdtune_kernel_open(f->dev, p, &f->o, &k, f->err, sizeof f->err), FDTUNE_OK);
     const int tally = fdtune_kernel_get_info(k)->cache_hits * 10 +
                       fdtune_kernel_get_info(k)->compiles;
+    snprintf(f->note, sizeof f->note, "%s", fdtune_kernel_get_info(k)->note);
     check_laplacian(k, p, f->err, sizeof f->err);
     fdtune_kernel_close(k);
     return tally;
@@ -270,6 +276,85 @@ static void test_disk_cache(void **state)
     assert_int_equal(chmod(f->cache, 0777), 0);
     assert_int_equal(open_tally(f, &p), 1);  /* others may write there: not trusted */
     assert_int_equal(open_tally(f, &p), 1);
+}
+
+/* The one module file of f's cache, after a first open of p compiled it. */
+static void first_module(fixture *f, const fdtune_problem *p, char path[600])
+{
+    char names[4][600];
+    assert_int_equal(open_tally(f, p), 1);
+    assert_int_equal(module_files(f->cache, names, 4), 1);
+    snprintf(path, 600, "%s", names[0]);
+}
+
+/* Hands path to uid: with chown as root; as anyone else, inside a user namespace where
+ * this user is root and uid maps to one of its subordinate uids (on the host, 100000 + uid
+ * - 1 or the like: another uid all the same). Fails the test when neither can be done. */
+static void give_away(const char *path, unsigned uid)
+{
+    if (geteuid() == 0) {
+        assert_int_equal(chown(path, uid, (gid_t)-1), 0);
+        return;
+    }
+    char owner[16];
+    snprintf(owner, sizeof owner, "%u", uid);
+    const pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execlp("unshare", "unshare", "--map-auto", "--map-root-user", "chown", owner, path,
+               (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    struct stat st;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || stat(path, &st) != 0 ||
+        st.st_uid == geteuid())
+        fail_msg("cannot give %s to another uid: not root, and `unshare --map-auto "
+                 "--map-root-user chown %s` failed (status %d); this test needs one of them",
+                 path, owner, status);
+}
+
+/* Another user's module in our cache is not code this process wrote: it is compiled again
+ * and replaced, and the note says why; so is one that others may write. */
+static void test_cache_refuses_modules_of_others(void **state)
+{
+    fixture *f = *state;
+    const fdtune_problem p = {.nx = 12, .ny = 10, .nz = 8};
+    char path[600];
+    first_module(f, &p, path);
+    give_away(path, 4321);
+    assert_int_equal(open_tally(f, &p), 1);
+    if (!strstr(f->note, path) || !strstr(f->note, "belongs to uid"))
+        fail_msg("the note does not say why %s was refused: \"%s\"", path, f->note);
+    assert_int_equal(open_tally(f, &p), 10); /* the replacement is ours */
+    assert_int_equal(chmod(path, 0622), 0);
+    assert_int_equal(open_tally(f, &p), 1);
+    if (!strstr(f->note, "can be written by its group or others"))
+        fail_msg("the note does not say why %s was refused: \"%s\"", path, f->note);
+    assert_int_equal(open_tally(f, &p), 10);
+}
+
+/* A FIFO where a module belongs, which nobody writes to, must not block the open for ever:
+ * it is refused at once and the module compiled in its place. The alarm turns a regression
+ * into a failure rather than a hang; its bound only guards against one. */
+static void test_fifo_in_cache_does_not_block(void **state)
+{
+    fixture *f = *state;
+    const fdtune_problem p = {.nx = 12, .ny = 10, .nz = 8};
+    char path[600];
+    first_module(f, &p, path);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    alarm(300);
+    assert_int_equal(open_tally(f, &p), 1);
+    alarm(0);
+    if (!strstr(f->note, path) || !strstr(f->note, "not a regular file"))
+        fail_msg("the note does not say why %s was refused: \"%s\"", path, f->note);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(open_tally(f, &p), 10);
 }
 
 static void test_own_functions_and_compile_errors(void **state)
@@ -359,6 +444,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_answers_cannot_inject, setup, teardown),
         cmocka_unit_test_setup_teardown(test_carried_source_needs_no_daemon, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_cache, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache_refuses_modules_of_others, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fifo_in_cache_does_not_block, setup, teardown),
         cmocka_unit_test_setup_teardown(test_own_functions_and_compile_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
         cmocka_unit_test(test_laplacian_bytes_as_fdtuned_counts_them),
