@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -537,7 +539,31 @@ static int open_file(fdt_store *s, const char *path)
 
 /* ---- one daemon per store ---- */
 
-/* The pid the lock file names, or 0 when it names none: its holder may be between taking
+/* Two daemons on one store would take each other's jobs and measure on one device at once,
+ * so the daemon holds an exclusive flock on the store file itself for as long as it is
+ * open: the lock is the file's (its device and inode), whatever name reached it, where one
+ * on "<path>.lock" let a second daemon in through a symbolic or a hard link.
+ *
+ * flock rather than fcntl: its lock belongs to the open file, not the process, so SQLite's
+ * own locks (POSIX byte ranges of the same file, at 0x40000000 and past) never meet it, and
+ * SQLite unlocking or closing its own descriptor leaves it held; a second open in the same
+ * process is refused too, and the lock goes with the last close however the process ends:
+ * the store of a dead daemon is simply taken. /proc/locks names a flock's holder (for an
+ * open file description lock it says -1), which is how a daemon refused under another name
+ * learns the pid. The descriptor is close-on-exec: workers never hold it.
+ *
+ * Closing any descriptor of the store drops every POSIX lock this process holds on it,
+ * SQLite's included; so this one is closed only where the process has no connection to the
+ * store: on a refusal, before SQLite has opened it (a holder /proc/locks lists, this process
+ * among them, is refused before the file is opened at all), and in fdt_store_close after
+ * SQLite has closed it. A process must not keep a read-only connection open past closing
+ * the store it holds.
+ *
+ * "<path>.lock" (0600, never followed) is the pid file: the holder writes its pid there, so
+ * that one refused under the same name is told the lock file as well, and the pid where
+ * /proc is not mounted. */
+
+/* The pid the pid file names, or 0 when it names none: its holder may be between taking
  * the lock and writing its pid, or could not write it. */
 static long lock_holder(int fd)
 {
@@ -548,8 +574,8 @@ static long lock_holder(int fd)
     return pid > 0 ? pid : 0;
 }
 
-/* Writes this process's pid into the lock file it holds; 0, or -1 when the file cannot
- * take it (a full disk). */
+/* Writes this process's pid into the pid file; 0, or -1 when the file cannot take it (a
+ * full disk). */
 static int record_pid(int fd)
 {
     char text[32];
@@ -557,35 +583,68 @@ static int record_pid(int fd)
     return ftruncate(fd, 0) == 0 && pwrite(fd, text, (size_t)n, 0) == n ? 0 : -1;
 }
 
-/* Two daemons on one store would take each other's jobs and measure on one device at once,
- * so the daemon holds an exclusive lock on "<path>.lock" for as long as its store is open,
- * as PostgreSQL's postmaster.pid. flock rather than fcntl: its lock belongs to the open
- * file, so a second open in the same process is refused too, and it goes with the last
- * close, however the process ends: the file a dead daemon left is simply taken. It is
- * never unlinked, which would let two daemons lock two different files of one name. The
- * fd is close-on-exec: workers never hold it. */
-static int lock_store(fdt_store *s, const char *path)
+/* The pid holding a flock on the file st describes, from /proc/locks ("1: FLOCK ADVISORY
+ * WRITE 4242 fe:00:1093 0 EOF", device in hex); 0 when none is listed, or /proc is not
+ * mounted, or the holder is outside this pid namespace. */
+static long flock_holder(const struct stat *st)
 {
-    char lock[PATH_MAX + 8];
-    if (snprintf(lock, sizeof lock, "%s.lock", path) >= (int)sizeof lock)
-        return store_fail(s, "the lock file's path is too long");
-    s->lock_fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+    FILE *f = fopen("/proc/locks", "re");
+    if (!f)
+        return 0;
+    char line[256], kind[16];
+    long holder = 0, pid;
+    unsigned dev_major, dev_minor;
+    unsigned long long ino;
+    while (!holder && fgets(line, sizeof line, f))
+        if (sscanf(line, "%*d: %15s %*s %*s %ld %x:%x:%llu", kind, &pid, &dev_major, &dev_minor,
+                   &ino) == 5 && strcmp(kind, "FLOCK") == 0 && pid > 0 &&
+            dev_major == major(st->st_dev) && dev_minor == minor(st->st_dev) &&
+            ino == (unsigned long long)st->st_ino)
+            holder = pid;
+    fclose(f);
+    return holder;
+}
+
+/* The refusal, naming the holder that /proc/locks gave, else the one the pid file names. */
+static int refuse(fdt_store *s, const char *lock, int pid_fd, long holder)
+{
+    const long named = lock_holder(pid_fd);
+    if (!holder)
+        holder = named;
+    if (holder && holder == named)
+        return store_fail(s, "in use by another fdtuned: pid %ld holds the lock file %s", holder,
+                          lock);
+    if (holder)
+        return store_fail(s, "in use by another fdtuned: pid %ld holds this file under another "
+                             "name (a symbolic or hard link to the store it serves)", holder);
+    return store_fail(s, "in use by another fdtuned: the store is locked, by a pid %s does not "
+                         "name yet", lock);
+}
+
+/* Takes the store file's lock; path exists. */
+static int lock_file(fdt_store *s, const char *path, const char *lock, int pid_fd)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return store_fail(s, "cannot stat the store: %s", strerror(errno));
+    long holder = flock_holder(&st);
+    if (holder)
+        return refuse(s, lock, pid_fd, holder);
+    s->lock_fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
     if (s->lock_fd < 0)
-        return store_fail(s, "cannot open the lock file %s: %s", lock, strerror(errno));
+        return store_fail(s, "cannot open the store to lock it: %s", strerror(errno));
     if (flock(s->lock_fd, LOCK_EX | LOCK_NB) == 0) {
         /* The lock, not the pid, is what excludes: a file that cannot take the pid leaves a
          * refused daemon's message without it, and must not keep this one from starting. */
-        (void)record_pid(s->lock_fd);
+        (void)record_pid(pid_fd);
         return 0;
     }
     if (errno != EWOULDBLOCK)
-        return store_fail(s, "cannot lock %s: %s", lock, strerror(errno));
-    const long pid = lock_holder(s->lock_fd);
-    if (pid)
-        return store_fail(s, "in use by another fdtuned: pid %ld holds the lock file %s", pid,
-                          lock);
-    return store_fail(s, "in use by another fdtuned: the lock file %s is held, by a pid it "
-                         "does not name yet", lock);
+        return store_fail(s, "cannot lock the store: %s", strerror(errno));
+    /* Taken between the look at /proc/locks and the open. */
+    if (fstat(s->lock_fd, &st) == 0)
+        holder = flock_holder(&st);
+    return refuse(s, lock, pid_fd, holder);
 }
 
 /* A new store is created 0600 before SQLite opens it, because SQLite gives its -wal and
@@ -604,6 +663,20 @@ static int create_private(fdt_store *s, const char *path)
     return store_fail(s, "cannot create the store: %s", strerror(errno));
 }
 
+/* The pid file first, so that one that cannot be opened (a symlink) leaves nothing made. */
+static int lock_store(fdt_store *s, const char *path)
+{
+    char lock[PATH_MAX + 8];
+    if (snprintf(lock, sizeof lock, "%s.lock", path) >= (int)sizeof lock)
+        return store_fail(s, "the lock file's path is too long");
+    const int pid_fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+    if (pid_fd < 0)
+        return store_fail(s, "cannot open the lock file %s: %s", lock, strerror(errno));
+    const int rc = create_private(s, path) == 0 ? lock_file(s, path, lock, pid_fd) : -1;
+    close(pid_fd);
+    return rc;
+}
+
 static fdt_store *store_open(const char *path, int readonly, char *err, size_t errlen)
 {
     fdt_store *s = calloc(1, sizeof *s);
@@ -613,8 +686,7 @@ static fdt_store *store_open(const char *path, int readonly, char *err, size_t e
     }
     s->readonly = readonly;
     s->lock_fd = -1;
-    if ((!readonly && (lock_store(s, path) != 0 || create_private(s, path) != 0)) ||
-        open_file(s, path) != 0) {
+    if ((!readonly && lock_store(s, path) != 0) || open_file(s, path) != 0) {
         snprintf(err, errlen, "%s: %s", path, s->err);
         fdt_store_close(s);
         return NULL;
