@@ -9,7 +9,15 @@
  * every wait (a poll interrupted by a signal included) gets only the time left. A request
  * that fails leaves the stream somewhere unknown, so the connection is then closed for
  * good. Writes pass MSG_NOSIGNAL: a daemon that closes mid-request is an error to report,
- * not a SIGPIPE that kills the solver, and the caller's signal handling is left alone. */
+ * not a SIGPIPE that kills the solver, and the caller's signal handling is left alone.
+ *
+ * An answer names code the solver compiles and runs, so a connection is kept only to a
+ * daemon this user trusts: its SO_PEERCRED uid must be this user's, root's, or the one a
+ * site names in FDTUNE_TRUST_UID for a service of its own uid, whatever the path (a
+ * default, --socket or FDTUNE_SOCKET: any of them may lie in a directory another user made
+ * first, as /tmp/fdtuned-UID/). The socket's directory is then held to the daemon's own
+ * rule (paths.h), that uid allowed to own it too. Both are checked after the connect and
+ * before a byte is sent. */
 #include <ctype.h>
 #include <errno.h>
 #include <poll.h>
@@ -27,6 +35,7 @@
 #include "client_json.h"
 #include "config.h"
 #include "fdtune.h"
+#include "paths.h"
 
 /* The answer is read in pieces of at least this size; an answer longer than the limit is
  * refused rather than taking the solver's memory. */
@@ -198,6 +207,68 @@ static int open_socket(fdtune_conn *c, char *err, size_t errlen)
     return FDTUNE_ERR_CONNECT;
 }
 
+/* The uid besides this user and root a daemon may run as, from FDTUNE_TRUST_UID: geteuid()
+ * when it is unset or empty; -1 with the reason in err when it is not a uid. */
+static int trusted_uid(uid_t *out, char *err, size_t errlen)
+{
+    const char *v = getenv("FDTUNE_TRUST_UID");
+    *out = geteuid();
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    const unsigned long n = strtoul(v, &end, 10);
+    if (!isdigit((unsigned char)v[0]) || *end || errno || n >= (unsigned long)(uid_t)-1) {
+        set_err(err, errlen, "FDTUNE_TRUST_UID must be a uid, a whole number, not '%s'", v);
+        return -1;
+    }
+    *out = (uid_t)n;
+    return 0;
+}
+
+/* The daemon's uid, refused unless it is this user's, root's or also (trusted_uid). */
+static int check_peer(const fdtune_conn *c, uid_t also, char *err, size_t errlen)
+{
+    struct ucred peer;
+    socklen_t len = sizeof peer;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0) {
+        char why[128];
+        errno_text(errno, why, sizeof why);
+        set_err(err, errlen, "cannot tell who runs fdtuned at %s (%s): refused", c->path, why);
+        return FDTUNE_ERR_CONNECT;
+    }
+    const uid_t me = geteuid();
+    if (peer.uid == me || peer.uid == 0 || peer.uid == also)
+        return FDTUNE_OK;
+    if (also == me)
+        set_err(err, errlen, "fdtuned at %s is run by uid %u, not by you (uid %u) or root: "
+                "refused (a site's service of its own uid is trusted where FDTUNE_TRUST_UID "
+                "names it)", c->path, (unsigned)peer.uid, (unsigned)me);
+    else
+        set_err(err, errlen, "fdtuned at %s is run by uid %u, not by you (uid %u), root or "
+                "FDTUNE_TRUST_UID's uid %u: refused", c->path, (unsigned)peer.uid,
+                (unsigned)me, (unsigned)also);
+    return FDTUNE_ERR_CONNECT;
+}
+
+/* The connected daemon is one this user trusts (see the top of this file). */
+static int check_daemon(const fdtune_conn *c, char *err, size_t errlen)
+{
+    uid_t also;
+    if (trusted_uid(&also, err, errlen) != 0)
+        return FDTUNE_ERR_ARG;
+    const int st = check_peer(c, also, err, errlen);
+    if (st != FDTUNE_OK)
+        return st;
+    char why[FDT_PATH_MAX + 256];
+    if (fdt_check_private_parent(c->path, also, why, sizeof why) != 0) {
+        set_err(err, errlen, "fdtuned at %s: refused, its directory is not private: %s",
+                c->path, why);
+        return FDTUNE_ERR_CONNECT;
+    }
+    return FDTUNE_OK;
+}
+
 void fdtune_default_socket(char *out, size_t len)
 {
     const char *env = getenv("FDTUNE_SOCKET");
@@ -242,7 +313,7 @@ fdtune_conn *fdtune_connect(const char *socket_path, int timeout_ms, char *err, 
     fdtune_conn *c = conn_new(socket_path, timeout_ms, err, errlen);
     if (!c)
         return NULL;
-    if (open_socket(c, err, errlen) != FDTUNE_OK) {
+    if (open_socket(c, err, errlen) != FDTUNE_OK || check_daemon(c, err, errlen) != FDTUNE_OK) {
         fdtune_close(c);
         return NULL;
     }

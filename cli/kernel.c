@@ -7,7 +7,15 @@
  * not need: the module is looked up in the disk cache by the answer's source hash, and the
  * source is the library's own copy when the hash is one of its own, else fetched from the
  * daemon (and checked against the hash) only when the module must be compiled. Kernel 1's
- * source is built into the library, so the fallback needs neither a daemon nor a checkout. */
+ * source is built into the library, so the fallback needs neither a daemon nor a checkout.
+ *
+ * The rule for what is compiled: text this library carries, or text from a daemon this
+ * user trusts to run code as it. The hash check of fetched text proves only that the
+ * daemon sent what it named, since the daemon chose both: a hash from the daemon is no
+ * trust of its own. The trust is the peer's: fdtune_connect keeps no connection to a
+ * daemon run by anyone but this user, root or FDTUNE_TRUST_UID's uid (client.c), and a
+ * source is fetched over no other; with no connection (fdtune_kernel_load's c NULL) a hash
+ * the library does not carry falls back to kernel 1. */
 #include "fdtune_kernel.h"
 
 #include <stdarg.h>

@@ -1,6 +1,7 @@
-/* config/paths.c - where fdtuned's socket and database live when no one says otherwise.
- * Shared by the daemon and the client library (which looks for the socket the same way),
- * so it depends on libc alone. */
+/* config/paths.c - where fdtuned's socket and database live when no one says otherwise, and
+ * the private-directory rule their directories are held to. Shared by the daemon and the
+ * client library (which looks for the socket the same way, and holds the socket's
+ * directory to the same rule), so it depends on libc alone. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -108,9 +109,10 @@ static int parent_of(const char *path, char *out, size_t len)
     return 0;
 }
 
-static int open_dir_nofollow(const char *dir, char *err, size_t errlen)
+/* how: O_RDONLY for a directory to work in, O_PATH for one only to examine. */
+static int open_dir_nofollow(const char *dir, int how, char *err, size_t errlen)
 {
-    const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int fd = open(dir, how | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0)
         return fd;
     /* Linux answers ENOTDIR for a symbolic link, O_DIRECTORY being checked first. */
@@ -124,8 +126,18 @@ static int open_dir_nofollow(const char *dir, char *err, size_t errlen)
     return -1;
 }
 
-/* Root owns the directories above every user's; anyone else's could be swapped out. */
-static int check_private(int fd, const char *dir, char *err, size_t errlen)
+/* "uid 1234" or "uid 1234, uid 4321": the owners a directory may have besides root. */
+static void owners_text(uid_t also, char *out, size_t len)
+{
+    if (also == geteuid())
+        snprintf(out, len, "uid %u", (unsigned)geteuid());
+    else
+        snprintf(out, len, "uid %u, uid %u", (unsigned)geteuid(), (unsigned)also);
+}
+
+/* Root owns the directories above every user's; anyone else's could be swapped out. also:
+ * one more owner the caller trusts (geteuid() when none). */
+static int check_private(int fd, const char *dir, uid_t also, char *err, size_t errlen)
 {
     struct stat st;
     if (fstat(fd, &st) != 0) {
@@ -133,10 +145,12 @@ static int check_private(int fd, const char *dir, char *err, size_t errlen)
         return -1;
     }
     const unsigned owner = (unsigned)st.st_uid, mode = (unsigned)(st.st_mode & 07777);
-    if (st.st_uid != geteuid() && st.st_uid != 0) {
-        snprintf(err, errlen, "%s belongs to uid %u (mode %04o), not to uid %u or root, "
+    if (st.st_uid != geteuid() && st.st_uid != 0 && st.st_uid != also) {
+        char owners[64];
+        owners_text(also, owners, sizeof owners);
+        snprintf(err, errlen, "%s belongs to uid %u (mode %04o), not to %s or root, "
                  "and its owner could replace what is in it; remove it or choose another "
-                 "directory", dir, owner, mode, (unsigned)geteuid());
+                 "directory", dir, owner, mode, owners);
         return -1;
     }
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
@@ -160,12 +174,28 @@ int fdt_open_private_parent(const char *path, mode_t mode, int *created, char *e
     *created = lstat(dir, &st) != 0 && errno == ENOENT;
     if (*created && fdt_make_dirs(dir, mode, err, errlen) != 0)
         return -1;
-    const int fd = open_dir_nofollow(dir, err, errlen);
+    const int fd = open_dir_nofollow(dir, O_RDONLY, err, errlen);
     if (fd < 0)
         return -1;
-    if (check_private(fd, dir, err, errlen) != 0) {
+    if (check_private(fd, dir, geteuid(), err, errlen) != 0) {
         close(fd);
         return -1;
     }
     return fd;
+}
+
+int fdt_check_private_parent(const char *path, uid_t also, char *err, size_t errlen)
+{
+    char dir[FDT_PATH_MAX];
+    if (parent_of(path, dir, sizeof dir) != 0) {
+        snprintf(err, errlen, "the path is too long");
+        return -1;
+    }
+    /* O_PATH: a client may only search the directory (0711, a socket_mode open to all). */
+    const int fd = open_dir_nofollow(dir, O_PATH, err, errlen);
+    if (fd < 0)
+        return -1;
+    const int st = check_private(fd, dir, also, err, errlen);
+    close(fd);
+    return st;
 }

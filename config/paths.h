@@ -1,6 +1,6 @@
-/* config/paths.h - the private directory that holds fdtuned's socket. paths.c's default
- * paths and fdt_make_dirs are declared in config.h, which the client library shares; this
- * check is the daemon's alone. */
+/* config/paths.h - the private directory that holds fdtuned's socket: the daemon opens it
+ * (creating it where missing), the client library checks it before it trusts a socket
+ * there. paths.c's default paths and fdt_make_dirs are declared in config.h. */
 #ifndef FDT_PATHS_H
 #define FDT_PATHS_H
 
@@ -15,5 +15,10 @@
  * The descriptor, or -1 with a reason that names the directory, its owner and its mode. */
 int fdt_open_private_parent(const char *path, mode_t mode, int *created, char *err,
                             size_t errlen);
+
+/* The client's side of the same rule: 0 when the existing directory that holds path is
+ * private as above, uid also being allowed to own it too (geteuid() for no one more); else
+ * -1 with the reason in err. Nothing is created. */
+int fdt_check_private_parent(const char *path, uid_t also, char *err, size_t errlen);
 
 #endif

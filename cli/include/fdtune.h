@@ -25,7 +25,8 @@ extern "C" {
 
 typedef enum fdtune_status {
     FDTUNE_OK = 0,
-    FDTUNE_ERR_CONNECT = -1, /* the daemon cannot be reached (no socket, nobody listening) */
+    FDTUNE_ERR_CONNECT = -1, /* the daemon cannot be reached (no socket, nobody listening),
+                                or is not one to trust (see fdtune_connect) */
     FDTUNE_ERR_IO = -2,      /* the connection broke or the answer did not come in time */
     FDTUNE_ERR_ANSWER = -3,  /* the answer is not what the protocol promises */
     FDTUNE_ERR_REFUSED = -4, /* the daemon answered with an error: "code: message" in err */
@@ -45,7 +46,12 @@ void fdtune_default_socket(char *out, size_t len);
 
 /* Connects to the daemon's socket (NULL: fdtune_default_socket). timeout_ms bounds the
  * connect and, later, each request (0 or less: FDTUNE_DEFAULT_TIMEOUT_MS). Returns NULL
- * with the reason, naming the socket, in err. */
+ * with the reason, naming the socket, in err. An answer names code to run, so whatever the
+ * path, the daemon must run as this user (geteuid), root, or the uid $FDTUNE_TRUST_UID
+ * names (a site's service account), and the socket's directory must be private: a real
+ * directory, not a symbolic link, owned by one of them and writable by no one else.
+ * Anything else is refused before a byte is sent, the reason naming the socket and the
+ * daemon's uid or the directory. */
 fdtune_conn *fdtune_connect(const char *socket_path, int timeout_ms, char *err, size_t errlen);
 
 /* The timeout of the requests that follow (0 or less: the default). */
