@@ -157,15 +157,20 @@ static void start_daemon(daemon_proc *d, const char *extra_config)
               "--backend", "cpu", (char *)NULL);
         _exit(127);
     }
-    for (int i = 0; i < 400; i++) {
+    /* A start measures the device's balance first, which takes long on a loaded host: the
+     * bound is generous, and a daemon that exits fails the test at once. */
+    for (int i = 0; i < 2400; i++) {
         const int fd = try_connect(d->socket);
         if (fd >= 0) {
             close(fd);
             return;
         }
+        int status;
+        if (waitpid(d->pid, &status, WNOHANG) == d->pid)
+            fail_msg("fdtuned exited before it answered; see %s", d->log);
         usleep(50 * 1000);
     }
-    fail_msg("fdtuned did not start; see %s", d->log);
+    fail_msg("fdtuned did not start in 120 s; see %s", d->log);
 }
 
 static int stop_daemon(daemon_proc *d)
@@ -738,6 +743,174 @@ static void test_second_daemon_refuses_live_socket(void **state)
     assert_true(alive(&main_daemon));
 }
 
+/* A line reader with a buffer, for connections that carry thousands of answers (read_line
+ * reads a byte a call). */
+typedef struct line_reader {
+    int fd;
+    size_t start, end;
+    char buf[MAX_ANSWER];
+} line_reader;
+
+/* The next answer line, NUL-terminated in place; NULL when the connection closed first. */
+static char *next_line(line_reader *r)
+{
+    for (;;) {
+        char *nl = memchr(r->buf + r->start, '\n', r->end - r->start);
+        if (nl) {
+            char *line = r->buf + r->start;
+            *nl = '\0';
+            r->start = (size_t)(nl + 1 - r->buf);
+            return line;
+        }
+        memmove(r->buf, r->buf + r->start, r->end - r->start);
+        r->end -= r->start;
+        r->start = 0;
+        if (r->end == sizeof r->buf)
+            return NULL;
+        const ssize_t n = recv(r->fd, r->buf + r->end, sizeof r->buf - r->end, 0);
+        if (n <= 0)
+            return NULL;
+        r->end += (size_t)n;
+    }
+}
+
+/* Each flood connection sends FLOOD_BEFORE requests for a kernel's source (answers of about
+ * 8.6 KB), then a tune (the mark: the job it queues shows whether the daemon has reached
+ * it), then FLOOD_AFTER more, in one stream; 8,000 answers pass the 64 MiB the daemon once
+ * queued for a client before it dropped it. */
+#define FLOOD_CONNECTIONS 2
+#define FLOOD_BEFORE 1000
+#define FLOOD_AFTER 7000
+#define FLOOD_MARK "{\"op\":\"tune\",\"nx\":23,\"ny\":19,\"nz\":11,\"family\":\"naive\",\"subset\":1}\n"
+
+static char *flood_text(const char *socket_path)
+{
+    json_t *answer = json_loads(ask(socket_path, "{\"op\":\"query\",\"nx\":13,\"ny\":17,"
+                                                 "\"nz\":11}"), 0, NULL);
+    const char *hash = json_string_value(json_object_get(json_object_get(answer, "config"),
+                                                         "source_hash"));
+    assert_non_null(hash);
+    char one[96];
+    const int len = snprintf(one, sizeof one, "{\"op\":\"source\",\"hash\":\"%s\"}\n", hash);
+    json_decref(answer);
+    char *text = malloc((size_t)len * (FLOOD_BEFORE + FLOOD_AFTER) + sizeof FLOOD_MARK);
+    assert_non_null(text);
+    char *at = text;
+    for (int i = 0; i < FLOOD_BEFORE + FLOOD_AFTER; i++) {
+        if (i == FLOOD_BEFORE)
+            at = stpcpy(at, FLOOD_MARK);
+        at = stpcpy(at, one);
+    }
+    return text;
+}
+
+/* The flood is written by a child: a daemon that reads a client's requests only as fast as
+ * the client reads its answers blocks a writer that does not read. */
+static pid_t send_in_child(int fd, const char *text)
+{
+    const pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        send_all(fd, text, strlen(text));
+        _exit(0);
+    }
+    return pid;
+}
+
+/* Every answer of a flood connection after the first, in order: the sources, the mark's job
+ * among them. */
+static void read_flood_answers(int fd, int connection)
+{
+    line_reader *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    r->fd = fd;
+    for (int i = 1; i < FLOOD_BEFORE + FLOOD_AFTER + 1; i++) {
+        const char *a = next_line(r);
+        if (!a)
+            fail_msg("flood connection %d: closed after %d of %d answers", connection, i,
+                     FLOOD_BEFORE + FLOOD_AFTER + 1);
+        const char *want = i == FLOOD_BEFORE ? "\"job\":" : "\"text\":";
+        if (!strstr(a, "\"ok\":true") || !strstr(a, want))
+            fail_msg("flood connection %d, answer %d: %.200s", connection, i, a);
+    }
+    free(r);
+}
+
+/* Pipelined requests wait their turn: a client that writes thousands of requests at once is
+ * answered one request a loop turn, and read from only as fast as it reads its answers, so
+ * that another client is answered while the flood's requests are still unread (judged by
+ * order: the mark, 1,000 requests in, has queued no job yet), and a flood client that reads
+ * late gets every answer, none dropped. Before, every request of a read was answered inside
+ * the read's callback (the others waited), and a client with 64 MiB of answers unread was
+ * dropped. */
+static void test_a_flood_of_requests_waits_its_turn(void **state)
+{
+    (void)state;
+    daemon_proc d = {0}; /* file_limit 0: no limit */
+    start_daemon(&d, "");
+    char *flood = flood_text(d.socket);
+    int fds[FLOOD_CONNECTIONS];
+    pid_t writers[FLOOD_CONNECTIONS];
+    for (int i = 0; i < FLOOD_CONNECTIONS; i++) {
+        fds[i] = connect_or_die(d.socket);
+        writers[i] = send_in_child(fds[i], flood);
+    }
+    free(flood);
+    /* The daemon has read from every flood connection once its first answer is here. */
+    for (int i = 0; i < FLOOD_CONNECTIONS; i++)
+        assert_contains(read_line(fds[i]), "\"text\":");
+    const int asker = connect_or_die(d.socket);
+    assert_contains(ask_on(asker, "{\"op\":\"ping\"}"), "\"pong\":true");
+    assert_contains(ask_on(asker, "{\"op\":\"jobs\"}"), "\"jobs\":[]");
+    close(asker);
+    for (int i = 0; i < FLOOD_CONNECTIONS; i++) {
+        read_flood_answers(fds[i], i);
+        close(fds[i]);
+        int status = 0;
+        waitpid(writers[i], &status, 0);
+    }
+    const int status = stop_daemon(&d);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* A second fdtuned on the store through another name for the same file, a symbolic link
+ * or a hard link in another directory, exits 1 naming the running daemon's pid: the lock
+ * is the file's, not its path's. Before, each name had a lock file of its own, and two
+ * daemons ran jobs against one store. */
+static void test_second_daemon_refused_through_a_link(void **state)
+{
+    (void)state;
+    char other[64];
+    snprintf(other, sizeof other, "/tmp/fdt-link-XXXXXX");
+    assert_non_null(mkdtemp(other));
+    char symbolic[128], hard[128];
+    snprintf(symbolic, sizeof symbolic, "%s/symbolic.db", other);
+    snprintf(hard, sizeof hard, "%s/hard.db", other);
+    assert_int_equal(symlink(main_daemon.db, symbolic), 0);
+    assert_int_equal(link(main_daemon.db, hard), 0);
+    const char *names[] = {symbolic, hard};
+    char want[64];
+    snprintf(want, sizeof want, "pid %ld holds", (long)main_daemon.pid);
+    for (size_t i = 0; i < 2; i++) {
+        char cmd[768];
+        snprintf(cmd, sizeof cmd, "timeout 60 %s/fdtuned --socket %s/second.sock --db %s "
+                 "--backend cpu 2>&1", build_dir(), other, names[i]);
+        FILE *p = popen(cmd, "r");
+        assert_non_null(p);
+        char out[4096] = "";
+        const size_t n = fread(out, 1, sizeof out - 1, p);
+        out[n] = '\0';
+        const int status = pclose(p);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 1 || !strstr(out, want))
+            fail_msg("fdtuned on %s: exit %d, expected 1 and '%s' in: %s", names[i],
+                     WIFEXITED(status) ? WEXITSTATUS(status) : -1, want, out);
+    }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", other);
+    assert_int_equal(system(cmd), 0);
+    assert_true(alive(&main_daemon));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -758,6 +931,8 @@ int main(void)
         cmocka_unit_test(test_a_full_disk_pauses_jobs_until_there_is_room),
         cmocka_unit_test(test_a_paused_daemon_keeps_its_workers),
         cmocka_unit_test(test_second_daemon_refuses_live_socket),
+        cmocka_unit_test(test_second_daemon_refused_through_a_link),
+        cmocka_unit_test(test_a_flood_of_requests_waits_its_turn),
         cmocka_unit_test(test_stored_results_survive),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

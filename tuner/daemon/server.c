@@ -2,10 +2,20 @@
  * credentials and the connection slots they admit to, line framing, and answers written
  * back in order.
  *
+ * Every client is served in turn, one request at a time: a connection's requests are read
+ * into its queue and answered one by one, the next only once the answer before it has been
+ * handed to the kernel whole (its write's callback, the next loop turn at the soonest), and
+ * the connection is read from again only once its queue is empty. So a loop turn answers
+ * at most one request per connection (an export, one page), whatever a client pipelines in
+ * one write, and every other client is answered between; a client that does not read its
+ * answers is no longer read from, and holds at most one answer and one read's requests
+ * (64 KiB, and a line begun) in the daemon's memory, its writes blocked by the socket's
+ * buffers: it is never dropped for being slow, and a client that reads gets every answer.
+ *
  * Handle lifetimes: the listener lives from fdt_server_start to fdt_server_close. Each
  * client's pipe is closed exactly once (close_client), after a shutdown that lets its
- * pending answers drain when the daemon stops; the client record is freed in the close
- * callback, the last moment libuv refers to it. */
+ * queued requests be answered and its answers drain when the daemon stops; the client
+ * record is freed in the close callback, the last moment libuv refers to it. */
 #include "daemon/server.h"
 
 #include <errno.h>
@@ -24,8 +34,12 @@
 #include "engine/jsonl.h"
 #include "paths.h"
 
-/* A client that does not read its answers is dropped before its backlog grows past this. */
-#define MAX_UNREAD_BYTES (64u << 20)
+/* A request read and not answered yet. */
+typedef struct request {
+    struct request *next;
+    size_t len;
+    char line[];
+} request;
 
 typedef struct client {
     uv_pipe_t pipe;
@@ -33,7 +47,12 @@ typedef struct client {
     fdt_server *server;
     fdt_peer peer;
     fdt_jsonl framer;
-    int closing;
+    request *first, *last; /* the queue, answered in order */
+    int reading;
+    int writing;  /* an answer is being written: the next waits for its callback */
+    int too_long; /* a line passed the limit: answered line_too_long once the queue is */
+    int ending;   /* nothing more is read; shut down once the queue is answered */
+    int closing;  /* the shutdown or the close has begun */
     int admitted; /* holds a slot: served, not refused */
     int trusted;  /* the daemon's uid, root or admin_group (fdt_peer_is_admin) */
     struct client *prev, *next;
@@ -47,6 +66,16 @@ struct fdt_server {
     int listening;
 };
 
+static void drop_queue(client *c)
+{
+    while (c->first) {
+        request *r = c->first;
+        c->first = r->next;
+        free(r);
+    }
+    c->last = NULL;
+}
+
 static void on_client_closed(uv_handle_t *handle)
 {
     client *c = handle->data;
@@ -59,6 +88,7 @@ static void on_client_closed(uv_handle_t *handle)
         c->next->prev = c->prev;
     if (c->admitted)
         s->served[c->trusted]--;
+    drop_queue(c);
     fdt_jsonl_free(&c->framer);
     free(c);
 }
@@ -80,11 +110,10 @@ static void on_drained(uv_shutdown_t *req, int status)
 }
 
 /* Lets the answers already written reach the client, then closes. */
-static void close_after_answers(client *c)
+static void shut_down(client *c)
 {
-    if (c->closing)
-        return;
     c->closing = 1;
+    c->reading = 0;
     uv_read_stop((uv_stream_t *)&c->pipe);
     c->shutdown.data = c;
     if (uv_shutdown(&c->shutdown, (uv_stream_t *)&c->pipe, on_drained) != 0) {
@@ -98,12 +127,19 @@ typedef struct answer {
     char *text;
 } answer;
 
+static void serve(client *c);
+
 static void on_written(uv_write_t *req, int status)
 {
     answer *a = (answer *)req;
-    (void)status; /* a client gone mid-answer is noticed by its read side */
+    client *c = req->handle->data;
     free(a->text);
     free(a);
+    c->writing = 0;
+    if (status != 0)
+        close_client(c); /* gone mid-answer: its read side may be stopped, so it is noticed here */
+    else
+        serve(c);
 }
 
 /* Sends one answer line; text is taken over. */
@@ -125,10 +161,66 @@ static void send_line(client *c, char *text)
         close_client(c);
         return;
     }
-    if (uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) > MAX_UNREAD_BYTES) {
-        fdt_log("client pid %d does not read its answers: dropped", (int)c->peer.pid);
+    c->writing = 1;
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
+static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf);
+
+/* Reading goes on exactly while the queue is empty and the client is not ending. */
+static void read_while_idle(client *c)
+{
+    const int want = !c->first && !c->ending;
+    if (want && !c->reading && uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read) != 0) {
         close_client(c);
+        return;
     }
+    if (!want && c->reading)
+        uv_read_stop((uv_stream_t *)&c->pipe);
+    c->reading = want;
+}
+
+/* The next answer: the first request's; with the queue empty, the line_too_long answer or
+ * the shutdown that were waiting for it. */
+static void answer_next(client *c)
+{
+    request *r = c->first;
+    if (r) {
+        c->first = r->next;
+        if (!c->first)
+            c->last = NULL;
+        send_line(c, fdt_ops_answer(c->server->d, &c->peer, r->line, r->len));
+        free(r);
+    } else if (c->too_long) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "a request line is longer than %zu bytes; closing",
+                 c->framer.max);
+        c->too_long = 0;
+        send_line(c, fdt_ops_error_line("line_too_long", msg));
+    } else if (c->ending) {
+        shut_down(c);
+    }
+}
+
+/* Answers the next request unless an answer is still being written (its callback comes
+ * back here), and reads again only once nothing is queued. */
+static void serve(client *c)
+{
+    if (c->closing)
+        return;
+    if (!c->writing)
+        answer_next(c);
+    if (!c->closing)
+        read_while_idle(c);
+}
+
+/* No more requests are read; those queued are answered, then the client is shut down. */
+static void close_after_answers(client *c)
+{
+    if (c->closing)
+        return;
+    c->ending = 1;
+    serve(c);
 }
 
 static int on_line(void *ctx, char *line, size_t len)
@@ -136,8 +228,20 @@ static int on_line(void *ctx, char *line, size_t len)
     client *c = ctx;
     if (len == 0)
         return 0; /* a blank line is not a request */
-    send_line(c, fdt_ops_answer(c->server->d, &c->peer, line, len));
-    return c->closing;
+    request *r = malloc(sizeof *r + len + 1);
+    if (!r) {
+        close_client(c); /* out of memory: dropping the client is the honest answer */
+        return 1;
+    }
+    r->next = NULL;
+    r->len = len;
+    memcpy(r->line, line, len + 1);
+    if (c->last)
+        c->last->next = r;
+    else
+        c->first = r;
+    c->last = r;
+    return 0;
 }
 
 /* One read buffer serves every client: the loop is single-threaded and on_read hands the
@@ -153,22 +257,26 @@ static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 {
     client *c = stream->data;
-    if (nread > 0) {
-        const int rc = fdt_jsonl_feed(&c->framer, buf->base, (size_t)nread, on_line, c);
-        if (rc == -1) {
-            char msg[96];
-            snprintf(msg, sizeof msg, "a request line is longer than %zu bytes; closing",
-                     c->framer.max);
-            send_line(c, fdt_ops_error_line("line_too_long", msg));
-            close_after_answers(c);
-        } else if (rc == -2) {
-            close_client(c);
-        }
-    } else if (nread < 0) {
-        /* EOF or an error; a line begun and never ended is dropped unanswered. */
-        close_client(c);
+    if (nread == UV_EOF) {
+        /* The client is done sending: what it asked is answered, then it is closed; a
+         * line begun and never ended is dropped unanswered. */
+        close_after_answers(c);
+        return;
     }
-    (void)buf;
+    if (nread < 0) {
+        close_client(c);
+        return;
+    }
+    const int rc = fdt_jsonl_feed(&c->framer, buf->base, (size_t)nread, on_line, c);
+    if (c->closing)
+        return;
+    if (rc == -2) {
+        close_client(c);
+        return;
+    }
+    if (rc == -1) /* answered after the lines before it, then the connection is closed */
+        c->too_long = c->ending = 1;
+    serve(c);
 }
 
 static void read_peer(client *c)
@@ -252,7 +360,7 @@ static void on_connection(uv_stream_t *listener, int status)
         close_after_answers(c);
         return;
     }
-    uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read);
+    read_while_idle(c);
 }
 
 /* --- the socket file --------------------------------------------------------------- */
