@@ -242,24 +242,29 @@ check:
 	$(MAKE) SAN=1 test
 	$(MAKE) fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
 
-FUZZ_TARGET := build/fuzz/fuzz_requests
 ifeq ($(FUZZ),1)
-# The fuzz target links the daemon's parts but its main; the linker hands it the worker
-# supervision's start (a fuzzer must not fork workers) and the daemon's log (which would
-# bury libFuzzer's report); see tests/fuzz/fuzz_requests.c.
+FUZZ_TARGET := $(BUILD)/fuzz_requests
+# The fuzz target links the daemon's parts but its main, and reaches them through the
+# server's own socket; the linker hands it the worker supervision's start (a fuzzer must
+# not fork workers) and the daemon's log (which would bury libFuzzer's report); see
+# tests/fuzz/fuzz_requests.c.
 FUZZ_WRAPS := -Wl,--wrap=fdt_worker_start -Wl,--wrap=fdt_log
 $(FUZZ_TARGET): tests/fuzz/fuzz_requests.c $(DAEMON_OBJS) $(CORE_OBJS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) $(FUZZ_WRAPS) -o $@ $^ $(LDLIBS)
-endif
 
-# New inputs go to build/fuzz/corpus, the first directory, and findings to build/fuzz/; the
+# New inputs go to $(BUILD)/corpus, the first directory, and findings to $(BUILD)/; the
 # seeds in tests/fuzz/corpus are read, never written. A finding fails the target, and so
 # does an input answered in more than 10 s: a request that hangs the daemon.
-fuzz:
-	$(MAKE) FUZZ=1 $(FUZZ_TARGET)
-	@mkdir -p build/fuzz/corpus
+fuzz: $(FUZZ_TARGET)
+	@mkdir -p $(BUILD)/corpus
 	$(FUZZ_TARGET) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -dict=tests/fuzz/requests.dict \
-	  -artifact_prefix=build/fuzz/ -print_final_stats=1 build/fuzz/corpus tests/fuzz/corpus
+	  -artifact_prefix=$(BUILD)/ -print_final_stats=1 $(BUILD)/corpus tests/fuzz/corpus
+else
+# The FUZZ=1 build, in fuzz/ under this build's folder (build/fuzz/), builds and runs it;
+# `make FUZZ=1 BUILD=DIR fuzz` puts it in DIR instead.
+fuzz:
+	$(MAKE) FUZZ=1 BUILD=$(BUILD)/fuzz fuzz
+endif
 
 # make install / uninstall: PREFIX (default /usr/local), DESTDIR (a staging root). The
 # daemon finds its worker in libexec; the settings go where fdtuned reads them (/etc) for

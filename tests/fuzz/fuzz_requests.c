@@ -1,26 +1,39 @@
-/* fuzz_requests.c - libFuzzer target over fdtuned's request path: the bytes of one
- * connection go through the socket's line framer (engine/jsonl.c, as server.c feeds it) and
- * every complete line is answered by fdt_ops_answer, on a daemon state as real as a machine
- * without a GPU allows: a store on disk holding a few tuned problems, the cpu backend's
- * device, the query cache and the scheduler. Every answer must be one line holding a JSON object with "v":1 and a boolean
- * "ok": the protocol's promise for any input, checked here, not only the absence of faults.
+/* fuzz_requests.c - libFuzzer target over fdtuned's request path as a client meets it: the
+ * bytes of one connection go through a real Unix socket into the daemon's own server
+ * (daemon/server.c: accept, SO_PEERCRED, the connection slots, line framing, the queue that
+ * answers one request a turn) and its operation table with its permission checks, on a
+ * daemon state as real as a machine without a GPU allows: a store on disk holding a few
+ * tuned problems, the cpu backend's device, the query cache and the scheduler, all on the
+ * daemon's libuv loop, which the target drives until the server has answered and closed the
+ * connection. Every answer must be one line holding a JSON object with "v":1 and a boolean
+ * "ok", and every request line one answer, unless a line was too long: the protocol's
+ * promises for any input, checked here, not only the absence of faults.
  *
- * The input's first byte picks the peer (the daemon's own uid, which may change state, or an
- * untrusted one), the size of the reads the bytes arrive in, and the line limit (the
- * configured one, or a short one so that line_too_long is reached within libFuzzer's input
- * sizes); the rest is the stream. Each input is one connection to the same daemon, whose
- * store keeps what earlier inputs queued, as a long-running daemon's would.
+ * The input's first byte picks the peer (the daemon's own uid, which may change state, or
+ * uid 65534, which is refused tune, batch, cancel and shutdown: the connect is made with
+ * that effective uid, so the kernel's SO_PEERCRED names it), the size of the writes the
+ * bytes go out in (1 to 64 bytes, the loop run between them, or the whole input at once),
+ * and the line limit (the configured one, or a short one so that line_too_long is reached
+ * within libFuzzer's input sizes); the rest is the stream. Each input is one connection to
+ * the same daemon, whose store keeps what earlier inputs queued, as a long-running
+ * daemon's would. Becoming uid 65534 takes root: run as another user, the target runs
+ * itself again under `unshare --map-auto --map-root-user` (uidmap), root in a user
+ * namespace with 65536 uids, and stops with the reason if it cannot.
  *
  * No worker is ever started (workers are processes, and the fuzzer must not fork them): the
  * scheduler's fdt_worker_start is wrapped by the linker (-Wl,--wrap, see the Makefile) to
  * fail the way a missing fdtune-worker does, so a queued job runs the scheduler's real path
  * to a failed state. */
+#include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,14 +41,18 @@
 #include "daemon/ops.h"
 #include "daemon/query.h"
 #include "daemon/scheduler.h"
+#include "daemon/server.h"
 #include "daemon/supervisor.h"
 #include "engine/hashes.h"
 #include "engine/jsonl.h"
 
 #define UNTRUSTED_UID 65534
+/* Set in the environment of the run under unshare, so that it does not run itself again. */
+#define IN_NAMESPACE "FDT_FUZZ_IN_NAMESPACE"
 
 static fdt_daemon daemon_state;
 static char store_dir[64];
+static size_t configured_max_line; /* the settings' line limit, or the short one */
 
 fdt_worker *__wrap_fdt_worker_start(fdt_daemon *d, int device, const fdt_worker_handler *h,
                                     char *err, size_t errlen);
@@ -60,8 +77,8 @@ void __wrap_fdt_log(const char *fmt, ...)
     va_end(ap);
 }
 
-/* fdtuned.c's stop_soon starts a timer that stops the loop; no loop runs here, so the
- * shutdown op's effect is only stop_asked, which the next input resets. */
+/* fdtuned.c's stop_soon starts a timer that stops the daemon; here the daemon serves every
+ * input, so the shutdown op's effect is only stop_asked, which the next input resets. */
 static void stop_soon(fdt_daemon *d, const char *why)
 {
     (void)d, (void)why;
@@ -73,12 +90,14 @@ static void die(const char *what, const char *why)
     exit(1);
 }
 
-/* At exit (libFuzzer's time limit, or a finding): the store's files go with their
- * directory; the scheduler and the cache stay reachable from daemon_state until then. */
+/* At exit (libFuzzer's time limit, or a finding): the store's files and the socket go with
+ * their directory; the scheduler, the server and the cache stay reachable from daemon_state
+ * until then. */
 static void remove_store(void)
 {
     fdt_store_close(daemon_state.store);
-    const char *names[] = {"fdtuned.db", "fdtuned.db-wal", "fdtuned.db-shm", "fdtuned.db.lock"};
+    const char *names[] = {"fdtuned.db", "fdtuned.db-wal", "fdtuned.db-shm", "fdtuned.db.lock",
+                           "fdtuned.sock"};
     char path[128];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", store_dir, names[i]);
@@ -129,21 +148,51 @@ static void store_tuned(fdt_daemon *d)
     }
 }
 
-/* fdtuned.c's start, less the socket and the worker's probe: the cpu backend's device is
- * read in-process and adopted as supervisor.c adopts a probe's answer. */
+/* Only root can connect as another uid; anyone else becomes root of a user namespace
+ * first, by running this same command under unshare. */
+static void become_root(char **argv)
+{
+    if (geteuid() == 0)
+        return;
+    if (getenv(IN_NAMESPACE))
+        die("the user namespace", "still not root inside it");
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    char **args = calloc((size_t)argc + 5, sizeof *args);
+    if (!args)
+        die("unshare", "out of memory");
+    const char *prefix[] = {"unshare", "--map-auto", "--map-root-user", "--"};
+    for (int i = 0; i < 4; i++)
+        args[i] = (char *)prefix[i];
+    memcpy(args + 4, argv, (size_t)argc * sizeof *args);
+    setenv(IN_NAMESPACE, "1", 1);
+    execvp("unshare", args);
+    die("unshare --map-auto --map-root-user (the uidmap package and /etc/subuid) to connect "
+        "as uid 65534 when not root", strerror(errno));
+}
+
+/* fdtuned.c's start, less the worker's probe: the cpu backend's device is read in-process
+ * and adopted as supervisor.c adopts a probe's answer. The socket admits every uid (0666),
+ * as a site that lets any user query sets it, so that the untrusted peer meets the
+ * permission checks rather than the file's mode; its directory lets others search it. */
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    (void)argc, (void)argv;
+    (void)argc;
+    become_root(*argv);
     fdt_daemon *d = &daemon_state;
     char err[512];
     d->loop = uv_default_loop();
     d->start_ns = uv_hrtime();
     d->stop_soon = stop_soon;
     fdt_config_defaults(&d->config, 0);
+    configured_max_line = d->config.max_line_bytes;
     snprintf(store_dir, sizeof store_dir, "/tmp/fdt-fuzz-XXXXXX");
-    if (!mkdtemp(store_dir))
+    if (!mkdtemp(store_dir) || chmod(store_dir, 0711) != 0)
         die("mkdtemp", "cannot make the store's directory");
     snprintf(d->config.db, sizeof d->config.db, "%s/fdtuned.db", store_dir);
+    snprintf(d->config.socket, sizeof d->config.socket, "%s/fdtuned.sock", store_dir);
+    d->config.socket_mode = 0666;
     d->store = fdt_store_open(d->config.db, err, sizeof err);
     if (!d->store)
         die("the store", err);
@@ -166,16 +215,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     d->ndevices = 1;
     store_tuned(d);
 
-    if (fdt_query_cache_load(d, err, sizeof err) != 0 || fdt_scheduler_init(d, err, sizeof err) != 0)
-        die("the daemon", err);
     atexit(remove_store);
+    if (fdt_query_cache_load(d, err, sizeof err) != 0 ||
+        fdt_scheduler_init(d, err, sizeof err) != 0 || fdt_server_start(d, err, sizeof err) != 0)
+        die("the daemon", err);
     return 0;
 }
 
 static void check_answer(const char *answer)
 {
-    if (!answer)
-        return; /* out of memory: the server drops the client, an honest end */
     if (strchr(answer, '\n'))
         die("an answer spans lines", answer);
     json_error_t jerr;
@@ -187,21 +235,78 @@ static void check_answer(const char *answer)
     json_decref(a);
 }
 
-typedef struct connection {
-    fdt_daemon *d;
-    fdt_peer peer;
-} connection;
-
-/* server.c's on_line: a blank line is not a request; every other line gets one answer. */
-static int on_line(void *ctx, char *line, size_t len)
+/* The request lines of an input: those ended by a newline and not blank (nothing but the
+ * '\r' of a CRLF), each owed one answer. */
+static size_t request_lines(const uint8_t *data, size_t size)
 {
-    connection *c = ctx;
-    if (len == 0)
-        return 0;
-    char *answer = fdt_ops_answer(c->d, &c->peer, line, len);
-    check_answer(answer);
-    free(answer);
+    size_t n = 0, start = 0;
+    for (size_t i = 0; i < size; i++) {
+        if (data[i] != '\n')
+            continue;
+        const size_t len = i - start;
+        n += len > 1 || (len == 1 && data[start] != '\r');
+        start = i + 1;
+    }
+    return n;
+}
+
+/* A connection to the daemon's socket, made as the peer the input picked: with that
+ * effective uid and gid, which SO_PEERCRED reports, then back to root. Non-blocking. */
+static int connect_as(int untrusted)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    snprintf(addr.sun_path, sizeof addr.sun_path, "%s", daemon_state.config.socket);
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        die("socket", strerror(errno));
+    if (untrusted && (setegid(UNTRUSTED_UID) != 0 || seteuid(UNTRUSTED_UID) != 0))
+        die("becoming uid 65534", strerror(errno));
+    const int rc = connect(fd, (const struct sockaddr *)&addr, sizeof addr);
+    const int e = errno;
+    if (untrusted && (seteuid(0) != 0 || setegid(0) != 0))
+        die("becoming root again", strerror(errno));
+    if (rc != 0)
+        die("connect", strerror(e));
+    return fd;
+}
+
+typedef struct reply {
+    fdt_jsonl framer;
+    size_t answers;
+    int too_long; /* a line_too_long answer came: the lines after it are owed nothing */
+} reply;
+
+static int on_answer(void *ctx, char *line, size_t len)
+{
+    reply *r = ctx;
+    (void)len;
+    check_answer(line);
+    r->answers++;
+    r->too_long |= strstr(line, "\"code\":\"line_too_long\"") != NULL;
     return 0;
+}
+
+/* Reads what the daemon has answered so far; 1 once it has closed the connection. */
+static int read_answers(int fd, reply *r)
+{
+    char buf[65536];
+    for (;;) {
+        const ssize_t n = recv(fd, buf, sizeof buf, 0);
+        if (n == 0)
+            return 1;
+        if (n < 0)
+            return errno == EAGAIN ? 0 : 1;
+        if (fdt_jsonl_feed(&r->framer, buf, (size_t)n, on_answer, r) != 0)
+            die("an answer", "longer than any answer may be");
+    }
+}
+
+/* Sends up to n bytes; how many went (0 while the daemon reads nothing more: its queue is
+ * full, or it closed the connection after line_too_long). */
+static size_t send_some(int fd, const uint8_t *data, size_t n)
+{
+    const ssize_t sent = send(fd, data, n, MSG_NOSIGNAL);
+    return sent > 0 ? (size_t)sent : 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -210,32 +315,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     const uint8_t how = data[0];
     data++, size--;
-    connection c = {.d = &daemon_state};
-    c.peer.uid = how & 1 ? UNTRUSTED_UID : getuid();
-    c.peer.gid = how & 1 ? UNTRUSTED_UID : getgid();
-    c.peer.pid = getpid();
-    daemon_state.stop_asked = 0;
-    /* Reads of 1 to 64 bytes, or the whole input at once: lines split across reads are
-     * where a framer goes wrong. */
+    fdt_daemon *d = &daemon_state;
+    d->stop_asked = 0;
+    /* Writes of 1 to 64 bytes with the loop run between them, or the whole input at once:
+     * lines split across reads are where a framer goes wrong. */
     const size_t chunk = (how >> 1) & 63 ? (size_t)((how >> 1) & 63) : size + 1;
-    const size_t max_line = how & 128 ? 64 : daemon_state.config.max_line_bytes;
-
-    fdt_jsonl framer;
-    fdt_jsonl_init(&framer, max_line);
-    for (size_t at = 0; at < size;) {
-        const size_t n = size - at < chunk ? size - at : chunk;
-        const int rc = fdt_jsonl_feed(&framer, (const char *)data + at, n, on_line, &c);
-        at += n;
-        if (rc == -1) {
-            /* server.c answers line_too_long and closes the connection. */
-            char *answer = fdt_ops_error_line("line_too_long", "a request line is too long");
-            check_answer(answer);
-            free(answer);
-            break;
+    d->config.max_line_bytes = how & 128 ? 64 : configured_max_line;
+    const int fd = connect_as(how & 1);
+    reply r = {0};
+    fdt_jsonl_init(&r.framer, (size_t)1 << 30);
+    int closed = 0, shut = 0;
+    for (size_t at = 0; !closed;) {
+        if (at < size) {
+            at += send_some(fd, data + at, size - at < chunk ? size - at : chunk);
+        } else if (!shut) {
+            shutdown(fd, SHUT_WR); /* the end of the requests: the daemon answers, then closes */
+            shut = 1;
         }
-        if (rc != 0)
-            break; /* out of memory: the server closes the connection */
+        uv_run(d->loop, UV_RUN_NOWAIT);
+        closed = read_answers(fd, &r);
     }
-    fdt_jsonl_free(&framer);
+    close(fd); /* the server closed its end in the loop turn that closed the connection */
+    if ((how & 1) && d->stop_asked)
+        die("uid 65534", "was let stop the daemon: the permission check was passed by");
+    if (!r.too_long && r.answers != request_lines(data, size))
+        die("a request", "was not answered exactly once");
+    fdt_jsonl_free(&r.framer);
     return 0;
 }
