@@ -157,8 +157,14 @@ static int read_module(fdt_module_cache *c, const char *key, fdt_code *out)
     file_path(c, key, "mod", path, sizeof path);
     /* O_NONBLOCK: opening a FIFO no one writes to would wait for a writer for ever. */
     const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0 && errno == ELOOP)
+        return refuse_entry(c, path, "is a symbolic link");
+    if (fd < 0 && (errno == EACCES || errno == ENXIO)) { /* ENXIO: a socket */
+        snprintf(why, sizeof why, "cannot be read (%s)", strerror(errno));
+        return refuse_entry(c, path, why);
+    }
     if (fd < 0)
-        return errno == ELOOP ? refuse_entry(c, path, "is a symbolic link") : 0;
+        return 0;
     struct stat st;
     void *data = NULL;
     size_t size = 0;

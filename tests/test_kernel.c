@@ -323,6 +323,7 @@ static void test_cache_refuses_modules_of_others(void **state)
     const fdtune_problem p = {.nx = 12, .ny = 10, .nz = 8};
     char path[600];
     first_module(f, &p, path);
+    assert_int_equal(chmod(path, 0644), 0); /* readable, so that only its owner bars it */
     give_away(path, 4321);
     assert_int_equal(open_tally(f, &p), 1);
     if (!strstr(f->note, path) || !strstr(f->note, "belongs to uid"))
