@@ -24,8 +24,10 @@
 /* The argument that makes a program a compile helper. */
 #define FDT_COMPILE_HELPER_ARG "--compile-helper"
 
-/* Where a worker's compile threads compile: auto is processes where the backend's compiler
- * runs one compile at a time per process, threads elsewhere. */
+/* Where compile threads compile: auto is processes where the backend's compiler runs one
+ * compile at a time per process, threads elsewhere (fdt_compile_in_processes); a worker,
+ * whose compiles need a deadline that only a process can be held to, takes auto as
+ * processes for every backend (worker.c). */
 typedef enum { FDT_COMPILE_AUTO, FDT_COMPILE_PROCESSES, FDT_COMPILE_THREADS } fdt_compile_mode;
 
 /* "auto", "processes" or "threads": 1 with *mode set (mode may be NULL), else 0. */
