@@ -162,6 +162,17 @@ static int check_private(int fd, const char *dir, uid_t also, char *err, size_t 
     return 0;
 }
 
+/* dir opened as open_dir_nofollow does and found private by check_private; -1 if not. */
+static int open_private(const char *dir, int how, uid_t also, char *err, size_t errlen)
+{
+    const int fd = open_dir_nofollow(dir, how, err, errlen);
+    if (fd >= 0 && check_private(fd, dir, also, err, errlen) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 int fdt_open_private_parent(const char *path, mode_t mode, int *created, char *err,
                             size_t errlen)
 {
@@ -174,14 +185,7 @@ int fdt_open_private_parent(const char *path, mode_t mode, int *created, char *e
     *created = lstat(dir, &st) != 0 && errno == ENOENT;
     if (*created && fdt_make_dirs(dir, mode, err, errlen) != 0)
         return -1;
-    const int fd = open_dir_nofollow(dir, O_RDONLY, err, errlen);
-    if (fd < 0)
-        return -1;
-    if (check_private(fd, dir, geteuid(), err, errlen) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
+    return open_private(dir, O_RDONLY, geteuid(), err, errlen);
 }
 
 int fdt_check_private_parent(const char *path, uid_t also, char *err, size_t errlen)
@@ -192,10 +196,9 @@ int fdt_check_private_parent(const char *path, uid_t also, char *err, size_t err
         return -1;
     }
     /* O_PATH: a client may only search the directory (0711, a socket_mode open to all). */
-    const int fd = open_dir_nofollow(dir, O_PATH, err, errlen);
+    const int fd = open_private(dir, O_PATH, also, err, errlen);
     if (fd < 0)
         return -1;
-    const int st = check_private(fd, dir, also, err, errlen);
     close(fd);
-    return st;
+    return 0;
 }
