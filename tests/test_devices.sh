@@ -209,9 +209,10 @@ case $first in
 "job "*) ok "tune prints its job id first ($first)" ;;
 *) not_ok "tune prints its job id first" "$dir/wait" ;;
 esac
-# Seconds since the wait began, from each line's "(1m05s elapsed"; the job line is at 0.
+# Seconds since the wait began, from each line's "(1m05s elapsed"; the first line, the job
+# id, is at 0 (the job's outcome, last, is no progress line).
 elapsed() {
-    sed -n 's/^job .*/0s/p; s/^fdtune tune: .*(\([0-9hms]*\) elapsed.*/\1/p' "$dir/wait" |
+    sed -n '1s/^job .*/0s/p; s/^fdtune tune: .*(\([0-9hms]*\) elapsed.*/\1/p' "$dir/wait" |
         awk '{ t = 0; n = 0; s = $1
                while (match(s, /^[0-9]+[hms]/)) {
                    v = substr(s, 1, RLENGTH - 1); u = substr(s, RLENGTH, 1)
