@@ -184,7 +184,7 @@ progress() { # "DONE WALL_S" of the running job, from status
         sed 's/.*"wall_s":\([0-9.]*\).*"done":\([0-9]*\).*/\2 \1/'
 }
 percents() { sed -n 's/^fdtune tune: *\([0-9]*\)% .*/\1/p' "$dir/wait"; }
-repeats() { percents | awk '$1 == last { n++ } { last = $1 } END { print n + 0 }'; }
+repeats() { percents | awk 'NR > 1 && $1 == last { n++ } { last = $1 } END { print n + 0 }'; }
 grown=""
 i=0
 while [ $i -lt 1200 ] && { [ -z "$grown" ] || [ "$(repeats)" -lt 1 ]; }; do
