@@ -1,7 +1,8 @@
 /* cpu.c - the cpu backend: runs the HIP-style kernel sources on the host.
  *
  * Owns the C++ unit that gives HIP kernel syntax a host meaning (prelude + source + an
- * OpenMP launcher), building it into a shared object with the system C++ compiler
+ * OpenMP launcher; for kernels with barriers, each block a team of fibers with a real
+ * __syncthreads), building it into a shared object with the system C++ compiler
  * (spawned with posix_spawnp), loading that object, and the host-memory "device" the kernels
  * run on. It lets CI and GPU-less machines run the whole tuning pipeline end to end. */
 #include "backends/backend.h"
@@ -287,8 +288,10 @@ struct fdt_backend {
 
 struct fdt_kernel {
     void *lib;
-    launch_fn launch;           /* a kernel without barriers; else */
-    team_launch_fn launch_teams;
+    /* One of the two, by the kernel: a team launch can fail (its stacks), and an object an
+     * older build compiled and the code cache kept exports fdt_cpu_launch alone. */
+    launch_fn launch;            /* a kernel without barriers */
+    team_launch_fn launch_teams; /* a kernel with barriers */
     int fd;         /* the memfd holding the shared object; it names the library */
     char path[32];  /* /proc/self/fd/<fd> */
 };
