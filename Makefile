@@ -223,19 +223,36 @@ $(BUILD)/tests/fortran_layout: tests/fortran_layout.f90 tests/fortran_layout.c $
 # cpu backend's kernels); hiprtc's LLVM replaces a thread's alternate signal stack, which
 # AddressSanitizer then fails to unmap when a compile thread exits; tests/lsan.supp lists
 # what hiprtc keeps allocated.
+# Every test is a target of its own, and `make test` runs them side by side, TEST_JOBS at a
+# time: each makes its own temporary directory, socket and store, so none waits on another.
+# tests/run_test.sh keeps a test's output in $(BUILD)/test-logs/ and prints it whole when the
+# test ends, and runs it at nice 19, the level of the workers the daemons under test spawn,
+# so that no test's compiles starve another test's workers. The longest come first, so that
+# the short ones fill in beside them. test_noisy.sh needs the host to itself (its subject is
+# a busy host, of its own making): it runs alone, once the others are done.
+SH_TESTS := daemon cli install heal watchdog security client_trust export devices replay balance
+LONGEST := test-c-test_hip_variants test-sh-daemon test-c-test_cpu_backend test-sh-cli \
+           test-sh-install test-c-test_protocol test-sh-heal test-sh-watchdog
+TEST_JOBS ?= $(shell nproc)
+RUN_TEST = BUILD=$(BUILD) FDT_BUILD=$(BUILD) FDTUNE=$(BUILD)/fdtune FDTUNE_REPORT_DIR=$(BUILD) \
+           SANFLAGS="$(SANFLAGS)" MAKE="$(MAKE)" sh tests/run_test.sh $(BUILD)/test-logs
+ALL_TESTS := $(RUN_TESTS:%=test-c-%) $(SH_TESTS:%=test-sh-%) test-layers
+TEST_TARGETS := $(foreach t,$(LONGEST),$(filter $(t),$(ALL_TESTS))) $(filter-out $(LONGEST),$(ALL_TESTS))
+.PHONY: side-by-side $(TEST_TARGETS)
+
 test: export LSAN_OPTIONS = intercept_tls_get_addr=0:suppressions=$(CURDIR)/tests/lsan.supp
 test: export ASAN_OPTIONS = use_sigaltstack=0
 test: $(RUN_TESTS:%=$(BUILD)/tests/%) all
-	@sh tests/test_layers.sh
-	@set -e; for t in $(RUN_TESTS); do echo "== $$t"; FDT_BUILD=$(BUILD) FDTUNE_REPORT_DIR=$(BUILD) $(BUILD)/tests/$$t; done
-	@FDTUNE=$(BUILD)/fdtune sh tests/test_cli.sh
-	@BUILD=$(BUILD) sh tests/test_daemon.sh
-	@BUILD=$(BUILD) sh tests/test_balance.sh
-	@BUILD=$(BUILD) sh tests/test_security.sh
-	@BUILD=$(BUILD) sh tests/test_export.sh
-	@BUILD=$(BUILD) sh tests/test_noisy.sh
-	@BUILD=$(BUILD) sh tests/test_devices.sh
-	@BUILD=$(BUILD) SANFLAGS="$(SANFLAGS)" MAKE="$(MAKE)" sh tests/test_install.sh
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) side-by-side
+	@$(RUN_TEST) test_noisy sh tests/test_noisy.sh
+
+side-by-side: $(TEST_TARGETS)
+$(RUN_TESTS:%=test-c-%): test-c-%:
+	@$(RUN_TEST) $* $(BUILD)/tests/$*
+$(SH_TESTS:%=test-sh-%): test-sh-%:
+	@$(RUN_TEST) test_$* sh tests/test_$*.sh
+test-layers:
+	@$(RUN_TEST) test_layers sh tests/test_layers.sh
 
 check:
 	$(MAKE) test
