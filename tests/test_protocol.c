@@ -1,7 +1,8 @@
 /* test_protocol.c - a real fdtuned (cpu backend, temporary socket and database) fed bad
  * and hostile input over raw sockets: each bad request gets a clear error, the daemon stays
  * up, and what it stored is still there. Also the socket's mode and the SO_PEERCRED rights,
- * checked from a child process that drops to another uid (needs root; skipped otherwise).
+ * checked from a child process that drops to another uid: that takes root, so run as
+ * another user the test runs itself again as root of a user namespace (main).
  *
  * The test speaks the wire protocol with plain blocking sockets on purpose: it must be able
  * to send what no well-behaved client (libfdtune, fdtune) would. */
@@ -463,19 +464,14 @@ static int ask_as_nobody(const char *socket_path, gid_t gid, const char *request
 static void test_other_uid_cannot_connect_to_0660(void **state)
 {
     (void)state;
-    if (getuid() != 0)
-        skip();
     assert_int_equal(ask_as_nobody(main_daemon.socket, NOBODY, "{\"op\":\"ping\"}", "pong"), 2);
 }
 
 static void test_rights_by_uid_and_group(void **state)
 {
     (void)state;
-    if (getuid() != 0)
-        skip();
     struct group *g = getgrnam("nogroup");
-    if (!g)
-        skip();
+    assert_non_null(g);
     daemon_proc open_daemon = {0}; /* file_limit 0: no limit */
     char extra[128];
     snprintf(extra, sizeof extra, "[daemon]\nsocket_mode = 0666\nadmin_group = nogroup\n");
@@ -911,8 +907,30 @@ static void test_second_daemon_refused_through_a_link(void **state)
     assert_true(alive(&main_daemon));
 }
 
-int main(void)
+/* The rights tests connect as other uids, which takes root: run as another user, the test
+ * runs itself again as root of a user namespace holding 65536 uids (unshare, the uidmap
+ * package and /etc/subuid), and fails, never skips, where it cannot. */
+static void become_root(char **argv)
 {
+    if (getuid() == 0)
+        return;
+    if (getenv("FDT_TEST_IN_NAMESPACE")) {
+        fprintf(stderr, "test_protocol: still not root inside the user namespace\n");
+        exit(1);
+    }
+    setenv("FDT_TEST_IN_NAMESPACE", "1", 1);
+    char *args[] = {"unshare", "--map-auto", "--map-root-user", "--", argv[0], NULL};
+    execvp("unshare", args);
+    fprintf(stderr, "test_protocol: the rights tests need root, or unshare --map-auto "
+            "--map-root-user (uidmap, /etc/subuid) to be root of a user namespace: %s\n",
+            strerror(errno));
+    exit(1);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    become_root(argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_requests),
         cmocka_unit_test(test_ids_are_echoed_in_order),
