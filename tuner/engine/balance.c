@@ -32,9 +32,10 @@ const char *fdt_l2_read_kernel(const char *const **defines, size_t *count)
 
 size_t fdt_l2_read_launch(const fdt_device_info *dev, fdt_l2_launch *out)
 {
-    /* Where a block's threads run one after another (no barriers: the cpu backend), a block
-     * of one thread reads its chunk in order. */
-    const unsigned threads = dev->block_barriers ? GPU_THREADS : 1;
+    /* Where a block's threads run one after another (the cpu backend: a kernel without
+     * barriers, like this one, never runs as a team), a block of one thread reads its chunk
+     * in order. */
+    const unsigned threads = strcmp(dev->backend, "cpu") == 0 ? 1 : GPU_THREADS;
     const size_t granule = 4 * (size_t)threads;
     const uint64_t half = dev->l2_bytes / 2 < L2_MAX_BYTES ? dev->l2_bytes / 2 : L2_MAX_BYTES;
     const size_t elements = (size_t)half / sizeof(double);
