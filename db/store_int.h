@@ -45,7 +45,7 @@ enum {
 struct fdt_store {
     sqlite3 *db;
     int readonly;
-    int lock_fd;              /* the daemon's lock file "<db>.lock", held open; -1: none */
+    int lock_fd;              /* the store file itself, open for its flock (one daemon per store); -1: none */
     sqlite3_stmt *st[ST_COUNT]; /* NULL for the writes of a read-only store */
     char err[512];
 };
