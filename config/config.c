@@ -68,6 +68,7 @@ static const key keys[] = {
     NUMBER("worker", worker_nice, KIND_INT, 0, 19),
     NUMBER("worker", compile_threads, KIND_INT, 0, 256),
     CHOICE("worker", compile_in, compile_in_names),
+    NUMBER("worker", compile_deadline_ms, KIND_INT, 100, 86400000),
     NUMBER("worker", max_restarts, KIND_INT, 0, 1000),
     OTHER("worker", test_families, KIND_BOOL),
     NUMBER("tuning", samples, KIND_INT, 1, 100000),
@@ -106,6 +107,7 @@ void fdt_config_defaults(fdt_config *c, int system)
     c->worker_nice = 19;
     c->compile_threads = 0;
     strcpy(c->compile_in, "auto");
+    c->compile_deadline_ms = 120000;
     c->max_restarts = 5;
     c->test_families = 0;
     c->samples = 15;

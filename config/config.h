@@ -33,6 +33,7 @@ typedef struct fdt_config {
     int worker_nice;
     int compile_threads;      /* 0: the worker's share of the CPUs */
     char compile_in[16];      /* auto processes threads: where those threads compile */
+    int compile_deadline_ms;  /* a compile in a helper process past it is killed */
     int max_restarts;         /* crashes in a row without progress before a job fails */
     int test_families;        /* offer the test-only families (fault, spin, broken) */
     /* [tuning] */

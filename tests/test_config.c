@@ -51,6 +51,7 @@ static void assert_same_config(const fdt_config *a, const fdt_config *b)
     assert_int_equal(a->variant_deadline_ms, b->variant_deadline_ms);
     assert_int_equal(a->worker_nice, b->worker_nice);
     assert_int_equal(a->compile_threads, b->compile_threads);
+    assert_int_equal(a->compile_deadline_ms, b->compile_deadline_ms);
     assert_int_equal(a->max_restarts, b->max_restarts);
     assert_int_equal(a->test_families, b->test_families);
     assert_int_equal(a->samples, b->samples);
@@ -82,6 +83,7 @@ static const setting every_key[] = {
     {"worker", "variant_deadline_ms", "1000"},
     {"worker", "worker_nice", "5"},
     {"worker", "compile_threads", "256"},
+    {"worker", "compile_deadline_ms", "100"},
     {"worker", "max_restarts", "0"},
     {"worker", "test_families", "yes"},
     {"tuning", "samples", "100000"},
@@ -123,6 +125,7 @@ static void defaults_are_documented_values(void **state)
     assert_int_equal(c.variant_deadline_ms, 120000);
     assert_int_equal(c.worker_nice, 19);
     assert_int_equal(c.compile_threads, 0);
+    assert_int_equal(c.compile_deadline_ms, 120000);
     assert_int_equal(c.max_restarts, 5);
     assert_int_equal(c.test_families, 0);
     assert_int_equal(c.samples, 15);
@@ -183,6 +186,7 @@ static void every_key_accepts_a_valid_value(void **state)
     assert_int_equal(c.variant_deadline_ms, 1000);
     assert_int_equal(c.worker_nice, 5);
     assert_int_equal(c.compile_threads, 256);
+    assert_int_equal(c.compile_deadline_ms, 100);
     assert_int_equal(c.max_restarts, 0);
     assert_int_equal(c.test_families, 1);
     assert_int_equal(c.samples, 100000);
@@ -251,6 +255,7 @@ static const bad bad_values[] = {
     {"worker", "worker_nice", "-5", "a whole number from 0 to 19"},
     {"worker", "heartbeat_timeout_ms", "199", "from 200 to 86400000"},
     {"worker", "variant_deadline_ms", "86400001", "from 1000 to 86400000"},
+    {"worker", "compile_deadline_ms", "99", "from 100 to 86400000"},
     {"worker", "compile_threads", "257", "from 0 to 256"},
     {"worker", "max_restarts", "1001", "from 0 to 1000"},
     {"daemon", "max_clients", "0", "from 1 to 1000000"},
