@@ -298,6 +298,7 @@ static void build_args(const fdt_worker *w, char store[][32], char **argv)
     snprintf(store[3], 32, "%d", c->compile_threads);
     snprintf(store[4], 32, "%d", c->cpu_devices);
     snprintf(store[5], 32, "%zu", d->ndevices);
+    snprintf(store[6], 32, "%d", c->compile_deadline_ms);
     argv[n++] = "--backend";
     argv[n++] = d->backend;
     argv[n++] = "--device";
@@ -310,6 +311,8 @@ static void build_args(const fdt_worker *w, char store[][32], char **argv)
     argv[n++] = store[3];
     argv[n++] = "--compile-in";
     argv[n++] = (char *)c->compile_in;
+    argv[n++] = "--compile-deadline-ms";
+    argv[n++] = store[6];
     argv[n++] = "--cpu-devices";
     argv[n++] = store[4];
     argv[n++] = "--share";
@@ -391,7 +394,7 @@ fdt_worker *fdt_worker_start(fdt_daemon *d, int device, const fdt_worker_handler
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    char path[FDT_PATH_MAX], store[6][32];
+    char path[FDT_PATH_MAX], store[7][32];
     char *argv[32];
     worker_path(d, path, sizeof path);
     argv[0] = path;
