@@ -255,8 +255,8 @@ test-layers:
 	@$(RUN_TEST) test_layers sh tests/test_layers.sh
 
 check:
-	$(MAKE) test
-	$(MAKE) SAN=1 test
+	$(MAKE) -j$(TEST_JOBS) test
+	$(MAKE) -j$(TEST_JOBS) SAN=1 test
 	$(MAKE) fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
 
 ifeq ($(FUZZ),1)

@@ -376,7 +376,9 @@ static void detach_worker(lane *l)
 static void take_next_job(lane *l)
 {
     fdt_daemon *d = l->s->d;
-    if (l->s->store_fault[0])
+    /* A stop has put the jobs back in the queue; a worker's hello still in its pipe must not
+     * take one up again. */
+    if (d->stopping || l->s->store_fault[0])
         return;
     const int found = fdt_store_job_next(d->store, (int)l->device,
                                          d->devices[l->device].fingerprint, &l->job);

@@ -167,7 +167,9 @@ static void judge(fdt_worker *w)
 }
 
 /* A tick more than half a tick late means the daemon itself was not running: one tick is
- * counted, and nothing judged until the pipes have been read. */
+ * counted, and nothing judged until the pipes have been read. The strikes are kept, not
+ * cleared: a loop so busy that every other tick comes late must still reach a verdict on a
+ * worker that is really silent (the pipes are read between any two ticks that judge). */
 static void on_tick(uv_timer_t *t)
 {
     fdt_worker *w = t->data;
@@ -180,7 +182,6 @@ static void on_tick(uv_timer_t *t)
         return;
     }
     w->awake_ms += w->tick_ms;
-    w->strikes = 0;
     fdt_log("a watchdog of worker %d fired %llu ms late (was the daemon paused?): that time is "
             "not counted, and the worker is judged once its lines are read", w->device,
             (unsigned long long)(elapsed - w->tick_ms));

@@ -388,8 +388,12 @@ static void watch_parent(void *arg)
 {
     (void)arg;
     for (;;) {
-        if (getppid() != parent)
+        if (getppid() != parent) {
+            /* The compiler it started is in its process group, which it leads: both go. */
+            if (getpgrp() == getpid())
+                kill(0, SIGKILL);
             _exit(1);
+        }
         sleep(1);
     }
 }

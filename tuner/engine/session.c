@@ -207,8 +207,11 @@ static size_t take_compiled(fdt_session *s, const fdt_session_hooks *h, ready_se
 }
 
 /* Loads a job's kernel. Cached code that does not load was stored damaged, and would fail
- * every job that needs it for good: it is dropped and compiled afresh, once, here; the fresh
- * object is offered to the cache, whose row it replaces, and loaded instead. */
+ * every job that needs it for good: it is dropped and compiled afresh, once, here, and the
+ * fresh object is loaded instead; only one that loads is offered to the cache, whose row it
+ * replaces (code that no build of this device loads must not be rewritten at every job).
+ * The recompile runs inside the variant's deadline (variant_deadline_ms), which the compile
+ * deadline of the helper bounds in turn. */
 static fdt_status load_job(fdt_session *s, const fdt_session_hooks *h, fdt_compile_job *job,
                            fdt_kernel **k, fdt_error *why)
 {
@@ -223,8 +226,10 @@ static fdt_status load_job(fdt_session *s, const fdt_session_hooks *h, fdt_compi
     if (job->status != FDT_OK)
         return fdt_fail(why, job->status, "its cached code did not load (%.200s), and compiled "
                         "afresh: %s", damage, job->message);
-    offer(s, h, job);
-    return s->ops->load(s->backend, &job->code, "fdt_laplacian", k, why);
+    st = s->ops->load(s->backend, &job->code, "fdt_laplacian", k, why);
+    if (st == FDT_OK)
+        offer(s, h, job);
+    return st;
 }
 
 /* Starts making vs[0..n) ready. wait_all: every compile ends before this returns (the
