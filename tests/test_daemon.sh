@@ -415,10 +415,10 @@ fi
 start_daemon
 
 # --- a second SIGTERM hurries the stop ---------------------------------------------------------
-# A client that sends requests and never reads its answers holds the stop up: the daemon lets
-# answers drain before it closes a connection. A second SIGTERM hurries it: exit 3, the store
-# still closed cleanly (intact, its WAL checkpointed), the running job back in the queue with
-# its results, and the next start resumes it.
+# A client that sends requests and does not read its answers holds the stop up: the daemon lets
+# answers drain before it closes a connection. A second SIGTERM hurries it: exit 3, answers left
+# undelivered, the store still closed cleanly (intact, its WAL checkpointed), the running job
+# back in the queue with its results, and the next start resumes it.
 draining_only() { # draining_only JOB WORKER: a stop done but for the answers it drains
     [ ! -e "$FDTUNE_SOCKET" ] && process_gone "$2" &&
         [ "$(sqlite3 "$DB" "SELECT state FROM jobs WHERE id = $1")" = queued ]
@@ -426,17 +426,37 @@ draining_only() { # draining_only JOB WORKER: a stop done but for the answers it
 result_count() { # result_count JOB: the job's rows in the store
     sqlite3 "$DB" "SELECT count(*) FROM results WHERE job_id = $1"
 }
+# The client asks for a kernel's source SOURCES times in one write: some 20 KB of requests,
+# which the socket's buffers take whole, so the write returns; their answers, about 8.6 KB
+# each, come to 3.4 MB, far more than the buffers hold: the daemon answers until they are
+# full and then holds the rest. Once its first answer has begun to arrive it
+# says so in $dir/answering; only at SIGUSR1 does it read, to the end, and write to
+# $dir/delivered how many lines came and how many of them were whole source answers.
+SOURCES=400
 job=$("$FDTUNE" tune 17 13 11 --family zmarch --subset 40 --json | field job)
 wait_until 120 job_has_progress "$job" 1
-rm -f "$dir/sent"
-python3 -c 'import socket, sys, time
+hash=$("$FDTUNE" query 13 17 11 --json | field source_hash)
+rm -f "$dir/answering" "$dir/delivered"
+python3 -c 'import signal, socket, sys
+path, source_hash, count, answering, delivered = sys.argv[1:6]
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
 s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-s.sendall(b"{\"op\":\"ping\"}\n" * 50000)
-open(sys.argv[2], "w").close()
-time.sleep(300)' "$FDTUNE_SOCKET" "$dir/sent" &
+s.settimeout(600)
+s.connect(path)
+s.sendall(b"{\"op\":\"source\",\"hash\":\"%s\"}\n" % source_hash.encode() * int(count))
+s.recv(1, socket.MSG_PEEK)
+open(answering, "w").close()
+signal.sigtimedwait({signal.SIGUSR1}, 600)
+data = bytearray()
+while chunk := s.recv(1 << 20):
+    data += chunk
+lines = bytes(data).split(b"\n")[:-1]
+whole = sum(b"\"ok\":true" in line and b"\"text\":" in line for line in lines)
+open(delivered, "w").write("%d %d\n" % (len(lines), whole))' \
+    "$FDTUNE_SOCKET" "$hash" "$SOURCES" "$dir/answering" "$dir/delivered" &
 reader=$!
-wait_until 30 test -e "$dir/sent"
+also_kill=$reader
+wait_until 120 test -e "$dir/answering"
 running=$(job_state "$job")
 worker=$(worker_pid)
 stops=$(grep -c 'stopped$' "$LOG") # the earlier daemons' stops
@@ -451,16 +471,19 @@ kill -TERM "$pid"
 wait "$pid"
 rc=$?
 pid=""
-kill "$reader"
-wait "$reader" 2>/dev/null
+kill -USR1 "$reader"
+wait "$reader"
+also_kill=""
+read -r lines whole <"$dir/delivered" || { lines=none; whole=0; }
 wal=$(stat -c %s "$DB-wal" 2>/dev/null || echo 0)
 if [ "$running" = running ] && [ "$held" = yes ] && [ "$rc" -eq 3 ] &&
+    [ "$lines" = "$whole" ] && [ "$whole" -gt 0 ] && [ "$whole" -lt "$SOURCES" ] &&
     [ "$wal" -eq 0 ] && [ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = ok ] &&
     [ "$(sqlite3 "$DB" "SELECT state FROM jobs WHERE id = $job")" = queued ] &&
     grep -q 'SIGTERM while stopping: hurrying' "$LOG"; then
-    ok "a second SIGTERM hurries a held-up stop: exit 3, the store intact and checkpointed, job $job queued"
+    ok "a second SIGTERM hurries a held-up stop: exit 3, $whole of $SOURCES answers delivered, the store intact and checkpointed, job $job queued"
 else
-    not_ok "a second SIGTERM: job '$running', held '$held', exit $rc, -wal $wal bytes" "$LOG"
+    not_ok "a second SIGTERM: job '$running', held '$held', exit $rc, $whole whole of $lines lines of $SOURCES answers, -wal $wal bytes" "$LOG"
 fi
 kept=$(result_count "$job")
 start_daemon
