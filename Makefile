@@ -228,7 +228,8 @@ $(BUILD)/tests/fortran_layout: tests/fortran_layout.f90 tests/fortran_layout.c $
 # tests/run_test.sh keeps a test's output in $(BUILD)/test-logs/ and prints it whole when the
 # test ends, and runs it at nice 19, the level of the workers the daemons under test spawn,
 # so that no test's compiles starve another test's workers. The longest come first, so that
-# the short ones fill in beside them. test_noisy.sh needs the host to itself (its subject is
+# the short ones fill in beside them; a test that fails lets the others run on (-k), so that
+# one run shows every failure. test_noisy.sh needs the host to itself (its subject is
 # a busy host, of its own making): it runs alone, once the others are done.
 SH_TESTS := daemon cli install heal watchdog security client_trust export devices replay balance
 LONGEST := test-c-test_hip_variants test-sh-daemon test-c-test_cpu_backend test-sh-cli \
@@ -243,7 +244,7 @@ TEST_TARGETS := $(foreach t,$(LONGEST),$(filter $(t),$(ALL_TESTS))) $(filter-out
 test: export LSAN_OPTIONS = intercept_tls_get_addr=0:suppressions=$(CURDIR)/tests/lsan.supp
 test: export ASAN_OPTIONS = use_sigaltstack=0
 test: $(RUN_TESTS:%=$(BUILD)/tests/%) all
-	@$(MAKE) --no-print-directory -j$(TEST_JOBS) side-by-side
+	@$(MAKE) --no-print-directory -k -j$(TEST_JOBS) side-by-side
 	@$(RUN_TEST) test_noisy sh tests/test_noisy.sh
 
 side-by-side: $(TEST_TARGETS)
