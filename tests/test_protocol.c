@@ -129,8 +129,25 @@ static void write_file(const char *path, const char *text)
     fclose(f);
 }
 
+/* Every daemon the tests started: one that a failed test left running (its assertion jumped
+ * past the stop) is killed when the program exits, else it would outlive the run and hold
+ * its output open. */
+#define MAX_DAEMONS 16
+static pid_t daemons_started[MAX_DAEMONS];
+static size_t daemon_count;
+
+static void kill_daemons_left_running(void)
+{
+    for (size_t i = 0; i < daemon_count; i++) {
+        int status;
+        if (waitpid(daemons_started[i], &status, WNOHANG) == 0) /* ours, not reaped yet */
+            kill(daemons_started[i], SIGKILL);
+    }
+}
+
 static void start_daemon(daemon_proc *d, const char *extra_config)
 {
+    assert_true(daemon_count < MAX_DAEMONS);
     snprintf(d->dir, sizeof d->dir, "/tmp/fdt-proto-XXXXXX");
     assert_non_null(mkdtemp(d->dir));
     chmod(d->dir, 0755); /* so that a client of another uid can reach the socket */
@@ -159,6 +176,7 @@ static void start_daemon(daemon_proc *d, const char *extra_config)
               "--backend", "cpu", (char *)NULL);
         _exit(127);
     }
+    daemons_started[daemon_count++] = d->pid;
     /* A start measures the device's balance first, which takes long on a loaded host: the
      * bound is generous, and a daemon that exits fails the test at once. */
     for (int i = 0; i < 2400; i++) {
@@ -987,6 +1005,7 @@ int main(int argc, char **argv)
 {
     (void)argc;
     become_root(argv);
+    atexit(kill_daemons_left_running);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_requests),
         cmocka_unit_test(test_ids_are_echoed_in_order),
