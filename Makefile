@@ -235,8 +235,11 @@ SH_TESTS := daemon cli install heal watchdog security client_trust export device
 LONGEST := test-c-test_hip_variants test-sh-daemon test-c-test_cpu_backend test-sh-cli \
            test-sh-install test-c-test_protocol test-sh-heal test-sh-watchdog
 TEST_JOBS ?= $(shell nproc)
+# MAKE=make, not $(MAKE): GNU make hands its jobserver's descriptors to a recipe that names
+# $(MAKE), and a test has no use for them (tests/run_test.sh fails one that leaves a process
+# behind, since such a process holding them kept make waiting for ever).
 RUN_TEST = BUILD=$(BUILD) FDT_BUILD=$(BUILD) FDTUNE=$(BUILD)/fdtune FDTUNE_REPORT_DIR=$(BUILD) \
-           SANFLAGS="$(SANFLAGS)" MAKE="$(MAKE)" sh tests/run_test.sh $(BUILD)/test-logs
+           SANFLAGS="$(SANFLAGS)" MAKE=make sh tests/run_test.sh $(BUILD)/test-logs
 ALL_TESTS := $(RUN_TESTS:%=test-c-%) $(SH_TESTS:%=test-sh-%) test-layers
 TEST_TARGETS := $(foreach t,$(LONGEST),$(filter $(t),$(ALL_TESTS))) $(filter-out $(LONGEST),$(ALL_TESTS))
 .PHONY: side-by-side $(TEST_TARGETS)

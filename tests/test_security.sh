@@ -231,7 +231,10 @@ peer() {
     shift 2
     rm -f "$out" # what an earlier peer wrote there must not be read as this one's
     if [ -n "$who" ]; then
-        as "$who" "$dir/peer" "$@" >"$out" 2>&1 &
+        # setpriv itself, not the function as(): $! must be the peer's pid (setpriv execs
+        # it), not a subshell's, or stop_peers kills the subshell and leaves the peer
+        # running, holding whatever descriptors the test was given (make's jobserver).
+        setpriv --reuid="$who" --regid="$who" --clear-groups "$dir/peer" "$@" >"$out" 2>&1 &
     else
         "$dir/peer" "$@" >"$out" 2>&1 &
     fi
