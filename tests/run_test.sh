@@ -16,6 +16,12 @@ name=$2
 shift 2
 mkdir -p "$logdir"
 log=$logdir/$name.log
+for tool in setsid flock ps; do
+    if ! command -v $tool >/dev/null 2>&1; then
+        echo "== $name: FAILED: $tool is not installed (scripts/install-deps.sh)"
+        exit 1
+    fi
+done
 rm -f "$log.sid"
 start=$(date +%s)
 # shellcheck disable=SC2016
