@@ -7,7 +7,9 @@
 # built once; each mutant changes one file, the build redoes what depends on it, the test
 # runs, and the file is put back. A mutation that no longer applies (the code moved) fails
 # the run: it must be brought up to date, never skipped.
-# Usage: sh tests/mutants.sh [NAME...]   (default: every mutant; about 20 minutes on 2 cores)
+# Usage: sh tests/mutants.sh [NAME...]   (default: every mutant. On 2 cores each takes a few
+# minutes but resume_measures_again, under which test_daemon.sh waits out its bounds: half
+# an hour or more)
 set -u
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dir=$(mktemp -d /tmp/fdt-mutants-XXXXXX)
