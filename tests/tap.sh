@@ -78,6 +78,32 @@ wait_answering() {
     done
 }
 
+# field NAME: the value of a string or number field in a one-line JSON answer on stdin.
+field() {
+    sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p" | head -1
+}
+
+# job_state JOB, job_finished JOB: a job's state as `fdtune status` gives it; whether it ended.
+job_state() {
+    "$FDTUNE" status "$1" --json | field state
+}
+
+job_finished() {
+    case $(job_state "$1") in done | failed | cancelled) return 0 ;; *) return 1 ;; esac
+}
+
+# wait_until SECONDS COMMAND...: 0 once COMMAND succeeds, 1 if it has not within SECONDS.
+wait_until() {
+    limit=$1
+    shift
+    i=0
+    while ! "$@" >/dev/null 2>&1; do
+        i=$((i + 1))
+        [ $i -gt $((limit * 10)) ] && return 1
+        sleep 0.1
+    done
+}
+
 # stop_daemon: SIGTERM to $pid; returns its exit status and forgets it.
 stop_daemon() {
     kill -TERM "$pid"

@@ -56,26 +56,6 @@ start_daemon() { # start_daemon [CONFIG]
     wait_answering
 }
 
-# The value of a string or number field in a one-line JSON answer.
-field() {
-    sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p" | head -1
-}
-
-job_state() {
-    "$FDTUNE" status "$1" --json | field state
-}
-
-wait_until() { # wait_until SECONDS COMMAND...
-    limit=$1
-    shift
-    i=0
-    while ! "$@" >/dev/null 2>&1; do
-        i=$((i + 1))
-        [ $i -gt $((limit * 10)) ] && return 1
-        sleep 0.1
-    done
-}
-
 job_warm() { # a job's warm start: the job ids and row counts it draws on
     "$FDTUNE" status "$1" --json | sed -n 's/.*"warm":"\([0-9,:]*\)".*/\1/p'
 }
@@ -93,10 +73,6 @@ worker_pid() {
 # A process that is gone, or a zombie no one has reaped yet.
 process_gone() {
     [ ! -e "/proc/$1" ] || grep -q '^[0-9]* ([^)]*) Z' "/proc/$1/stat"
-}
-
-job_finished() {
-    case $(job_state "$1") in done | failed | cancelled) return 0 ;; *) return 1 ;; esac
 }
 
 # first-pass result rows of the export, one "job,variant,status,median" per line

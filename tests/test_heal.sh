@@ -57,29 +57,6 @@ start_daemon() {
     wait_answering
 }
 
-field() {
-    sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p" | head -1
-}
-
-job_state() {
-    "$FDTUNE" status "$1" --json | field state
-}
-
-job_finished() {
-    case $(job_state "$1") in done | failed | cancelled) return 0 ;; *) return 1 ;; esac
-}
-
-wait_until() { # wait_until SECONDS COMMAND...
-    limit=$1
-    shift
-    i=0
-    while ! "$@" >/dev/null 2>&1; do
-        i=$((i + 1))
-        [ $i -gt $((limit * 10)) ] && return 1
-        sleep 0.1
-    done
-}
-
 # A job's first-pass rows, one "status,message" per line.
 job_rows() {
     "$FDTUNE" export --what results --format csv >"$dir/export.csv" || return 1

@@ -48,33 +48,9 @@ start_daemon() { # start_daemon DB
     wait_answering
 }
 
-# The value of a string or number field in a one-line JSON answer.
-field() {
-    sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p" | head -1
-}
-
-job_state() {
-    "$FDTUNE" status "$1" --json | field state
-}
-
-wait_until() { # wait_until SECONDS COMMAND...
-    limit=$1
-    shift
-    i=0
-    while ! "$@" >/dev/null 2>&1; do
-        i=$((i + 1))
-        [ $i -gt $((limit * 10)) ] && return 1
-        sleep 0.1
-    done
-}
-
 job_has_progress() { # job_has_progress JOB N: at least N variants measured
     done_count=$("$FDTUNE" status "$1" --json | field done)
     [ "${done_count:-0}" -ge "$2" ]
-}
-
-job_finished() {
-    case $(job_state "$1") in done | failed | cancelled) return 0 ;; *) return 1 ;; esac
 }
 
 log_has() { grep -q "$1" "$LOG"; }
