@@ -95,7 +95,7 @@ endif
 PROGRAMS := $(BUILD)/fdtuned $(BUILD)/fdtune-worker $(BUILD)/fdtune
 HEADERS := $(wildcard tuner/*/*.h cli/*.h cli/include/*.h db/*.h config/*.h)
 
-.PHONY: all check test fuzz run clean install uninstall
+.PHONY: all check test fuzz run clean install uninstall hip-nvidia
 all: $(PROGRAMS) $(BUILD)/libfdtune.a $(BUILD)/libfdtune.so $(BUILD)/fdtune.pc \
      $(BUILD)/examples/heat $(BUILD)/examples/heat_f
 
@@ -286,6 +286,30 @@ else
 fuzz:
 	$(MAKE) FUZZ=1 BUILD=$(BUILD)/fuzz fuzz
 endif
+
+# make hip-nvidia: the test-only HIP platform for NVIDIA GPUs (tests/hip_nvidia/), built
+# where CUDA is installed, never by all or install: $(BUILD)/hip-nvidia/libamdhip64.so,
+# exporting exactly the HIP runtime and hiprtc functions hip.c looks up (its API list, read
+# from the source), checked after the link. LD_LIBRARY_PATH=$(BUILD)/hip-nvidia puts it in
+# front of any ROCm; the hip backend then runs on the NVIDIA GPU (bench/hip_nvidia.sh).
+CUDA_HOME ?= /usr/local/cuda
+HIPNV := $(BUILD)/hip-nvidia
+HIPNV_API = grep -o 'X(\(RUNTIME\|RTC\), [A-Za-z]*)' tuner/backends/hip.c | sed 's/.*, //; s/)//' | sort
+
+hip-nvidia: $(HIPNV)/libamdhip64.so
+
+$(HIPNV)/exports.map: tuner/backends/hip.c
+	@mkdir -p $(@D)
+	{ echo '{ global:'; $(HIPNV_API) | sed 's/$$/;/'; echo 'local: *; };'; } >$@
+
+$(HIPNV)/libamdhip64.so: tests/hip_nvidia/hip_nvidia.c $(HIPNV)/exports.map
+	gcc -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -I$(CUDA_HOME)/include $< -o $@ \
+	  -Wl,--version-script=$(HIPNV)/exports.map -Wl,-soname,libamdhip64.so \
+	  -L$(CUDA_HOME)/lib64/stubs -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
+	  -lcuda -lnvrtc -lpthread
+	nm -D --defined-only $@ | awk '{print $$3}' | sort >$(HIPNV)/exported
+	$(HIPNV_API) | diff $(HIPNV)/exported - || \
+	  { echo "$@ must export exactly hip.c's API list" >&2; rm -f $@; exit 1; }
 
 # make install / uninstall: PREFIX (default /usr/local), DESTDIR (a staging root). The
 # daemon finds its worker in libexec; the settings go where fdtuned reads them (/etc) for

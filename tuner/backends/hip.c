@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@ enum group { RUNTIME, RTC, COMGR, GROUPS };
     X(RUNTIME, hipGetDeviceProperties) X(RUNTIME, hipStreamSynchronize)                       \
     X(RUNTIME, hipDriverGetVersion) X(RUNTIME, hipRuntimeGetVersion)                          \
     X(RUNTIME, hipModuleLoadData) X(RUNTIME, hipModuleGetFunction) X(RUNTIME, hipModuleUnload) \
+    X(RUNTIME, hipFuncGetAttribute)                                                           \
     X(RUNTIME, hipMalloc) X(RUNTIME, hipFree) X(RUNTIME, hipMemcpyHtoD)                       \
     X(RUNTIME, hipMemcpyDtoH) X(RUNTIME, hipMemsetD32Async) X(RUNTIME, hipMemcpyDtoDAsync)    \
     X(RUNTIME, hipModuleLaunchKernel) X(RUNTIME, hipEventCreate) X(RUNTIME, hipEventDestroy)  \
@@ -115,10 +117,14 @@ static fdt_status need(enum group g, fdt_error *err)
     return libs.loaded[g] ? FDT_OK : fdt_fail(err, FDT_ERROR, "%s", libs.error[g]);
 }
 
-/* HIP numbers versions major * 10^7 + minor * 10^5 + patch. */
+/* HIP on AMD numbers versions major * 10^7 + minor * 10^5 + patch; HIP's NVIDIA platform
+ * passes CUDA's numbers through (major * 1000 + minor * 10), which stay under 10^7. */
 static void format_version(const char *prefix, int v, char *out, size_t len)
 {
-    snprintf(out, len, "%s%d.%d.%d", prefix, v / 10000000, v / 100000 % 100, v % 100000);
+    if (v >= 10000000)
+        snprintf(out, len, "%s%d.%d.%d", prefix, v / 10000000, v / 100000 % 100, v % 100000);
+    else
+        snprintf(out, len, "%s%d.%d", prefix, v / 1000, v % 1000 / 10);
 }
 
 /* --- compiling --- */
@@ -363,16 +369,28 @@ static fdt_status thread_device(int *device, fdt_error *err)
     return s;
 }
 
+/* The vendor and the target hiprtc compiles for. On AMD gcnArchName names the target with
+ * its features ("gfx90a:sramecc+:xnack-"); code compiled for the bare processor runs with
+ * either setting. HIP's NVIDIA platform leaves gcnArchName unset (the caller's zeros) and
+ * gcnArch 0, and its hiprtc is NVRTC, whose target is sm_<major><minor>. */
+static void fill_target(fdt_device_info *in, const hipDeviceProp_t *p)
+{
+    if (p->gcnArchName[0] == '\0') {
+        snprintf(in->vendor, sizeof in->vendor, "NVIDIA");
+        snprintf(in->arch, sizeof in->arch, "sm_%d%d", p->major, p->minor);
+        return;
+    }
+    snprintf(in->vendor, sizeof in->vendor, "AMD");
+    snprintf(in->arch, sizeof in->arch, "%.*s", (int)strcspn(p->gcnArchName, ":"),
+             p->gcnArchName);
+}
+
 static void fill_info(fdt_device_info *in, hipDeviceProp_t *p, int driver)
 {
     p->name[sizeof p->name - 1] = p->gcnArchName[sizeof p->gcnArchName - 1] = '\0';
     snprintf(in->backend, sizeof in->backend, "hip");
-    snprintf(in->vendor, sizeof in->vendor, "AMD");
     snprintf(in->name, sizeof in->name, "%.*s", (int)sizeof in->name - 1, p->name);
-    /* gcnArchName carries target features ("gfx90a:sramecc+:xnack-"); code compiled for the
-     * bare processor runs with either setting. */
-    snprintf(in->arch, sizeof in->arch, "%.*s", (int)strcspn(p->gcnArchName, ":"),
-             p->gcnArchName);
+    fill_target(in, p);
     in->compute_units = p->multiProcessorCount;
     in->memory_bytes = p->totalGlobalMem;
     in->l2_bytes = (uint64_t)p->l2CacheSize;
@@ -389,7 +407,7 @@ static void fill_info(fdt_device_info *in, hipDeviceProp_t *p, int driver)
 
 static fdt_status read_info(fdt_backend *b, fdt_error *err)
 {
-    hipDeviceProp_t p;
+    hipDeviceProp_t p = {0}; /* fields a platform leaves unset read as zero (fill_target) */
     int driver = 0;
     fdt_status s = check(api.hipGetDeviceProperties(&p, b->device), FDT_ERROR,
                          "hipGetDeviceProperties", err);
@@ -453,13 +471,38 @@ static const fdt_device_info *hip_info(fdt_backend *b)
 
 /* --- kernels --- */
 
+/* A loaded function's resources as the runtime reports them: where the code object is not
+ * AMDGPU's (HIP's NVIDIA platform: PTX), so that the reader cannot. No scalar registers. */
+static fdt_status function_resources(hipFunction_t f, fdt_resources *out, fdt_error *err)
+{
+    static const struct {
+        hipFunction_attribute attribute;
+        size_t offset;
+    } asked[] = {
+        {HIP_FUNC_ATTRIBUTE_NUM_REGS, offsetof(fdt_resources, vgprs)},
+        {HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, offsetof(fdt_resources, scratch_bytes)},
+        {HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, offsetof(fdt_resources, shared_bytes)},
+        {HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, offsetof(fdt_resources, max_threads)},
+    };
+    fdt_status s = FDT_OK;
+    out->sgprs = -1;
+    for (size_t i = 0; s == FDT_OK && i < sizeof asked / sizeof asked[0]; i++)
+        s = check(api.hipFuncGetAttribute((int *)((char *)out + asked[i].offset),
+                                          asked[i].attribute, f),
+                  FDT_LAUNCH_ERROR, "hipFuncGetAttribute", err);
+    return s;
+}
+
 static fdt_status hip_load(fdt_backend *b, const fdt_code *code, const char *entry,
                            fdt_kernel **out, fdt_error *err)
 {
     fdt_kernel *k = calloc(1, sizeof *k);
     if (!k)
         return fdt_fail(err, FDT_ERROR, "hip backend: out of memory");
-    fdt_status s = fdt_amdgpu_resources(code->data, code->size, entry, &k->resources, err);
+    const int amdgpu = fdt_amdgpu_is_code_object(code->data, code->size);
+    fdt_status s = amdgpu ? fdt_amdgpu_resources(code->data, code->size, entry, &k->resources,
+                                                 err)
+                          : FDT_OK;
     if (s == FDT_OK)
         s = use_device(b, err);
     if (s == FDT_OK)
@@ -468,6 +511,8 @@ static fdt_status hip_load(fdt_backend *b, const fdt_code *code, const char *ent
     if (s == FDT_OK) {
         s = check(api.hipModuleGetFunction(&k->function, k->module, entry), FDT_LAUNCH_ERROR,
                   "hipModuleGetFunction", err);
+        if (s == FDT_OK && !amdgpu)
+            s = function_resources(k->function, &k->resources, err);
         if (s != FDT_OK)
             api.hipModuleUnload(k->module);
     }
