@@ -1,0 +1,106 @@
+#!/bin/bash
+# bench/hip_nvidia.sh PHASE - the hip backend and libfdtune's hip path run on a lent NVIDIA
+# GPU through the test-only HIP platform (tests/hip_nvidia/, `make STATIC=1 all hip-nvidia`
+# here; carry build-static/): its libamdhip64.so comes first on LD_LIBRARY_PATH, so every
+# hip call of our code runs, mapped onto CUDA as HIP's NVIDIA platform maps it. Each
+# command's output goes to $OUT/<phase>.txt headed by the exact command (issue 29).
+set -u
+FDTUNE=${FDTUNE:-build-static/fdtune}
+SANITIZER=${SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
+OUT=${OUT:-bench/out}
+LIMIT=${LIMIT:-280} # seconds any one command may take
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$PWD/build-static/hip-nvidia${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. bench/daemon.sh
+
+# run NAME COMMAND...: COMMAND, at most $LIMIT s, its output to $OUT/NAME.txt and stdout.
+run() {
+    local name=$1
+    shift
+    { echo "\$ $*"; timeout "$LIMIT" "$@" 2>&1; echo "exit status: $?"; echo; } |
+        tee -a "$OUT/$name.txt"
+}
+
+# Each shape of $SHAPES (NXxNYxNZ) benched whole on hip, then on cuda, $REPS times
+# alternating: every variant verified and timed, the device copy timed beside the leaders
+# in each run; the summary lines side by side with hip's best over cuda's.
+pair() {
+    for shape in ${SHAPES:-100x200x300 512x512x512}; do
+        for _ in $(seq "${REPS:-1}"); do
+            for backend in hip cuda; do
+                run pair "$FDTUNE" bench ${shape//x/ } --backend $backend --top 5
+            done
+        done
+    done
+    grep '^summary' "$OUT/pair.txt" | awk '
+        { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } }
+        f["backend"] == "hip" { hip = f["best_gbps"] }
+        f["backend"] == "cuda" { printf "%s hip %.1f cuda %.1f hip/cuda %.4f\n", f["shape"],
+                                 hip, f["best_gbps"], hip / f["best_gbps"] }' |
+        tee -a "$OUT/pair.txt"
+}
+
+# Every variant of every family on odd shapes, and memcheck over a subset of each family.
+verify() {
+    run verify "$FDTUNE" bench 13 17 11 --backend hip --samples 2 --leader-samples 5 --min-sample-ms 0.05 --top 3
+    run verify "$FDTUNE" bench 33 9 21 --backend hip --radius 4 --precision float --samples 2 --leader-samples 5 --min-sample-ms 0.05 --top 3
+    for family in naive tiled zmarch zvec zroll smem xytile; do
+        run memcheck "$SANITIZER" --tool memcheck --leak-check full --error-exitcode 99 \
+            "$FDTUNE" bench 45 70 29 --radius 2 --backend hip --family "$family" --subset 6 \
+            --samples 1 --leaders 1 --leader-samples 1 --min-sample-ms 0.01 --top 2
+    done
+    grep -c '^exit status: 0' "$OUT/memcheck.txt" | sed 's/^/memcheck runs clean: /' | tee -a "$OUT/memcheck.txt"
+}
+
+# fdtuned on the hip backend: a guided tune and an exact query; then the test-only families,
+# a variant that faults and one that never ends, each to be stored as crashed or timeout
+# while the job goes on with a new worker.
+daemon() {
+    export FDTUNE_SOCKET=/tmp/fdt-hip/fdtuned.sock
+    rm -rf /tmp/fdt-hip && mkdir -p /tmp/fdt-hip
+    BACKEND=hip daemon_start "$OUT/daemon.log" --db /tmp/fdt-hip/fdtuned.db
+    run daemon "$FDTUNE" devices
+    run daemon "$FDTUNE" tune 512 512 512 --wait
+    run daemon "$FDTUNE" query 512 512 512 --json
+    run daemon "$FDTUNE" shutdown
+    wait "$DAEMON_PID"
+    printf '[worker]\ntest_families = true\nvariant_deadline_ms = 20000\n' >/tmp/fdt-faults.conf
+    BACKEND=hip daemon_start "$OUT/daemon.log" --db /tmp/fdt-hip/fdtuned.db --config /tmp/fdt-faults.conf
+    run daemon "$FDTUNE" tune 64 64 64 --family fault --wait
+    run daemon "$FDTUNE" tune 64 64 64 --family spin --wait
+    run daemon "$FDTUNE" export --what results --format csv
+    run daemon "$FDTUNE" status
+    run daemon "$FDTUNE" shutdown
+    wait "$DAEMON_PID"
+}
+
+# The heat solver through libfdtune, which takes hip first: tuned through a hip fdtuned, its
+# answer, the solver twice (the second start's module from the disk cache) and with kernel
+# 1; then with no daemon (the fallback, same path), and one solver run under memcheck.
+solver() {
+    export FDTUNE_SOCKET=/tmp/fdt-hip-solver/fdtuned.sock FDTUNE_CACHE_DIR=/tmp/fdt-hip-cache
+    rm -rf /tmp/fdt-hip-solver "$FDTUNE_CACHE_DIR" && mkdir -p /tmp/fdt-hip-solver
+    BACKEND=hip daemon_start "$OUT/solver.log" --db /tmp/fdt-hip-solver/fdtuned.db
+    local heat=build-static/examples/heat
+    for shape in ${SOLVER_SHAPES:-512x512x512 100x200x300}; do
+        local args="${shape//x/ } --precision double"
+        run solver "$FDTUNE" tune $args --wait
+        run solver "$FDTUNE" query $args
+        run solver "$heat" $args --steps "${STEPS:-200}"
+        run solver "$heat" $args --steps "${STEPS:-200}"
+        run solver "$heat" $args --steps "${STEPS:-200}" --kernel1
+    done
+    run solver "$FDTUNE" shutdown
+    wait "$DAEMON_PID"
+    run solver "$heat" 256 256 256 --steps "${STEPS:-200}"
+    run solver "$SANITIZER" --tool memcheck --leak-check full --error-exitcode 99 \
+        "$heat" 100 200 300 --steps 3
+}
+
+case "${1:-}" in
+pair | verify | daemon | solver) "$1" ;;
+*)
+    echo "usage: bench/hip_nvidia.sh pair|verify|daemon|solver" >&2
+    exit 2
+    ;;
+esac
