@@ -294,7 +294,7 @@ endif
 # front of any ROCm; the hip backend then runs on the NVIDIA GPU (bench/hip_nvidia.sh).
 CUDA_HOME ?= /usr/local/cuda
 HIPNV := $(BUILD)/hip-nvidia
-HIPNV_API = grep -o 'X(\(RUNTIME\|RTC\), [A-Za-z]*)' tuner/backends/hip.c | sed 's/.*, //; s/)//' | sort
+HIPNV_API = grep -o 'X(\(RUNTIME\|RTC\), [A-Za-z0-9_]*)' tuner/backends/hip.c | sed 's/.*, //; s/)//' | sort
 
 hip-nvidia: $(HIPNV)/libamdhip64.so
 

@@ -5,6 +5,17 @@
 # hip call of our code runs, mapped onto CUDA as HIP's NVIDIA platform maps it. Each
 # command's output goes to $OUT/<phase>.txt headed by the exact command (issue 29).
 set -u
+# The lent machine has Ubuntu's ROCm 5 runtime and comgr installed, which a host with HIP's
+# NVIDIA platform would not: the hip backend would fall back to that runtime wherever ours
+# lacked a function, and would ask that comgr, which knows no sm_ target. So everything runs
+# in a mount namespace of its own where each ROCm library reads as empty.
+if [ -z "${FDT_ROCM_HIDDEN:-}" ]; then
+    exec env FDT_ROCM_HIDDEN=1 unshare -m bash -c '
+        for lib in $(ldconfig -p | awk "/amdhip64|hiprtc|amd_comgr/ { print \$NF }"); do
+            mount --bind /dev/null "$(readlink -f "$lib")" || exit 1
+        done
+        exec "$0" "$@"' "$0" "$@"
+fi
 FDTUNE=${FDTUNE:-build-static/fdtune}
 SANITIZER=${SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
 OUT=${OUT:-bench/out}

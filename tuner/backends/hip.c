@@ -62,14 +62,18 @@ static const char *load_group(enum group g, void *lib)
     return NULL;
 }
 
+#define MAX_NAMES 8
+
 static const struct {
     const char *what;
-    const char *names[6];
+    const char *names[MAX_NAMES];
 } libraries[GROUPS] = {
-    [RUNTIME] = {"the HIP runtime", {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"}},
+    [RUNTIME] = {"the HIP runtime", {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6",
+                                     "libamdhip64.so.5"}},
     /* ROCm 5 (Debian 12's) has hiprtc inside the runtime library. */
-    [RTC] = {"hiprtc", {"libhiprtc.so", "libhiprtc.so.6", "libhiprtc.so.5", "libamdhip64.so",
-                        "libamdhip64.so.6", "libamdhip64.so.5"}},
+    [RTC] = {"hiprtc", {"libhiprtc.so", "libhiprtc.so.7", "libhiprtc.so.6", "libhiprtc.so.5",
+                        "libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6",
+                        "libamdhip64.so.5"}},
     [COMGR] = {"comgr", {"libamd_comgr.so", "libamd_comgr.so.3", "libamd_comgr.so.2"}},
 };
 
@@ -83,7 +87,7 @@ static void load_library(enum group g)
 {
     char tried[256] = "", why[512] = "";
     size_t used = 0;
-    for (size_t i = 0; i < 6 && libraries[g].names[i]; i++) {
+    for (size_t i = 0; i < MAX_NAMES && libraries[g].names[i]; i++) {
         const char *name = libraries[g].names[i];
         used += (size_t)snprintf(tried + used, sizeof tried - used, "%s%s", i ? ", " : "", name);
         void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
