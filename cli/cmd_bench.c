@@ -24,6 +24,8 @@ static const char bench_help[] =
     "  --backend B               auto, hip, cuda or cpu (default auto)\n"
     "  --device N                device index (default 0)\n"
     "  --family F                only this kernel family (" FDT_FAMILIES_HELP ")\n"
+    "  --space auto|nvidia|amd   whose facts choose the parameter lists (default auto: the\n"
+    "                            device's vendor's); amd shows the AMD space on any backend\n"
     "  --top N                   rows of the table (default 20)\n"
     "  --subset N                measure N variants spread evenly over the space, not all\n"
     "  --variant NAME            measure only this variant, e.g. tiled:64x1x2:m4:asc\n"
@@ -39,7 +41,7 @@ static const char bench_help[] =
 
 enum { OPT_PRECISION = 256, OPT_RADIUS, OPT_CACHE, OPT_BACKEND, OPT_DEVICE, OPT_FAMILY, OPT_TOP,
        OPT_SAMPLES, OPT_LEADERS, OPT_LEADER_SAMPLES, OPT_MIN_SAMPLE, OPT_TIMEOUT, OPT_THREADS,
-       OPT_SEED, OPT_SUBSET, OPT_VARIANT, OPT_TEST_FAMILIES, OPT_LIST, OPT_HELP };
+       OPT_SEED, OPT_SUBSET, OPT_VARIANT, OPT_TEST_FAMILIES, OPT_LIST, OPT_SPACE, OPT_HELP };
 
 static const struct option options[] = {
     {"precision", required_argument, NULL, OPT_PRECISION},
@@ -60,6 +62,7 @@ static const struct option options[] = {
     {"variant", required_argument, NULL, OPT_VARIANT},
     {"test-families", no_argument, NULL, OPT_TEST_FAMILIES},
     {"list", no_argument, NULL, OPT_LIST},
+    {"space", required_argument, NULL, OPT_SPACE},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -181,6 +184,11 @@ static int parse_option(int opt, const char *arg, bench_args *a)
         fprintf(stderr, "fdtune: --variant: %s\n", why);
         return -1;
     }
+    case OPT_SPACE:
+        if (fdt_space_profile_parse(arg, &o->filter.space) == 0)
+            return 0;
+        fprintf(stderr, "fdtune: --space must be auto, nvidia or amd, not '%s'\n", arg);
+        return -1;
     case OPT_MIN_SAMPLE: return parse_ms(arg, "--min-sample-ms", &o->timing.min_sample_ms);
     case OPT_TIMEOUT: return parse_ms(arg, "--timeout-ms", &o->timing.timeout_ms);
     case OPT_TEST_FAMILIES: o->filter.test_families = 1; return 0;
@@ -420,8 +428,9 @@ static void print_variants(const fdt_problem *p, const fdt_device_info *dev,
         printf("%s: %zu variants\n", one.family, n);
         total += n;
     }
-    printf("total: %zu variants for %dx%dx%d %s radius %d on %s (%s)\n", total, p->nx, p->ny,
-           p->nz, fdt_precision_name(p->precision), p->radius, dev->name, dev->arch);
+    printf("total: %zu variants for %dx%dx%d %s radius %d on %s (%s), %s space\n", total, p->nx,
+           p->ny, p->nz, fdt_precision_name(p->precision), p->radius, dev->name, dev->arch,
+           fdt_space_profile_name(fdt_space_profile_for(filter, dev)));
 }
 
 int fdt_cmd_variants(int argc, char **argv)

@@ -9,6 +9,9 @@
  *   FDT_IDX       int when every index of the grid fits, else long long
  *   FDT_BX/BY/BZ  block dimensions
  *   FDT_LB        1: __launch_bounds__(block threads), so the compiler may use more registers
+ *   FDT_WPE       0 (unset), or the least waves per EU (SIMD) the AMD compiler must leave
+ *                 registers for: amdgpu_waves_per_eu(FDT_WPE), what HIP's __launch_bounds__
+ *                 makes of its second argument; ignored by NVRTC and the host (below)
  *   FDT_NT        1: nontemporal (streaming) stores of f, which is not read again soon
  *   FDT_MAP       1: blog part 4's remapped grid (blockIdx.x -> y, .y -> z, .z -> x), so that
  *                 consecutive blocks walk y first and share the xy planes they read in L2
@@ -74,11 +77,28 @@ __device__ __forceinline__ real star_point(const real *u, I pos, I line, I slice
     return acc;
 }
 
-#if FDT_LB
-#define FDT_BOUNDS __launch_bounds__(FDT_BX * FDT_BY * FDT_BZ)
-#else
-#define FDT_BOUNDS
+#ifndef FDT_WPE
+#define FDT_WPE 0
 #endif
+
+#if FDT_LB
+#define FDT_LAUNCH_BOUNDS __launch_bounds__(FDT_BX * FDT_BY * FDT_BZ)
+#else
+#define FDT_LAUNCH_BOUNDS
+#endif
+
+/* The attribute itself, not __launch_bounds__' second argument: hiprtc's own header does not
+ * promise the two-argument form, and clang takes the attribute with or without lb. NVRTC
+ * ignores it: __launch_bounds__' second argument there counts blocks per SM, which the
+ * NVIDIA space never varies, and a guess at converting waves per SIMD into it would tune
+ * something the name does not say; a wpe variant on NVIDIA is its wpe-0 twin's code. */
+#if FDT_WPE && defined(__HIPCC_RTC__)
+#define FDT_OCCUPANCY __attribute__((amdgpu_waves_per_eu(FDT_WPE)))
+#else
+#define FDT_OCCUPANCY
+#endif
+
+#define FDT_BOUNDS FDT_LAUNCH_BOUNDS FDT_OCCUPANCY
 
 #if FDT_MAP
 #define BLOCK_X blockIdx.z

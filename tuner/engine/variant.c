@@ -14,7 +14,7 @@ extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
     fdt_kernel_source_hazard[], fdt_kernel_source_compare[], fdt_kernel_source_persist[],
     fdt_kernel_source_copy[];
 
-/* Parameter lists; 0 terminates each. */
+/* Parameter lists; -1 terminates each. */
 typedef struct value_list {
     int v[8];
 } value_list;
@@ -28,6 +28,13 @@ typedef enum shared_tiles { SHARED_NONE, SHARED_QUEUE, SHARED_PAIR } shared_tile
  * (zvec, zroll, xytile). */
 typedef enum x_share { X_POINT, X_VECTOR } x_share;
 
+/* The value lists one profile offers for a family, and the prunes of that profile alone. */
+typedef struct family_space {
+    value_list bx, by, bz, m, mz, order, lb, nt, map, band, wpe, bug;
+    int whole_waves; /* blocks of whole wavefronts (warps) only */
+    int max_windows; /* 0, or the most z-window values, m x (2R+1), a thread may hold */
+} family_space;
+
 struct fdt_family {
     const char *name;
     const char *source;
@@ -36,7 +43,9 @@ struct fdt_family {
     x_share x;
     int test_only;
     int hazard;      /* test only: FDT_HAZARD, what its variant with 64-wide blocks does */
-    value_list bx, by, bz, m, mz, order, lb, nt, map, band, bug;
+    family_space nvidia; /* chosen on the H100 and H200 (bench/results/) */
+    family_space amd;    /* from AMD's published facts (docs/kernels.md); a family without
+                            AMD lists (the test-only ones) offers its NVIDIA lists there */
     int max_threads; /* a cap of the family's own, under the device limit */
 };
 
@@ -45,54 +54,117 @@ struct fdt_family {
 #define OFF {{0, -1}}
 #define BOTH {{0, 1, -1}}
 #define ONE {{1, -1}}
+/* A band value that stands for the rows whose planes in flight fill 1/d of the device's L2,
+ * resolved per variant by band_rows(); a list's shares go from the smallest up. */
+#define L2_SHARE(d) (-100 - (d))
+#define L2_BANDS {{0, L2_SHARE(4), L2_SHARE(2), L2_SHARE(1), -1}}
+/* The waves-per-EU values the AMD profile offers: unset (the compiler's default, 1) and the
+ * two that cap a thread at a half and a quarter of the VGPRs (docs/kernels.md). */
+#define WAVES {{0, 2, 4, -1}}
 
-/* -1 ends a list (0 is a value). The lists are chosen so that an exhaustive search of one
- * shape stays near a thousand variants: block shapes known to matter, m and mz in powers
- * of two up to where registers or planes run out. */
+/* NVIDIA: the lists are chosen so that an exhaustive search of one shape stays near two
+ * thousand variants: block shapes known to matter, m and mz in powers of two up to where
+ * registers or planes run out.
+ *
+ * AMD (docs/kernels.md, "The hip space (AMD)", has each choice's source): launch bounds
+ * always, since without them the compiler assumes 1024-thread blocks and spills (90 of the
+ * 97 gfx906 code objects with scratch in bench/results/hip_resources_gfx90a_gfx906.tsv have
+ * no lb); nontemporal stores in every family (AMD measured +19% from them alone, Laplacian
+ * part 3), and both ways in naive, the baseline they were measured on; blocks of whole
+ * 64-wide wavefronts; z-walks of 32 to 256 planes, since a z-window's halo planes do not
+ * survive in a 4 or 8 MiB L2 between short chunks; y-bands sized in bytes against the L2
+ * (Laplacian part 4's subdomains, 555 -> 1176 GB/s at 1024^3 on an MI250X GCD), in tiled,
+ * the blog's own kernel, and zvec; the remapped grid in tiled (the blog's kernel 6); a
+ * waves-per-EU knob where registers bound occupancy. */
 static const fdt_family families[] = {
     {.name = "naive", .source = fdt_kernel_source_naive,
-     .bx = {{64, 128, 256, 512, 1024, -1}}, .by = {{1, 2, -1}}, .bz = {{1, 2, -1}}, .m = ONE,
-     .mz = ONE, .order = OFF, .lb = BOTH, .nt = BOTH, .map = BOTH, .band = OFF, .bug = OFF,
+     .nvidia = {.bx = {{64, 128, 256, 512, 1024, -1}}, .by = {{1, 2, -1}}, .bz = {{1, 2, -1}},
+                .m = ONE, .mz = ONE, .order = OFF, .lb = BOTH, .nt = BOTH, .map = BOTH,
+                .band = OFF, .wpe = OFF, .bug = OFF},
+     /* Blocks deep in z too: 128x1x8 took the blog's 1024^3 from 555 to 934 GB/s. */
+     .amd = {.bx = {{64, 128, 256, 512, 1024, -1}}, .by = {{1, 2, -1}}, .bz = {{1, 2, 8, -1}},
+             .m = ONE, .mz = ONE, .order = OFF, .lb = ONE, .nt = BOTH, .map = BOTH,
+             .band = OFF, .wpe = OFF, .bug = OFF, .whole_waves = 1},
      .max_threads = 1024},
+    /* AMD: the blog's kernel 5 (m rows a thread, ascending loads, lb, nt); its best m was 4
+     * to 16 by GPU, 16 without spills once bounded. */
     {.name = "tiled", .source = fdt_kernel_source_tiled,
-     .bx = {{32, 64, 128, 256, -1}}, .by = {{1, 2, 4, -1}}, .bz = {{1, 2, -1}},
-     .m = {{1, 2, 4, 8, -1}}, .mz = ONE, .order = BOTH, .lb = BOTH, .nt = BOTH, .map = OFF,
-     .band = OFF, .bug = OFF, .max_threads = 512},
+     .nvidia = {.bx = {{32, 64, 128, 256, -1}}, .by = {{1, 2, 4, -1}}, .bz = {{1, 2, -1}},
+                .m = {{1, 2, 4, 8, -1}}, .mz = ONE, .order = BOTH, .lb = BOTH, .nt = BOTH,
+                .map = OFF, .band = OFF, .wpe = OFF, .bug = OFF},
+     .amd = {.bx = {{64, 128, 256, -1}}, .by = {{1, 2, 4, -1}}, .bz = ONE,
+             .m = {{2, 4, 8, 16, -1}}, .mz = ONE, .order = ONE, .lb = ONE, .nt = ONE,
+             .map = BOTH, .band = L2_BANDS, .wpe = {{0, 2, -1}}, .bug = OFF, .whole_waves = 1},
+     .max_threads = 512},
     {.name = "zmarch", .source = fdt_kernel_source_zmarch, .z_chunks = 1,
-     .bx = {{32, 64, 128, 256, -1}}, .by = {{1, 2, 4, 8, -1}}, .bz = ONE, .m = ONE,
-     .mz = {{8, 16, 32, 64, -1}}, .order = OFF, .lb = BOTH, .nt = BOTH, .map = OFF,
-     .band = OFF, .bug = OFF, .max_threads = 1024},
-    /* Bands (rows of the grid) for planes too wide to stay in L2 over a chunk's z-window. */
+     .nvidia = {.bx = {{32, 64, 128, 256, -1}}, .by = {{1, 2, 4, 8, -1}}, .bz = ONE, .m = ONE,
+                .mz = {{8, 16, 32, 64, -1}}, .order = OFF, .lb = BOTH, .nt = BOTH,
+                .map = OFF, .band = OFF, .wpe = OFF, .bug = OFF},
+     .amd = {.bx = {{64, 128, 256, -1}}, .by = {{1, 2, 4, -1}}, .bz = ONE, .m = ONE,
+             .mz = {{32, 64, 128, 256, -1}}, .order = OFF, .lb = ONE, .nt = ONE, .map = OFF,
+             .band = OFF, .wpe = {{0, 2, -1}}, .bug = OFF, .whole_waves = 1},
+     .max_threads = 1024},
+    /* Bands (rows of the grid) for planes too wide to stay in L2 over a chunk's z-window.
+     * AMD: zvec holds its whole z-window, mz + 2R vectors of 4 VGPRs in double, so its chunks
+     * stay short: 32 planes take 136 VGPRs at R=1, over half of gfx906's 256. */
     {.name = "zvec", .source = fdt_kernel_source_zvec, .z_chunks = 1, .x = X_VECTOR,
-     .bx = {{16, 32, 64, 128, -1}}, .by = {{1, 2, 4, 8, 16, -1}}, .bz = ONE, .m = ONE,
-     .mz = {{1, 2, 4, 8, -1}}, .order = OFF, .lb = BOTH, .nt = BOTH, .map = OFF,
-     .band = {{0, 64, 256, -1}}, .bug = OFF, .max_threads = 1024},
+     .nvidia = {.bx = {{16, 32, 64, 128, -1}}, .by = {{1, 2, 4, 8, 16, -1}}, .bz = ONE,
+                .m = ONE, .mz = {{1, 2, 4, 8, -1}}, .order = OFF, .lb = BOTH, .nt = BOTH,
+                .map = OFF, .band = {{0, 64, 256, -1}}, .wpe = OFF, .bug = OFF},
+     .amd = {.bx = {{16, 32, 64, 128, -1}}, .by = {{1, 2, 4, 8, 16, -1}}, .bz = ONE, .m = ONE,
+             .mz = {{8, 16, 32, -1}}, .order = OFF, .lb = ONE, .nt = ONE, .map = OFF,
+             .band = L2_BANDS, .wpe = {{0, 2, -1}}, .bug = OFF, .whole_waves = 1},
+     .max_threads = 1024},
     /* Long chunks and m rows per thread: L2 reads little more than the grid once (issue 16). */
     {.name = "zroll", .source = fdt_kernel_source_zroll, .z_chunks = 1, .x = X_VECTOR,
-     .bx = {{32, 64, -1}}, .by = {{2, 4, 8, -1}}, .bz = ONE, .m = {{1, 2, -1}},
-     .mz = {{8, 16, 32, -1}}, .order = OFF, .lb = BOTH, .nt = OFF, .map = OFF, .band = OFF,
-     .bug = OFF, .max_threads = 1024},
+     .nvidia = {.bx = {{32, 64, -1}}, .by = {{2, 4, 8, -1}}, .bz = ONE, .m = {{1, 2, -1}},
+                .mz = {{8, 16, 32, -1}}, .order = OFF, .lb = BOTH, .nt = OFF, .map = OFF,
+                .band = OFF, .wpe = OFF, .bug = OFF},
+     .amd = {.bx = {{32, 64, -1}}, .by = {{2, 4, 8, -1}}, .bz = ONE, .m = {{1, 2, -1}},
+             .mz = {{32, 64, 128, -1}}, .order = OFF, .lb = ONE, .nt = ONE, .map = OFF,
+             .band = OFF, .wpe = {{0, 2, -1}}, .bug = OFF, .whole_waves = 1},
+     .max_threads = 1024},
+    /* AMD: single-wavefront blocks (16x4, 32x2, 64x1) first among them, where a block's
+     * barrier costs next to nothing. */
     {.name = "smem", .source = fdt_kernel_source_smem, .shared = SHARED_QUEUE, .z_chunks = 1,
-     .bx = {{32, 64, 128, -1}}, .by = {{2, 4, 8, -1}}, .bz = ONE, .m = ONE,
-     .mz = {{16, 32, 64, -1}}, .order = OFF, .lb = BOTH, .nt = BOTH, .map = OFF,
-     .band = OFF, .bug = OFF, .max_threads = 1024},
+     .nvidia = {.bx = {{32, 64, 128, -1}}, .by = {{2, 4, 8, -1}}, .bz = ONE, .m = ONE,
+                .mz = {{16, 32, 64, -1}}, .order = OFF, .lb = BOTH, .nt = BOTH, .map = OFF,
+                .band = OFF, .wpe = OFF, .bug = OFF},
+     .amd = {.bx = {{16, 32, 64, -1}}, .by = {{1, 2, 4, 8, -1}}, .bz = ONE, .m = ONE,
+             .mz = {{32, 64, 128, 256, -1}}, .order = OFF, .lb = ONE, .nt = ONE, .map = OFF,
+             .band = OFF, .wpe = {{0, 2, -1}}, .bug = OFF, .whole_waves = 1},
+     .max_threads = 1024},
     /* High orders and wide planes: tiles tall enough (m rows a thread) for an R-wide halo
      * to cost little; launch bounds always, for the registers of m z-windows. The chunk
      * that wins depends on the grid: on the H200 mz 8 at 768x512x512 (2.5% over mz 32),
-     * mz 32 or 64 at 1024x1024x64 (7% over mz 8). */
+     * mz 32 or 64 at 1024x1024x64 (7% over mz 8). AMD: m z-windows of at most 20 values
+     * (m 4 to R=2, m 2 beyond): m 4 at R=4 took 278 VGPRs on gfx90a, one wave per SIMD,
+     * and spilled on gfx906 (hip_resources_gfx90a_gfx906.tsv). */
     {.name = "xytile", .source = fdt_kernel_source_xytile, .shared = SHARED_PAIR,
-     .z_chunks = 1, .x = X_VECTOR, .bx = {{16, 32, 64, -1}}, .by = {{4, 8, 16, -1}}, .bz = ONE,
-     .m = {{2, 4, -1}}, .mz = {{8, 16, 32, 64, -1}}, .order = OFF, .lb = ONE, .nt = OFF,
-     .map = OFF, .band = OFF, .bug = OFF, .max_threads = 1024},
+     .z_chunks = 1, .x = X_VECTOR,
+     .nvidia = {.bx = {{16, 32, 64, -1}}, .by = {{4, 8, 16, -1}}, .bz = ONE, .m = {{2, 4, -1}},
+                .mz = {{8, 16, 32, 64, -1}}, .order = OFF, .lb = ONE, .nt = OFF, .map = OFF,
+                .band = OFF, .wpe = OFF, .bug = OFF},
+     .amd = {.bx = {{16, 32, 64, -1}}, .by = {{2, 4, 8, 16, -1}}, .bz = ONE, .m = {{2, 4, -1}},
+             .mz = {{32, 64, 128, 256, -1}}, .order = OFF, .lb = ONE, .nt = ONE, .map = OFF,
+             .band = OFF, .wpe = {{0, 2, -1}}, .bug = OFF, .whole_waves = 1,
+             .max_windows = 20},
+     .max_threads = 1024},
     {.name = "broken", .source = fdt_kernel_source_broken, .test_only = 1,
-     .bx = {{256, -1}}, .by = ONE, .bz = ONE, .m = ONE, .mz = ONE, .order = OFF, .lb = OFF,
-     .nt = OFF, .map = OFF, .band = OFF, .bug = {{1, 2, 3, 4, -1}}, .max_threads = 1024},
+     .nvidia = {.bx = {{256, -1}}, .by = ONE, .bz = ONE, .m = ONE, .mz = ONE, .order = OFF,
+                .lb = OFF, .nt = OFF, .map = OFF, .band = OFF, .wpe = OFF,
+                .bug = {{1, 2, 3, 4, -1}}},
+     .max_threads = 1024},
     {.name = "fault", .source = fdt_kernel_source_hazard, .test_only = 1, .hazard = 1,
-     .bx = {{32, 64, 128, 256, -1}}, .by = ONE, .bz = ONE, .m = ONE, .mz = ONE, .order = OFF,
-     .lb = OFF, .nt = OFF, .map = OFF, .band = OFF, .bug = OFF, .max_threads = 1024},
+     .nvidia = {.bx = {{32, 64, 128, 256, -1}}, .by = ONE, .bz = ONE, .m = ONE, .mz = ONE,
+                .order = OFF, .lb = OFF, .nt = OFF, .map = OFF, .band = OFF, .wpe = OFF,
+                .bug = OFF},
+     .max_threads = 1024},
     {.name = "spin", .source = fdt_kernel_source_hazard, .test_only = 1, .hazard = 2,
-     .bx = {{32, 64, 128, 256, -1}}, .by = ONE, .bz = ONE, .m = ONE, .mz = ONE, .order = OFF,
-     .lb = OFF, .nt = OFF, .map = OFF, .band = OFF, .bug = OFF, .max_threads = 1024},
+     .nvidia = {.bx = {{32, 64, 128, 256, -1}}, .by = ONE, .bz = ONE, .m = ONE, .mz = ONE,
+                .order = OFF, .lb = OFF, .nt = OFF, .map = OFF, .band = OFF, .wpe = OFF,
+                .bug = OFF},
+     .max_threads = 1024},
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
 
@@ -297,12 +369,6 @@ const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
         return "needs block barriers, which this backend cannot run";
     if (fdt_variant_shared_bytes(v, p) > (size_t)dev->max_shared_per_block)
         return "needs more shared memory than a block may have";
-    /* Past what the grid needs, a larger chunk behaves exactly like the smallest that
-     * covers it, so only that one is kept. */
-    if (v->family->z_chunks && smaller_covers(&v->family->mz, v->mz, p->nz - 2 * p->radius, 1))
-        return "planes per chunk exceed the grid";
-    if (smaller_covers(&v->family->m, v->m, p->ny, v->by))
-        return "points per thread exceed the grid";
     fdt_dim3 grid, block;
     fdt_variant_geometry(v, p, &grid, &block);
     if (v->band && (v->band % (v->by * v->m) || v->map))
@@ -325,23 +391,110 @@ const char *fdt_variant_check_compiled(const fdt_variant *v, const fdt_resources
     return why;
 }
 
-/* The odometer over every parameter list of a family. */
-static size_t enumerate_family(const fdt_family *f, const fdt_problem *p,
-                               const fdt_device_info *dev, fdt_variant *out, size_t cap,
-                               size_t n)
+/* The lists profile s offers for family f. */
+static const family_space *lists_of(const fdt_family *f, fdt_space_profile s)
 {
-    const value_list *lists[] = {&f->bx, &f->by, &f->bz, &f->m,    &f->mz, &f->order,
-                                 &f->lb, &f->nt, &f->map, &f->band, &f->bug};
-    enum { NLISTS = sizeof lists / sizeof lists[0] };
+    return s == FDT_SPACE_AMD && f->amd.bx.v[0] > 0 ? &f->amd : &f->nvidia;
+}
+
+fdt_space_profile fdt_space_profile_for(const fdt_space_filter *filter,
+                                        const fdt_device_info *dev)
+{
+    if (filter->space != FDT_SPACE_AUTO)
+        return filter->space;
+    return strcmp(dev->vendor, "AMD") == 0 ? FDT_SPACE_AMD : FDT_SPACE_NVIDIA;
+}
+
+static const char *const profiles[] = {[FDT_SPACE_AUTO] = "auto",
+                                       [FDT_SPACE_NVIDIA] = "nvidia", [FDT_SPACE_AMD] = "amd"};
+
+const char *fdt_space_profile_name(fdt_space_profile s)
+{
+    return profiles[s];
+}
+
+int fdt_space_profile_parse(const char *s, fdt_space_profile *out)
+{
+    for (size_t i = 0; i < sizeof profiles / sizeof profiles[0]; i++)
+        if (strcmp(s, profiles[i]) == 0) {
+            *out = (fdt_space_profile)i;
+            return 0;
+        }
+    return -1;
+}
+
+/* Bands are never shorter than this many rows (and one block row): below it the halo rows
+ * a band reads twice, 2R of every band, cost more than the band saves. */
+#define MIN_BAND_ROWS 8
+
+/* The rows of a band whose planes in flight fill 1/d of the L2 (code L2_SHARE(d)), in whole
+ * block rows, at least MIN_BAND_ROWS. Blocks are taken x first, then the band's rows, then
+ * z: while a band's rows of one z-step are read, the planes that step needs are in flight,
+ * the planes a thread walks (mz, or the block's bz) and R on each side, each plane the band's
+ * rows of nx points. Part 4 of AMD's Laplacian blog: three 2.5 MB planes fit an 8 MB L2,
+ * larger ones do not, and splitting y until they do took 1024^3 to 1176 GB/s. */
+static int band_rows(int code, const fdt_variant *v, const fdt_problem *p,
+                     const fdt_device_info *dev)
+{
+    const int share = -100 - code, block_rows = v->by * v->m;
+    const int planes = (v->family->z_chunks ? v->mz : v->bz) + 2 * p->radius;
+    const unsigned long long row_bytes =
+        (unsigned long long)p->nx * fdt_real_size(p->precision) * (unsigned)planes;
+    unsigned long long rows = dev->l2_bytes / (unsigned)share / row_bytes;
+    rows -= rows % (unsigned)block_rows;
+    const int least = block_rows * ceil_div(MIN_BAND_ROWS, block_rows);
+    return rows < (unsigned)least ? least : rows > FDT_MAX_SIDE ? FDT_MAX_SIDE : (int)rows;
+}
+
+/* Sets v->band from entry at of the band list; 0 where it adds nothing: an L2 share on a
+ * device that does not say its L2, or one that comes to the rows of the share before it. */
+static int resolve_band(const value_list *bands, int at, fdt_variant *v, const fdt_problem *p,
+                        const fdt_device_info *dev)
+{
+    const int code = bands->v[at];
+    if (code >= 0) {
+        v->band = code;
+        return 1;
+    }
+    if (!dev->l2_bytes)
+        return 0;
+    v->band = band_rows(code, v, p, dev);
+    return !(at > 0 && bands->v[at - 1] < -1 && band_rows(bands->v[at - 1], v, p, dev) == v->band);
+}
+
+/* Whether the profile leaves v out although it could run: past what the grid needs, a
+ * larger chunk (or m) behaves exactly like the smallest that covers it, so only that one is
+ * kept; and the profile's own bounds on blocks and registers. */
+static int pruned(const fdt_variant *v, const family_space *sp, const fdt_problem *p,
+                  const fdt_device_info *dev)
+{
+    if (v->family->z_chunks && smaller_covers(&sp->mz, v->mz, p->nz - 2 * p->radius, 1))
+        return 1;
+    if (smaller_covers(&sp->m, v->m, p->ny, v->by))
+        return 1;
+    if (sp->whole_waves && block_threads(v) % dev->warp_size)
+        return 1;
+    return sp->max_windows && v->m * (2 * p->radius + 1) > sp->max_windows;
+}
+
+/* The odometer over every parameter list of a family. */
+static size_t enumerate_family(const fdt_family *f, const family_space *sp,
+                               const fdt_problem *p, const fdt_device_info *dev,
+                               fdt_variant *out, size_t cap, size_t n)
+{
+    const value_list *lists[] = {&sp->bx, &sp->by,  &sp->bz,   &sp->m,   &sp->mz,  &sp->order,
+                                 &sp->lb, &sp->nt,  &sp->map,  &sp->band, &sp->wpe, &sp->bug};
+    enum { NLISTS = sizeof lists / sizeof lists[0], BAND = 9 };
     int at[NLISTS] = {0};
     for (;;) {
         fdt_variant v = {
-            .family = f, .bx = f->bx.v[at[0]], .by = f->by.v[at[1]], .bz = f->bz.v[at[2]],
-            .m = f->m.v[at[3]], .mz = f->mz.v[at[4]], .order = f->order.v[at[5]],
-            .lb = f->lb.v[at[6]], .nt = f->nt.v[at[7]], .map = f->map.v[at[8]],
-            .band = f->band.v[at[9]], .bug = f->bug.v[at[10]],
+            .family = f, .bx = sp->bx.v[at[0]], .by = sp->by.v[at[1]], .bz = sp->bz.v[at[2]],
+            .m = sp->m.v[at[3]], .mz = sp->mz.v[at[4]], .order = sp->order.v[at[5]],
+            .lb = sp->lb.v[at[6]], .nt = sp->nt.v[at[7]], .map = sp->map.v[at[8]],
+            .wpe = sp->wpe.v[at[10]], .bug = sp->bug.v[at[11]],
         };
-        if (!fdt_variant_check(&v, p, dev)) {
+        if (resolve_band(&sp->band, at[BAND], &v, p, dev) && !fdt_variant_check(&v, p, dev) &&
+            !pruned(&v, sp, p, dev)) {
             if (out && n < cap)
                 out[n] = v;
             n++;
@@ -363,10 +516,11 @@ int fdt_family_selected(const fdt_family *f, const fdt_space_filter *filter)
 size_t fdt_space_enumerate(const fdt_problem *p, const fdt_device_info *dev,
                            const fdt_space_filter *filter, fdt_variant *out, size_t cap)
 {
+    const fdt_space_profile s = fdt_space_profile_for(filter, dev);
     size_t n = 0;
     for (size_t i = 0; i < NFAMILIES; i++) {
         if (fdt_family_selected(&families[i], filter))
-            n = enumerate_family(&families[i], p, dev, out, cap, n);
+            n = enumerate_family(&families[i], lists_of(&families[i], s), p, dev, out, cap, n);
     }
     return n;
 }
@@ -383,22 +537,28 @@ static void append(char *buf, size_t len, size_t *n, const char *fmt, ...)
     *n = wrote < 0 ? len : *n + (size_t)wrote;
 }
 
+/* Whether either profile gives family f a choice of parameter list: a name shows such a
+ * parameter (tiled's m and order) whatever its value, the others only where they are set. */
+#define CHOOSES(f, list) ((f)->nvidia.list.v[1] != -1 || (f)->amd.list.v[1] > 0)
+
 void fdt_variant_name(const fdt_variant *v, char *buf, size_t len)
 {
     const fdt_family *f = v->family;
     size_t n = 0;
     append(buf, len, &n, "%s:%dx%dx%d", f->name, v->bx, v->by, v->bz);
-    if (f->m.v[1] != -1)
+    if (CHOOSES(f, m))
         append(buf, len, &n, ":m%d", v->m);
     if (f->z_chunks)
         append(buf, len, &n, ":mz%d", v->mz);
-    if (f->order.v[1] != -1)
+    if (CHOOSES(f, order))
         append(buf, len, &n, ":%s", v->order ? "asc" : "seed");
-    if (f->bug.v[0] > 0)
+    if (f->nvidia.bug.v[0] > 0)
         append(buf, len, &n, ":bug%d", v->bug);
     append(buf, len, &n, "%s%s%s", v->lb ? ":lb" : "", v->nt ? ":nt" : "", v->map ? ":map" : "");
     if (v->band)
         append(buf, len, &n, ":band%d", v->band);
+    if (v->wpe)
+        append(buf, len, &n, ":w%d", v->wpe);
 }
 
 /* Whether x is from lo to hi: a name's numbers are bounded so that products of them (threads
@@ -419,6 +579,8 @@ static int parse_option(const char *tok, fdt_variant *v)
     if (sscanf(tok, "mz%d%c", &v->mz, &extra) == 1) return within(v->mz, 1, 1024) ? 0 : -1;
     if (sscanf(tok, "m%d%c", &v->m, &extra) == 1) return within(v->m, 1, 1024) ? 0 : -1;
     if (sscanf(tok, "bug%d%c", &v->bug, &extra) == 1) return within(v->bug, 0, 9) ? 0 : -1;
+    if (sscanf(tok, "w%d%c", &v->wpe, &extra) == 1)
+        return within(v->wpe, 1, FDT_MAX_WAVES_PER_EU) ? 0 : -1;
     if (sscanf(tok, "band%d%c", &v->band, &extra) == 1)
         return within(v->band, 1, FDT_MAX_SIDE) ? 0 : -1;
     return -1;
@@ -489,6 +651,8 @@ void fdt_variant_defines(const fdt_variant *v, const fdt_problem *p, fdt_defines
     add_int_define(out, "FDT_MAP", v->map);
     add_int_define(out, "FDT_BAND", v->band / (v->by * v->m));
     add_int_define(out, "FDT_BUG", v->bug);
+    if (v->wpe) /* absent where unset: the defines of every other variant stay as they were */
+        add_int_define(out, "FDT_WPE", v->wpe);
     if (v->family && v->family->hazard)
         add_int_define(out, "FDT_HAZARD", v->family->hazard);
 }

@@ -42,11 +42,12 @@ typedef struct fdt_variant {
     int mz;    /* zmarch, zvec, zroll, smem, xytile: planes per thread (block) in z */
     int order; /* tiled: 0 = the seed's load order, 1 = ascending addresses */
     int lb, nt, map;
-    int band;  /* zvec: 0, or rows of the grid per y-subdomain (FDT_BAND in common.h) */
+    int band;  /* zvec, tiled: 0, or rows of the grid per y-subdomain (FDT_BAND in common.h) */
+    int wpe;   /* 0, or the least waves per EU the AMD compiler must leave room for (FDT_WPE) */
     int bug;   /* broken (test only): which bug */
 } fdt_variant;
 
-/* Longest variant name, e.g. "zvec:128x16x1:mz8:lb:nt:band256". */
+/* Longest variant name, e.g. "zvec:128x16x1:mz32:lb:nt:band1024:w4". */
 #define FDT_VARIANT_NAME_MAX 64
 /* Room for every -D define of a variant. */
 #define FDT_DEFINES_MAX 16
@@ -58,14 +59,22 @@ typedef struct fdt_defines {
     size_t count;
 } fdt_defines;
 
+/* Whose facts choose the value lists: the H100's (NVIDIA: the space as it has always been)
+ * or AMD's (docs/kernels.md, "The hip space (AMD)"); auto: the device's vendor's. */
+typedef enum fdt_space_profile { FDT_SPACE_AUTO = 0, FDT_SPACE_NVIDIA, FDT_SPACE_AMD }
+    fdt_space_profile;
+
 typedef struct fdt_space_filter {
     const char *family;  /* only this family, or NULL for all */
     int test_families;   /* offer test-only families (broken) */
+    fdt_space_profile space;
 } fdt_space_filter;
 
 /* The largest side and radius the tuner accepts; beyond them sizes overflow int. */
 #define FDT_MAX_SIDE 65536
 #define FDT_MAX_RADIUS 4
+/* The most waves per EU a name may ask for (wpe): GFX10.3 and GFX11 keep 16 (amdgpu_archs.c). */
+#define FDT_MAX_WAVES_PER_EU 16
 
 /* NULL when the problem is valid, else why not (radius 1..4, each side >= 2R+1 ...). */
 const char *fdt_problem_check(const fdt_problem *p);
@@ -87,6 +96,13 @@ int fdt_family_z_chunks(const fdt_family *f);
 /* NULL-terminated list of every family, test-only ones included. */
 const fdt_family *const *fdt_families(void);
 
+/* The profile the filter's space resolves to on dev: AMD where dev->vendor is "AMD". */
+fdt_space_profile fdt_space_profile_for(const fdt_space_filter *filter,
+                                        const fdt_device_info *dev);
+const char *fdt_space_profile_name(fdt_space_profile s);
+/* "auto", "nvidia" or "amd"; 0, or -1 for anything else. */
+int fdt_space_profile_parse(const char *s, fdt_space_profile *out);
+
 /* Whether the filter selects family f (its name, or every family but test-only ones). */
 int fdt_family_selected(const fdt_family *f, const fdt_space_filter *filter);
 
@@ -101,7 +117,9 @@ size_t fdt_space_enumerate(const fdt_problem *p, const fdt_device_info *dev,
 long fdt_space_sample(const fdt_problem *p, const fdt_device_info *dev,
                       const fdt_space_filter *filter, size_t subset, fdt_variant **out);
 
-/* Why the variant cannot run on this device and shape, or NULL if it can. */
+/* Why the variant cannot run on this device and shape, or NULL if it can. What only
+ * narrows the space (a chunk longer than the grid needs, a profile's own prunes) is left to
+ * fdt_space_enumerate: such a variant still runs. */
 const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
                               const fdt_device_info *dev);
 
