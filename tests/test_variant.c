@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/amdgpu_archs.h"
 #include "engine/hashes.h"
 #include "engine/measure.h"
 #include "engine/variant.h"
@@ -160,6 +161,213 @@ static void test_bands_are_pruned_where_they_change_nothing(void **state)
     assert_true(found);
 }
 
+/* The H100's space as it was before the AMD profile (fdtune variants 512 512 512 on the cpu
+ * backend, whose limits are these, gave 2108): the NVIDIA lists must not move. */
+static void test_nvidia_space_is_as_it_was(void **state)
+{
+    (void)state;
+    fdt_device_info h100 = nvidia;
+    strcpy(h100.vendor, "NVIDIA");
+    h100.l2_bytes = 50u << 20;
+    const char *names[] = {"naive", "tiled", "zmarch", "zvec", "zroll", "smem", "xytile"};
+    const size_t counts[] = {128, 640, 240, 864, 72, 108, 56};
+    size_t total = 0;
+    for (size_t f = 0; f < 7; f++) {
+        size_t n;
+        free(space(&cube, &h100, names[f], &n));
+        assert_int_equal(n, counts[f]);
+        total += n;
+    }
+    assert_int_equal(total, 2108);
+    const fdt_space_filter all = {0}, named = {.space = FDT_SPACE_NVIDIA};
+    assert_int_equal(fdt_space_enumerate(&cube, &h100, &all, NULL, 0), 2108);
+    fdt_device_info gfx90a;
+    assert_int_equal(fdt_amdgpu_arch_device("gfx90a", &gfx90a), 0);
+    assert_int_equal(fdt_space_enumerate(&cube, &gfx90a, &named, NULL, 0),
+                     fdt_space_enumerate(&cube, &amd, &all, NULL, 0));
+}
+
+/* The table's facts for the two archs CI enumerates, a target with features, and refusals. */
+static void test_amdgpu_arch_devices(void **state)
+{
+    (void)state;
+    fdt_device_info d;
+    assert_int_equal(fdt_amdgpu_arch_device("gfx90a:sramecc+:xnack-", &d), 0);
+    assert_string_equal(d.backend, "hip");
+    assert_string_equal(d.vendor, "AMD");
+    assert_string_equal(d.arch, "gfx90a");
+    assert_int_equal(d.warp_size, 64);
+    assert_int_equal(d.compute_units, 110);
+    assert_int_equal(d.l2_bytes, 8u << 20);
+    assert_int_equal(d.max_shared_per_block, 65536);
+    assert_int_equal(d.max_threads_per_block, 1024);
+    assert_int_equal(d.max_grid[1], 65535);
+    assert_int_equal(d.block_barriers, 1);
+    assert_int_equal(d.l2_persist, 0);
+    assert_int_equal(fdt_amdgpu_arch_find("gfx90a")->max_waves_per_eu, 8);
+    assert_int_equal(fdt_amdgpu_arch_device("gfx906", &d), 0);
+    assert_int_equal(d.compute_units, 60);
+    assert_int_equal(d.l2_bytes, 4u << 20);
+    assert_int_equal(fdt_amdgpu_arch_find("gfx906")->vgprs_per_lane, 256);
+    assert_int_equal(fdt_amdgpu_arch_find("gfx906")->max_waves_per_eu, 10);
+    assert_int_equal(fdt_amdgpu_arch_find("gfx1100")->wavefront, 32);
+    const char *unknown[] = {"gfx9", "gfx90", "gfx90ab", "sm_90", ""};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        assert_int_equal(fdt_amdgpu_arch_device(unknown[i], &d), -1);
+        assert_null(fdt_amdgpu_arch_find(unknown[i]));
+    }
+}
+
+/* Only a device whose vendor is AMD gets the AMD profile on its own: the cpu backend on an
+ * AMD host says "AuthenticAMD", and keeps the NVIDIA lists unless --space amd asks. */
+static void test_space_profile_follows_the_vendor(void **state)
+{
+    (void)state;
+    const fdt_space_filter automatic = {0}, asked = {.space = FDT_SPACE_AMD};
+    fdt_device_info d = host;
+    strcpy(d.vendor, "AuthenticAMD");
+    assert_int_equal(fdt_space_profile_for(&automatic, &d), FDT_SPACE_NVIDIA);
+    assert_int_equal(fdt_space_profile_for(&asked, &d), FDT_SPACE_AMD);
+    assert_int_equal(fdt_amdgpu_arch_device("gfx906", &d), 0);
+    assert_int_equal(fdt_space_profile_for(&automatic, &d), FDT_SPACE_AMD);
+    fdt_space_profile s;
+    assert_int_equal(fdt_space_profile_parse("amd", &s), 0);
+    assert_int_equal(s, FDT_SPACE_AMD);
+    assert_int_equal(fdt_space_profile_parse("nvidia", &s), 0);
+    assert_int_equal(s, FDT_SPACE_NVIDIA);
+    assert_string_equal(fdt_space_profile_name(FDT_SPACE_AUTO), "auto");
+    assert_int_equal(fdt_space_profile_parse("AMD", &s), -1);
+    assert_int_equal(fdt_space_profile_parse("", &s), -1);
+}
+
+/* What the AMD profile offers on one device and shape, family by family. */
+static size_t check_amd_profile(const fdt_problem *p, const fdt_device_info *dev)
+{
+    size_t n, nt_off = 0, banded = 0;
+    fdt_variant *vs = space(p, dev, NULL, &n);
+    for (size_t i = 0; i < n; i++) {
+        const fdt_variant *v = &vs[i];
+        const char *family = fdt_family_name(v->family);
+        const int naive = strcmp(family, "naive") == 0;
+        assert_int_equal(v->lb, 1);
+        assert_int_equal((v->bx * v->by * v->bz) % 64, 0);
+        assert_true(v->wpe == 0 || v->wpe == 2 || v->wpe == 4);
+        nt_off += !v->nt;
+        assert_true(v->nt || naive);
+        if (fdt_family_z_chunks(v->family))
+            assert_true(strcmp(family, "zvec") == 0 ? v->mz >= 8 && v->mz <= 32
+                                                    : v->mz >= 32 && v->mz <= 256);
+        if (strcmp(family, "xytile") == 0)
+            assert_true(v->m * (2 * p->radius + 1) <= 20);
+        if (v->band) {
+            banded++;
+            assert_true(strcmp(family, "zvec") == 0 || strcmp(family, "tiled") == 0);
+            assert_true(v->band >= 8 && v->band < p->ny && v->band % (v->by * v->m) == 0);
+        }
+        assert_null(fdt_variant_check(v, p, dev));
+    }
+    assert_true(nt_off > 0);
+    if (p->nx >= 1024)
+        assert_true(banded > 0);
+    free(vs);
+    return n;
+}
+
+/* The AMD profile on gfx90a and gfx906 at 256^3, 512^3 and 1024^3 R=1 double: its rules
+ * hold, and its size is of the NVIDIA space's order (2108 at 512^3). */
+static void test_amd_profile_on_gfx90a_and_gfx906(void **state)
+{
+    (void)state;
+    const char *archs[] = {"gfx90a", "gfx906"};
+    for (int a = 0; a < 2; a++) {
+        fdt_device_info dev;
+        assert_int_equal(fdt_amdgpu_arch_device(archs[a], &dev), 0);
+        for (int side = 256; side <= 1024; side *= 2) {
+            const fdt_problem p = {.nx = side, .ny = side, .nz = side, .radius = 1,
+                                   .precision = FDT_DOUBLE};
+            const size_t n = check_amd_profile(&p, &dev);
+            print_message("amd space on %s at %d^3 R=1 double: %zu variants\n", archs[a], side,
+                          n);
+            assert_true(n >= 800 && n <= 2500);
+        }
+        const fdt_problem r4 = {.nx = 512, .ny = 512, .nz = 512, .radius = 4,
+                                .precision = FDT_FLOAT};
+        check_amd_profile(&r4, &dev);
+    }
+}
+
+/* The largest band of zvec:64x1x1:mz32 (wpe unset) on dev: whole block rows of one row. */
+static int largest_band(const fdt_problem *p, const fdt_device_info *dev)
+{
+    size_t n;
+    int largest = 0;
+    fdt_variant *vs = space(p, dev, "zvec", &n);
+    for (size_t i = 0; i < n; i++)
+        if (vs[i].bx == 64 && vs[i].by == 1 && vs[i].mz == 32 && !vs[i].wpe &&
+            vs[i].band > largest)
+            largest = vs[i].band;
+    free(vs);
+    return largest;
+}
+
+/* Bands are sized in bytes against the L2: the rows whose planes in flight, mz + 2R planes
+ * of nx points, fill it (1024 * 8 * 34 bytes a row: 30 rows in 8 MiB), twice as many with
+ * twice the L2, none without one said. */
+static void test_bands_follow_the_l2(void **state)
+{
+    (void)state;
+    const fdt_problem wide = {.nx = 1024, .ny = 1024, .nz = 1024, .radius = 1,
+                              .precision = FDT_DOUBLE};
+    fdt_device_info dev;
+    assert_int_equal(fdt_amdgpu_arch_device("gfx90a", &dev), 0);
+    assert_int_equal(largest_band(&wide, &dev), 30);
+    dev.l2_bytes *= 2;
+    assert_int_equal(largest_band(&wide, &dev), 60);
+    assert_int_equal(fdt_amdgpu_arch_device("gfx906", &dev), 0);
+    assert_int_equal(largest_band(&wide, &dev), 15);
+    dev.l2_bytes = 0;
+    assert_int_equal(largest_band(&wide, &dev), 0);
+}
+
+/* wpe reaches the kernel as FDT_WPE, which common.h turns into AMD's attribute; a variant
+ * without it has the defines it always had. */
+static void test_waves_per_eu_is_a_define(void **state)
+{
+    (void)state;
+    fdt_variant v;
+    fdt_defines d;
+    char err[128], name[FDT_VARIANT_NAME_MAX];
+    assert_int_equal(fdt_variant_parse("zmarch:64x1x1:mz32:lb:nt:w2", &v, err, sizeof err), 0);
+    assert_int_equal(v.wpe, 2);
+    fdt_variant_name(&v, name, sizeof name);
+    assert_string_equal(name, "zmarch:64x1x1:mz32:lb:nt:w2");
+    fdt_variant_defines(&v, &cube, &d);
+    assert_string_equal(d.list[d.count - 1], "FDT_WPE=2");
+    v.wpe = 0;
+    fdt_variant_defines(&v, &cube, &d);
+    for (size_t i = 0; i < d.count; i++)
+        assert_null(strstr(d.list[i], "FDT_WPE"));
+    assert_non_null(strstr(fdt_family_source(v.family), "amdgpu_waves_per_eu(FDT_WPE)"));
+}
+
+/* A chunk longer than the grid needs still runs: the check lets it pass, and only the
+ * enumeration leaves it out, the shortest chunk that covers the grid standing for it. */
+static void test_longer_chunks_run_but_are_not_offered(void **state)
+{
+    (void)state;
+    const fdt_problem small = {.nx = 64, .ny = 64, .nz = 20, .radius = 1,
+                               .precision = FDT_DOUBLE};
+    fdt_variant v;
+    char err[128];
+    assert_int_equal(fdt_variant_parse("zmarch:64x1x1:mz64:lb", &v, err, sizeof err), 0);
+    assert_null(fdt_variant_check(&v, &small, &nvidia));
+    size_t n;
+    fdt_variant *vs = space(&small, &nvidia, "zmarch", &n);
+    for (size_t i = 0; i < n; i++)
+        assert_true(vs[i].mz <= 32);
+    free(vs);
+}
+
 /* The CLI's help names every family a user may pick, in the table's order: a family added
  * or taken out without the help changing fails here. */
 static void test_help_names_every_family(void **state)
@@ -193,13 +401,14 @@ static void test_built_in_sources_have_hashes(void **state)
     assert_null(fdt_built_in_source("0123456789abcdef0123456789abcdef"));
 }
 
-static void test_names_round_trip(void **state)
+static void check_names_round_trip(const fdt_problem *p, const fdt_device_info *dev,
+                                   fdt_space_profile profile)
 {
-    (void)state;
-    const fdt_space_filter all = {.test_families = 1};
-    const size_t n = fdt_space_enumerate(&cube, &nvidia, &all, NULL, 0);
+    const fdt_space_filter all = {.test_families = 1, .space = profile};
+    const size_t n = fdt_space_enumerate(p, dev, &all, NULL, 0);
+    assert_true(n > 0);
     fdt_variant *vs = calloc(n, sizeof *vs);
-    fdt_space_enumerate(&cube, &nvidia, &all, vs, n);
+    fdt_space_enumerate(p, dev, &all, vs, n);
     char name[FDT_VARIANT_NAME_MAX], again[FDT_VARIANT_NAME_MAX], err[128];
     for (size_t i = 0; i < n; i++) {
         fdt_variant back;
@@ -213,12 +422,25 @@ static void test_names_round_trip(void **state)
         const fdt_variant *v = &vs[i];
         assert_ptr_equal(back.family, v->family);
         const int got[] = {back.bx, back.by, back.bz, back.m, back.mz, back.order, back.lb,
-                           back.nt, back.map, back.band, back.bug};
+                           back.nt, back.map, back.band, back.wpe, back.bug};
         const int want[] = {v->bx, v->by, v->bz, v->m, v->mz, v->order, v->lb,
-                            v->nt, v->map, v->band, v->bug};
+                            v->nt, v->map, v->band, v->wpe, v->bug};
         assert_memory_equal(got, want, sizeof got);
     }
     free(vs);
+}
+
+/* Both profiles' names, the AMD one's with L2 bands and wpe, on a grid where bands exist. */
+static void test_names_round_trip(void **state)
+{
+    (void)state;
+    fdt_device_info gfx90a;
+    assert_int_equal(fdt_amdgpu_arch_device("gfx90a", &gfx90a), 0);
+    const fdt_problem wide = {.nx = 1024, .ny = 1024, .nz = 1024, .radius = 1,
+                              .precision = FDT_DOUBLE};
+    check_names_round_trip(&cube, &nvidia, FDT_SPACE_AUTO);
+    check_names_round_trip(&wide, &gfx90a, FDT_SPACE_AUTO);
+    check_names_round_trip(&cube, &nvidia, FDT_SPACE_AMD);
 }
 
 /* The longest name the parser accepts fits FDT_VARIANT_NAME_MAX; a shorter buffer gets a
@@ -228,10 +450,10 @@ static void test_names_fit_their_buffers(void **state)
     (void)state;
     fdt_variant v;
     char err[128], name[FDT_VARIANT_NAME_MAX], small[20 + 4];
-    assert_int_equal(fdt_variant_parse("tiled:1024x1024x1024:m1024:asc:lb:nt:map:band65536", &v,
-                                       err, sizeof err), 0);
+    assert_int_equal(fdt_variant_parse("tiled:1024x1024x1024:m1024:asc:lb:nt:map:band65536:w16",
+                                       &v, err, sizeof err), 0);
     fdt_variant_name(&v, name, sizeof name);
-    assert_string_equal(name, "tiled:1024x1024x1024:m1024:asc:lb:nt:map:band65536");
+    assert_string_equal(name, "tiled:1024x1024x1024:m1024:asc:lb:nt:map:band65536:w16");
     memset(small, '#', sizeof small);
     fdt_variant_name(&v, small, 20);
     assert_int_equal(strlen(small), 19);
@@ -246,6 +468,7 @@ static void test_bad_names_are_rejected(void **state)
                          "naive:256x1x1x", "zmarch:32x8x1:mz0", "zvec:32x8x1:mz2:band0",
                          "naive:2048x1x1", "zvec:1x1024x1:mz2:m4194304",
                          "zvec:32x8x1:mz2:band2147483647", "broken:256x1x1:bug10",
+                         "zvec:64x1x1:mz8:w0", "zvec:64x1x1:mz8:w17", "zvec:64x1x1:mz8:w2x",
                          "naive:256x1x1:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
                          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -388,6 +611,13 @@ int main(void)
         cmocka_unit_test(test_shared_memory_of_xytile_rounds_the_halo),
         cmocka_unit_test(test_compiled_kernel_must_fit_the_block),
         cmocka_unit_test(test_bands_are_pruned_where_they_change_nothing),
+        cmocka_unit_test(test_nvidia_space_is_as_it_was),
+        cmocka_unit_test(test_amdgpu_arch_devices),
+        cmocka_unit_test(test_space_profile_follows_the_vendor),
+        cmocka_unit_test(test_amd_profile_on_gfx90a_and_gfx906),
+        cmocka_unit_test(test_bands_follow_the_l2),
+        cmocka_unit_test(test_waves_per_eu_is_a_define),
+        cmocka_unit_test(test_longer_chunks_run_but_are_not_offered),
         cmocka_unit_test(test_built_in_sources_have_hashes),
         cmocka_unit_test(test_help_names_every_family),
         cmocka_unit_test(test_names_round_trip),

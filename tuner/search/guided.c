@@ -17,7 +17,11 @@
  * The constants were chosen on recorded H100 spaces with fdtune replay, leaving each
  * problem out of its own warm start, and checked on spaces of another precision and
  * radius; TOP_MOVES on the 2052-variant space, where y-bands win only on 1024-wide planes
- * (bench/results/README.md). */
+ * (bench/results/README.md). The priors hold no vendor's facts: the warm problems are
+ * those tuned on the same device (daemon/job_search.c), and a cold start ranks every
+ * variant alike, so its first batch is one variant of each family, picked by the seed, on
+ * AMD as on NVIDIA. What is the H100's is only the constants above: no AMD replay exists to
+ * check them on. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,10 +89,14 @@ static int slot(int value)
     return log2v;
 }
 
+/* Launch bounds and waves per EU (AMD's wpe, the second argument of its launch bounds) are
+ * one group: together they set a thread's registers. Where wpe is unset, as everywhere in
+ * the NVIDIA space, the group's value is lb's alone, so the model there is as it was. */
 static void features_of(const fdt_variant *v, int family, int *out)
 {
+    const int bounds = v->lb | slot(v->wpe) << 1;
     const int values[GROUPS] = {0, slot(v->bx), slot(v->by), slot(v->bz), slot(v->m),
-                                slot(v->mz), v->order, v->lb, v->nt, v->map, slot(v->band)};
+                                slot(v->mz), v->order, bounds, v->nt, v->map, slot(v->band)};
     for (int g = 0; g < GROUPS; g++)
         out[g] = (family * GROUPS + g) * SLOTS + (values[g] & (SLOTS - 1));
 }
@@ -284,12 +292,12 @@ static int in_family(const picker *k, size_t v, const void *arg)
     return k->md->family[v] == *(const int *)arg;
 }
 
-#define PARAMETERS 10
+#define PARAMETERS 11
 
 static int parameter(const fdt_variant *v, int p)
 {
-    const int values[PARAMETERS] = {v->bx, v->by, v->bz, v->m,   v->mz,
-                                    v->order, v->lb, v->nt, v->map, v->band};
+    const int values[PARAMETERS] = {v->bx,    v->by, v->bz, v->m,   v->mz,   v->order,
+                                    v->lb,    v->nt, v->map, v->band, v->wpe};
     return values[p];
 }
 
