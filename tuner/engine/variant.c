@@ -94,7 +94,7 @@ static const fdt_family families[] = {
                 .map = OFF, .band = OFF, .wpe = OFF, .bug = OFF},
      .amd = {.bx = {{64, 128, 256, -1}}, .by = {{1, 2, 4, -1}}, .bz = ONE,
              .m = {{2, 4, 8, 16, -1}}, .mz = ONE, .order = ONE, .lb = ONE, .nt = ONE,
-             .map = BOTH, .band = L2_BANDS, .wpe = {{0, 2, -1}}, .bug = OFF, .whole_waves = 1},
+             .map = BOTH, .band = L2_BANDS, .wpe = WAVES, .bug = OFF, .whole_waves = 1},
      .max_threads = 512},
     {.name = "zmarch", .source = fdt_kernel_source_zmarch, .z_chunks = 1,
      .nvidia = {.bx = {{32, 64, 128, 256, -1}}, .by = {{1, 2, 4, 8, -1}}, .bz = ONE, .m = ONE,
@@ -102,7 +102,7 @@ static const fdt_family families[] = {
                 .map = OFF, .band = OFF, .wpe = OFF, .bug = OFF},
      .amd = {.bx = {{64, 128, 256, -1}}, .by = {{1, 2, 4, -1}}, .bz = ONE, .m = ONE,
              .mz = {{32, 64, 128, 256, -1}}, .order = OFF, .lb = ONE, .nt = ONE, .map = OFF,
-             .band = OFF, .wpe = {{0, 2, -1}}, .bug = OFF, .whole_waves = 1},
+             .band = OFF, .wpe = WAVES, .bug = OFF, .whole_waves = 1},
      .max_threads = 1024},
     /* Bands (rows of the grid) for planes too wide to stay in L2 over a chunk's z-window.
      * AMD: zvec holds its whole z-window, mz + 2R vectors of 4 VGPRs in double, so its chunks
@@ -113,7 +113,7 @@ static const fdt_family families[] = {
                 .map = OFF, .band = {{0, 64, 256, -1}}, .wpe = OFF, .bug = OFF},
      .amd = {.bx = {{16, 32, 64, 128, -1}}, .by = {{1, 2, 4, 8, 16, -1}}, .bz = ONE, .m = ONE,
              .mz = {{8, 16, 32, -1}}, .order = OFF, .lb = ONE, .nt = ONE, .map = OFF,
-             .band = L2_BANDS, .wpe = {{0, 2, -1}}, .bug = OFF, .whole_waves = 1},
+             .band = L2_BANDS, .wpe = WAVES, .bug = OFF, .whole_waves = 1},
      .max_threads = 1024},
     /* Long chunks and m rows per thread: L2 reads little more than the grid once (issue 16). */
     {.name = "zroll", .source = fdt_kernel_source_zroll, .z_chunks = 1, .x = X_VECTOR,
@@ -122,7 +122,7 @@ static const fdt_family families[] = {
                 .band = OFF, .wpe = OFF, .bug = OFF},
      .amd = {.bx = {{32, 64, -1}}, .by = {{2, 4, 8, -1}}, .bz = ONE, .m = {{1, 2, -1}},
              .mz = {{32, 64, 128, -1}}, .order = OFF, .lb = ONE, .nt = ONE, .map = OFF,
-             .band = OFF, .wpe = {{0, 2, -1}}, .bug = OFF, .whole_waves = 1},
+             .band = OFF, .wpe = WAVES, .bug = OFF, .whole_waves = 1},
      .max_threads = 1024},
     /* AMD: single-wavefront blocks (16x4, 32x2, 64x1) first among them, where a block's
      * barrier costs next to nothing. */
@@ -132,7 +132,7 @@ static const fdt_family families[] = {
                 .band = OFF, .wpe = OFF, .bug = OFF},
      .amd = {.bx = {{16, 32, 64, -1}}, .by = {{1, 2, 4, 8, -1}}, .bz = ONE, .m = ONE,
              .mz = {{32, 64, 128, 256, -1}}, .order = OFF, .lb = ONE, .nt = ONE, .map = OFF,
-             .band = OFF, .wpe = {{0, 2, -1}}, .bug = OFF, .whole_waves = 1},
+             .band = OFF, .wpe = WAVES, .bug = OFF, .whole_waves = 1},
      .max_threads = 1024},
     /* High orders and wide planes: tiles tall enough (m rows a thread) for an R-wide halo
      * to cost little; launch bounds always, for the registers of m z-windows. The chunk
@@ -147,7 +147,7 @@ static const fdt_family families[] = {
                 .band = OFF, .wpe = OFF, .bug = OFF},
      .amd = {.bx = {{16, 32, 64, -1}}, .by = {{2, 4, 8, 16, -1}}, .bz = ONE, .m = {{2, 4, -1}},
              .mz = {{32, 64, 128, 256, -1}}, .order = OFF, .lb = ONE, .nt = ONE, .map = OFF,
-             .band = OFF, .wpe = {{0, 2, -1}}, .bug = OFF, .whole_waves = 1,
+             .band = OFF, .wpe = WAVES, .bug = OFF, .whole_waves = 1,
              .max_windows = 20},
      .max_threads = 1024},
     {.name = "broken", .source = fdt_kernel_source_broken, .test_only = 1,
