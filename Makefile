@@ -51,7 +51,7 @@ SQL := schema migrate_2 migrate_3 migrate_4 migrate_5 migrate_6 migrate_7 migrat
 STORE := store store_devices store_jobs store_results store_code
 # What every program shares: the backends, the tuning engine (tuner/engine/, the worker's
 # main aside), the store and the settings.
-BACKENDS := backend hip cuda cpu amdgpu_codeobj
+BACKENDS := backend hip cuda cpu amdgpu_codeobj amdgpu_archs
 ENGINE := variant measure runner compile_pool compile_helper session bench hashes wire jsonl base64 balance
 # The search strategies and the replay backend they are compared on.
 SEARCH := search exhaustive random guided replay
