@@ -51,16 +51,19 @@ pair() {
         tee -a "$OUT/pair.txt"
 }
 
-# Every variant of every family on odd shapes, and memcheck over a subset of each family.
+# Every variant of every family on odd shapes.
 verify() {
     run verify "$FDTUNE" bench 13 17 11 --backend hip --samples 2 --leader-samples 5 --min-sample-ms 0.05 --top 3
     run verify "$FDTUNE" bench 33 9 21 --backend hip --radius 4 --precision float --samples 2 --leader-samples 5 --min-sample-ms 0.05 --top 3
-    for family in naive tiled zmarch zvec zroll smem xytile; do
+}
+
+# compute-sanitizer memcheck over a subset of each family of $FAMILIES (all by default).
+memcheck() {
+    for family in ${FAMILIES:-naive tiled zmarch zvec zroll smem xytile}; do
         run memcheck "$SANITIZER" --tool memcheck --leak-check full --error-exitcode 99 \
-            "$FDTUNE" bench 45 70 29 --radius 2 --backend hip --family "$family" --subset 6 \
+            "$FDTUNE" bench 45 70 29 --radius 2 --backend hip --family "$family" --subset "${SUBSET:-6}" \
             --samples 1 --leaders 1 --leader-samples 1 --min-sample-ms 0.01 --top 2
     done
-    grep -c '^exit status: 0' "$OUT/memcheck.txt" | sed 's/^/memcheck runs clean: /' | tee -a "$OUT/memcheck.txt"
 }
 
 # The AMD profile of the space (L2-sized bands, long z-walks, wpe), which an NVIDIA device
@@ -68,8 +71,8 @@ verify() {
 # timed at 256^3 beside the profile NVIDIA gets (wpe means nothing to NVRTC: docs/kernels.md).
 amd_space() {
     run amd_space "$FDTUNE" bench 45 70 29 --backend hip --space amd --samples 2 --leader-samples 5 --min-sample-ms 0.05 --top 3
-    run amd_space "$FDTUNE" bench 47 31 37 --backend hip --space amd --radius 4 --precision float --samples 2 --leader-samples 5 --min-sample-ms 0.05 --top 3
-    run amd_space "$FDTUNE" bench 256 256 256 --backend hip --space amd --top 5
+    run amd_space "$FDTUNE" bench 47 31 37 --backend hip --space amd --radius 4 --precision float --subset "${SUBSET:-300}" --samples 2 --leader-samples 5 --min-sample-ms 0.05 --top 3
+    run amd_space "$FDTUNE" bench 256 256 256 --backend hip --space amd --subset "${SUBSET:-300}" --top 5
 }
 
 # fdtuned on the hip backend: a guided tune and an exact query; then the test-only families,
@@ -118,9 +121,9 @@ solver() {
 }
 
 case "${1:-}" in
-pair | verify | amd_space | daemon | solver) "$1" ;;
+pair | verify | memcheck | amd_space | daemon | solver) "$1" ;;
 *)
-    echo "usage: bench/hip_nvidia.sh pair|verify|amd_space|daemon|solver" >&2
+    echo "usage: bench/hip_nvidia.sh pair|verify|memcheck|amd_space|daemon|solver" >&2
     exit 2
     ;;
 esac
