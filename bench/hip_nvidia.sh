@@ -99,7 +99,8 @@ daemon() {
 
 # The heat solver through libfdtune, which takes hip first: tuned through a hip fdtuned, its
 # answer, the solver twice (the second start's module from the disk cache) and with kernel
-# 1; then with no daemon (the fallback, same path), and one solver run under memcheck.
+# 1, and one tuned run under memcheck; then with no daemon (the fallback, same path), once
+# under memcheck.
 solver() {
     export FDTUNE_SOCKET=/tmp/fdt-hip-solver/fdtuned.sock FDTUNE_CACHE_DIR=/tmp/fdt-hip-cache
     rm -rf /tmp/fdt-hip-solver "$FDTUNE_CACHE_DIR" && mkdir -p /tmp/fdt-hip-solver
@@ -113,6 +114,8 @@ solver() {
         run solver "$heat" $args --steps "${STEPS:-200}"
         run solver "$heat" $args --steps "${STEPS:-200}" --kernel1
     done
+    run solver "$SANITIZER" --tool memcheck --leak-check full --error-exitcode 99 \
+        "$heat" 100 200 300 --steps 3
     run solver "$FDTUNE" shutdown
     wait "$DAEMON_PID"
     run solver "$heat" 256 256 256 --steps "${STEPS:-200}"
