@@ -48,6 +48,10 @@ expect 2 '--radius must be a whole number from 1 to 4' -- bench 64 64 64 --radiu
 expect 2 "--cache must be hot, persist or auto, not 'warm'" -- bench 64 64 64 --cache warm
 expect 2 "--backend must be auto, hip, cuda or cpu, not 'opencl'" -- bench 64 64 64 --backend opencl
 expect 2 "unknown kernel family 'warp'" -- bench 64 64 64 --family warp
+expect 2 "--space must be auto, nvidia or amd, not 'AMD'" -- bench 64 64 64 --space AMD
+expect 0 'amd space' -- variants 64 64 64 --backend cpu --space amd
+# The AMD profile's variants (L2 bands, long walks, wpe) computed right, on the cpu backend.
+expect 0 'wrong=0 failed=0' -- bench 21 19 37 --backend cpu --space amd --subset 20 --samples 1 --min-sample-ms 0.01
 expect 2 "unknown option or missing value: '--bogus'" -- bench 64 64 64 --bogus
 expect 2 "unknown option or missing value: '--top'" -- bench 64 64 64 --top
 expect 2 '--timeout-ms must be a positive number' -- bench 64 64 64 --timeout-ms -1
