@@ -16,6 +16,15 @@ if [ -z "${FDT_ROCM_HIDDEN:-}" ]; then
         done
         exec "$0" "$@"' "$0" "$@"
 fi
+# A ROCm on $LD_LIBRARY_PATH is not in ldconfig's cache, so it cannot be hidden: refuse it.
+for dir in $(echo "${LD_LIBRARY_PATH:-}" | tr : " "); do
+    for lib in "$dir"/libamdhip64.so* "$dir"/libhiprtc.so* "$dir"/libamd_comgr.so*; do
+        if [ -e "$lib" ]; then
+            echo "bench/hip_nvidia.sh: $lib (on LD_LIBRARY_PATH) would be loaded" >&2
+            exit 1
+        fi
+    done
+done
 FDTUNE=${FDTUNE:-build-static/fdtune}
 SANITIZER=${SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
 OUT=${OUT:-bench/out}

@@ -33,12 +33,16 @@
  *   hipMemcpyHtoD/DtoH, hipMemcpyDtoDAsync, hipMemsetD32Async, hipModuleLoadData,
  *   hipModuleGetFunction, hipModuleUnload, hipModuleLaunchKernel, hipFuncGetAttribute:
  *                          the cu* call of the same name, as here
- *   hipStreamSynchronize, hipEvent*: cudaStreamSynchronize, cudaEvent*: their cu* calls
+ *   hipStreamSynchronize, hipEvent*: cudaStreamSynchronize, cudaEvent*: their cu* calls,
+ *                          in the current context or device 0's
  *   hipGetErrorName/String cudaGetErrorName/String       cuGetErrorName/String
  *   hiprtc*                nvrtc* (hiprtcGetCode: PTX)   nvrtc*, PTX; options translated
  *                                                        (translate_option)
- * Errors map as the reference maps them, by meaning (errors[] below); HIP and CUDA number
- * most of them alike, and an error with no HIP counterpart becomes hipErrorUnknown, as there. */
+ * Errors map by meaning, as the reference maps them, for the errors listed in errors[]
+ * below: those a module load, a launch, a copy, an event or a device query can raise; any
+ * other becomes hipErrorUnknown (the reference names a few dozen more, which hip.c never
+ * tells apart). Names are the driver's (CUDA_ERROR_ILLEGAL_ADDRESS), where the reference
+ * gives the runtime's (cudaErrorIllegalAddress). */
 #define __HIP_PLATFORM_AMD__ 1
 #include <hip/hip_runtime_api.h>
 #include <hip/hiprtc.h>
@@ -350,22 +354,26 @@ hipError_t hipEventCreate(hipEvent_t *event)
 
 hipError_t hipEventDestroy(hipEvent_t event)
 {
-    return from_cu(cuEventDestroy((CUevent)event));
+    CUresult r = runtime_context();
+    return from_cu(r == CUDA_SUCCESS ? cuEventDestroy((CUevent)event) : r);
 }
 
 hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream)
 {
-    return from_cu(cuEventRecord((CUevent)event, (CUstream)stream));
+    CUresult r = runtime_context();
+    return from_cu(r == CUDA_SUCCESS ? cuEventRecord((CUevent)event, (CUstream)stream) : r);
 }
 
 hipError_t hipEventQuery(hipEvent_t event)
 {
-    return from_cu(cuEventQuery((CUevent)event));
+    CUresult r = runtime_context();
+    return from_cu(r == CUDA_SUCCESS ? cuEventQuery((CUevent)event) : r);
 }
 
 hipError_t hipEventElapsedTime(float *ms, hipEvent_t start, hipEvent_t stop)
 {
-    return from_cu(cuEventElapsedTime(ms, (CUevent)start, (CUevent)stop));
+    CUresult r = runtime_context();
+    return from_cu(r == CUDA_SUCCESS ? cuEventElapsedTime(ms, (CUevent)start, (CUevent)stop) : r);
 }
 
 /* --- hiprtc --- */

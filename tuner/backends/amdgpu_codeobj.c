@@ -8,7 +8,6 @@
 #include <msgpack.h>
 #include <pthread.h>
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,15 +229,6 @@ fdt_status fdt_amdgpu_resources(const void *elf, size_t size, const char *entry,
     elf_end(e);
     free(image);
     return s;
-}
-
-int fdt_amdgpu_is_code_object(const void *data, size_t size)
-{
-    const unsigned char *p = data;
-    const size_t machine = offsetof(Elf64_Ehdr, e_machine); /* little-endian, as checked */
-    return size >= sizeof(Elf64_Ehdr) && memcmp(p, ELFMAG, SELFMAG) == 0 &&
-           p[EI_CLASS] == ELFCLASS64 && p[EI_DATA] == ELFDATA2LSB &&
-           (p[machine] | p[machine + 1] << 8) == EM_AMDGPU;
 }
 
 /* --- offload bundles --- */

@@ -11,10 +11,6 @@
 fdt_status fdt_amdgpu_resources(const void *elf, size_t size, const char *entry,
                                 fdt_resources *out, fdt_error *err);
 
-/* Whether data is an AMDGPU ELF (e_machine EM_AMDGPU): what hiprtc returns on AMD. HIP's
- * NVIDIA platform returns PTX instead, which the reader above cannot read. */
-int fdt_amdgpu_is_code_object(const void *data, size_t size);
-
 /* Finds the code object for arch ("gfx90a") in a clang offload bundle and points *elf into
  * data; data that is no bundle is passed through unchanged. */
 fdt_status fdt_amdgpu_unbundle(const void *data, size_t size, const char *arch,

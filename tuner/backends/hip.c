@@ -475,8 +475,8 @@ static const fdt_device_info *hip_info(fdt_backend *b)
 
 /* --- kernels --- */
 
-/* A loaded function's resources as the runtime reports them: where the code object is not
- * AMDGPU's (HIP's NVIDIA platform: PTX), so that the reader cannot. No scalar registers. */
+/* A loaded function's resources as the runtime reports them: on HIP's NVIDIA platform,
+ * whose code objects are PTX, which the AMDGPU reader cannot read. No scalar registers. */
 static fdt_status function_resources(hipFunction_t f, fdt_resources *out, fdt_error *err)
 {
     static const struct {
@@ -493,7 +493,7 @@ static fdt_status function_resources(hipFunction_t f, fdt_resources *out, fdt_er
     for (size_t i = 0; s == FDT_OK && i < sizeof asked / sizeof asked[0]; i++)
         s = check(api.hipFuncGetAttribute((int *)((char *)out + asked[i].offset),
                                           asked[i].attribute, f),
-                  FDT_LAUNCH_ERROR, "hipFuncGetAttribute", err);
+                  FDT_ERROR, "hipFuncGetAttribute", err);
     return s;
 }
 
@@ -503,7 +503,9 @@ static fdt_status hip_load(fdt_backend *b, const fdt_code *code, const char *ent
     fdt_kernel *k = calloc(1, sizeof *k);
     if (!k)
         return fdt_fail(err, FDT_ERROR, "hip backend: out of memory");
-    const int amdgpu = fdt_amdgpu_is_code_object(code->data, code->size);
+    /* On AMD the code object's own note, read before anything loads it: a damaged one is
+     * refused with the reader's message. */
+    const int amdgpu = strcmp(b->info.vendor, "NVIDIA") != 0;
     fdt_status s = amdgpu ? fdt_amdgpu_resources(code->data, code->size, entry, &k->resources,
                                                  err)
                           : FDT_OK;
