@@ -45,7 +45,14 @@ static int same_code(const fdt_variant *a, const fdt_variant *b)
            a->bug == b->bug;
 }
 
-/* The first variant of each distinct code in dev's space; the space's size in *space. */
+static int block_threads(const fdt_variant *v)
+{
+    return v->bx * v->by * v->bz;
+}
+
+/* One variant of each distinct code in dev's space, the one of the largest block: under
+ * launch bounds the compiler caps a thread's registers by its block's size, so that block
+ * spills first. The space's size in *space. */
 static size_t representatives(const fdt_problem *p, const fdt_device_info *dev,
                               fdt_compile_job **out, size_t *space)
 {
@@ -61,6 +68,8 @@ static size_t representatives(const fdt_problem *p, const fdt_device_info *dev,
             j++;
         if (j == k)
             jobs[k++].variant = all[i];
+        else if (block_threads(&all[i]) > block_threads(&jobs[j].variant))
+            jobs[j].variant = all[i];
     }
     free(all);
     *out = jobs;
@@ -142,6 +151,9 @@ static resource_row *read_report(const char *path, size_t *n)
     }
     fclose(f);
     qsort(rows, count, sizeof *rows, by_key);
+    for (size_t i = 1; i < count; i++)
+        if (by_key(&rows[i - 1], &rows[i]) == 0)
+            fail_msg("%s: two rows for %s", path, rows[i].key);
     *n = count;
     return rows;
 }
