@@ -38,6 +38,13 @@
  *   hipGetErrorName/String cudaGetErrorName/String       cuGetErrorName/String
  *   hiprtc*                nvrtc* (hiprtcGetCode: PTX)   nvrtc*, PTX; options translated
  *                                                        (translate_option)
+ * What the kernels see differs as HIP's NVIDIA platform makes it differ: hiprtc is NVRTC,
+ * which defines __CUDACC_RTC__ and not __HIPCC_RTC__, so kernels_src/common.h takes its
+ * CUDA branches (nt stores through __stcs, not __builtin_nontemporal_store; CUDA's vector
+ * types; FDT_WPE, amdgpu_waves_per_eu, ignored), and the device's warpSize is 32: AMD's
+ * 64-wide wavefronts and the AMD branches run nowhere here (CI compiles them for gfx90a and
+ * gfx906; docs/amd.md, "What the NVIDIA-platform run does not cover").
+ *
  * Errors map by meaning, as the reference maps them, for the errors listed in errors[]
  * below: those a module load, a launch, a copy, an event or a device query can raise; any
  * other becomes hipErrorUnknown (the reference names a few dozen more, which hip.c never
