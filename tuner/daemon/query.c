@@ -273,6 +273,25 @@ json_t *fdt_query_persist_json(const fdt_problem *asked)
                      "fdt_persist_edges", "block", dim3_json(block), "grid", dim3_json(grid));
 }
 
+/* The answer's "params": each parameter the table gives an answer, as it says. */
+static json_t *params_json(const fdt_variant *v)
+{
+    json_t *params = json_object();
+    for (int p = 0; p < FDT_PARAMS; p++) {
+        const fdt_param *q = &fdt_params()[p];
+        const int value = fdt_param_value(v, p);
+        switch (q->answer) {
+        case FDT_ANSWER_INT: json_object_set_new(params, q->name, json_integer(value)); break;
+        case FDT_ANSWER_BOOL: json_object_set_new(params, q->name, json_boolean(value)); break;
+        case FDT_ANSWER_WORD:
+            json_object_set_new(params, q->name, json_string(q->words[value != 0]));
+            break;
+        case FDT_ANSWER_NONE: break;
+        }
+    }
+    return params;
+}
+
 json_t *fdt_query_config_json(const char *name, const fdt_problem *asked)
 {
     fdt_variant v;
@@ -288,13 +307,9 @@ json_t *fdt_query_config_json(const char *name, const fdt_problem *asked)
         json_array_append_new(defines, json_string(defs.list[i]));
     char source[32];
     snprintf(source, sizeof source, "%s.hip", fdt_family_name(v.family));
-    json_t *params = json_pack("{s:i, s:i, s:i, s:i, s:i, s:s, s:b, s:b, s:b, s:i}", "bx", v.bx,
-                               "by", v.by, "bz", v.bz, "m", v.m, "mz", v.mz, "order",
-                               v.order ? "asc" : "seed", "lb", v.lb, "nt", v.nt, "map", v.map,
-                               "band", v.band);
     return json_pack("{s:s, s:s, s:[s,s], s:s, s:s, s:o, s:o, s:o, s:o}", "variant", name,
                      "family", fdt_family_name(v.family), "sources", "common.h", source,
                      "source_hash", fdt_built_in_hash(fdt_family_source(v.family)), "entry",
-                     "fdt_laplacian", "params", params, "block", dim3_json(block), "grid",
+                     "fdt_laplacian", "params", params_json(&v), "block", dim3_json(block), "grid",
                      dim3_json(grid), "defines", defines);
 }

@@ -1,8 +1,10 @@
-/* variant.c - the families table, the parameter lists that span the space, the constraints
- * that prune it, and how a variant becomes defines, a name and a launch geometry. */
+/* variant.c - the parameters table, the families table, the parameter lists that span the
+ * space, the constraints that prune it, and how a variant becomes defines, a name and a
+ * launch geometry. */
 #include "engine/variant.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,71 @@ typedef struct family_space {
     int whole_waves; /* blocks of whole wavefronts (warps) only */
     int max_windows; /* 0, or the most z-window values, m x (2R+1), a thread may hold */
 } family_space;
+
+/* A band's define counts block rows, the kernels' unit; the name counts grid rows. */
+static int band_in_block_rows(const fdt_variant *v)
+{
+    return v->band / (v->by * v->m);
+}
+
+/* Where a parameter is kept in fdt_variant and listed in family_space. */
+#define STORED(field) offsetof(fdt_variant, field), offsetof(family_space, field)
+#define NO_WORDS {NULL, NULL}
+
+/* Every parameter of a variant, in the order of the defines and the odometer; a name shows
+ * first the chosen ones, then those set, each group in this order (docs/kernels.md, "Names").
+ * Columns: the name the answer and docs use; where it is stored and listed; its define,
+ * whether only where set, and its value when not the parameter's; where the name shows it;
+ * its prefix in a name, or its words; the values a name may give; how the query's answer
+ * gives it; the guided model's group, log2 or as is, and shift (fdt_param_feature). */
+static const fdt_param params[FDT_PARAMS] = {
+    [FDT_P_BX] = {"bx", STORED(bx), "FDT_BX", 0, NULL, FDT_SHOWS_BLOCK, NULL, NO_WORDS,
+                  1, 1024, FDT_ANSWER_INT, {1, 1, 0}},
+    [FDT_P_BY] = {"by", STORED(by), "FDT_BY", 0, NULL, FDT_SHOWS_BLOCK, NULL, NO_WORDS,
+                  1, 1024, FDT_ANSWER_INT, {2, 1, 0}},
+    [FDT_P_BZ] = {"bz", STORED(bz), "FDT_BZ", 0, NULL, FDT_SHOWS_BLOCK, NULL, NO_WORDS,
+                  1, 1024, FDT_ANSWER_INT, {3, 1, 0}},
+    [FDT_P_M] = {"m", STORED(m), "FDT_M", 0, NULL, FDT_SHOWS_CHOSEN, "m", NO_WORDS,
+                 1, 1024, FDT_ANSWER_INT, {4, 1, 0}},
+    [FDT_P_MZ] = {"mz", STORED(mz), "FDT_MZ", 0, NULL, FDT_SHOWS_CHOSEN, "mz", NO_WORDS,
+                  1, 1024, FDT_ANSWER_INT, {5, 1, 0}},
+    [FDT_P_ORDER] = {"order", STORED(order), "FDT_ORDER", 0, NULL, FDT_SHOWS_CHOSEN, NULL,
+                     {"seed", "asc"}, 0, 1, FDT_ANSWER_WORD, {6, 0, 0}},
+    [FDT_P_LB] = {"lb", STORED(lb), "FDT_LB", 0, NULL, FDT_SHOWS_SET, NULL, {NULL, "lb"},
+                  0, 1, FDT_ANSWER_BOOL, {7, 0, 0}},
+    [FDT_P_NT] = {"nt", STORED(nt), "FDT_NT", 0, NULL, FDT_SHOWS_SET, NULL, {NULL, "nt"},
+                  0, 1, FDT_ANSWER_BOOL, {8, 0, 0}},
+    [FDT_P_MAP] = {"map", STORED(map), "FDT_MAP", 0, NULL, FDT_SHOWS_SET, NULL, {NULL, "map"},
+                   0, 1, FDT_ANSWER_BOOL, {9, 0, 0}},
+    [FDT_P_BAND] = {"band", STORED(band), "FDT_BAND", 0, band_in_block_rows, FDT_SHOWS_SET,
+                    "band", NO_WORDS, 1, FDT_MAX_SIDE, FDT_ANSWER_INT, {10, 1, 0}},
+    [FDT_P_BUG] = {"bug", STORED(bug), "FDT_BUG", 0, NULL, FDT_SHOWS_CHOSEN, "bug", NO_WORDS,
+                   0, 9, FDT_ANSWER_NONE, {0, 0, 0}},
+    /* waves per EU join launch bounds' group: together they set a thread's registers */
+    [FDT_P_WPE] = {"wpe", STORED(wpe), "FDT_WPE", 1, NULL, FDT_SHOWS_SET, "w", NO_WORDS,
+                   1, FDT_MAX_WAVES_PER_EU, FDT_ANSWER_NONE, {7, 1, 1}},
+};
+
+const fdt_param *fdt_params(void)
+{
+    return params;
+}
+
+int fdt_param_value(const fdt_variant *v, fdt_param_id p)
+{
+    return *(const int *)((const char *)v + params[p].at);
+}
+
+static void set_param(fdt_variant *v, fdt_param_id p, int value)
+{
+    *(int *)((char *)v + params[p].at) = value;
+}
+
+/* The values family space sp lists for parameter p. */
+static const value_list *param_list(const family_space *sp, fdt_param_id p)
+{
+    return (const value_list *)((const char *)sp + params[p].list);
+}
 
 struct fdt_family {
     const char *name;
@@ -477,30 +544,24 @@ static int pruned(const fdt_variant *v, const family_space *sp, const fdt_proble
     return sp->max_windows && v->m * (2 * p->radius + 1) > sp->max_windows;
 }
 
-/* The odometer over every parameter list of a family. */
+/* The odometer over every parameter list of a family, in the table's order. */
 static size_t enumerate_family(const fdt_family *f, const family_space *sp,
                                const fdt_problem *p, const fdt_device_info *dev,
                                fdt_variant *out, size_t cap, size_t n)
 {
-    const value_list *lists[] = {&sp->bx, &sp->by,  &sp->bz,   &sp->m,   &sp->mz,  &sp->order,
-                                 &sp->lb, &sp->nt,  &sp->map,  &sp->band, &sp->wpe, &sp->bug};
-    enum { NLISTS = sizeof lists / sizeof lists[0], BAND = 9 };
-    int at[NLISTS] = {0};
+    int at[FDT_PARAMS] = {0};
     for (;;) {
-        fdt_variant v = {
-            .family = f, .bx = sp->bx.v[at[0]], .by = sp->by.v[at[1]], .bz = sp->bz.v[at[2]],
-            .m = sp->m.v[at[3]], .mz = sp->mz.v[at[4]], .order = sp->order.v[at[5]],
-            .lb = sp->lb.v[at[6]], .nt = sp->nt.v[at[7]], .map = sp->map.v[at[8]],
-            .wpe = sp->wpe.v[at[10]], .bug = sp->bug.v[at[11]],
-        };
-        if (resolve_band(&sp->band, at[BAND], &v, p, dev) && !fdt_variant_check(&v, p, dev) &&
-            !pruned(&v, sp, p, dev)) {
+        fdt_variant v = {.family = f};
+        for (int q = 0; q < FDT_PARAMS; q++)
+            set_param(&v, q, param_list(sp, q)->v[at[q]]);
+        if (resolve_band(&sp->band, at[FDT_P_BAND], &v, p, dev) &&
+            !fdt_variant_check(&v, p, dev) && !pruned(&v, sp, p, dev)) {
             if (out && n < cap)
                 out[n] = v;
             n++;
         }
-        int d = NLISTS - 1;
-        while (d >= 0 && lists[d]->v[++at[d]] == -1)
+        int d = FDT_PARAMS - 1;
+        while (d >= 0 && param_list(sp, d)->v[++at[d]] == -1)
             at[d--] = 0;
         if (d < 0)
             return n;
@@ -537,28 +598,50 @@ static void append(char *buf, size_t len, size_t *n, const char *fmt, ...)
     *n = wrote < 0 ? len : *n + (size_t)wrote;
 }
 
-/* Whether either profile gives family f a choice of parameter list: a name shows such a
- * parameter (tiled's m and order) whatever its value, the others only where they are set. */
-#define CHOOSES(f, list) ((f)->nvidia.list.v[1] != -1 || (f)->amd.list.v[1] > 0)
+/* Whether either profile gives family f a choice of parameter p's value (a family without
+ * AMD lists has zeros there). */
+static int family_chooses(const fdt_family *f, fdt_param_id p)
+{
+    return param_list(&f->nvidia, p)->v[1] != -1 || param_list(&f->amd, p)->v[1] > 0;
+}
+
+/* Whether v's name shows parameter p: a block side always, a chosen parameter (tiled's m
+ * and order) wherever its family has a choice of it, whatever its value, the others only
+ * where they are set. */
+static int name_shows(const fdt_variant *v, fdt_param_id p, fdt_param_shows shows)
+{
+    if (params[p].shows != shows)
+        return 0;
+    return shows == FDT_SHOWS_CHOSEN ? family_chooses(v->family, p)
+                                     : fdt_param_value(v, p) != 0;
+}
+
+static void append_param(char *buf, size_t len, size_t *n, const fdt_variant *v,
+                          fdt_param_id p)
+{
+    const int value = fdt_param_value(v, p);
+    if (params[p].prefix)
+        append(buf, len, n, ":%s%d", params[p].prefix, value);
+    else
+        append(buf, len, n, ":%s", params[p].words[value != 0]);
+}
 
 void fdt_variant_name(const fdt_variant *v, char *buf, size_t len)
 {
-    const fdt_family *f = v->family;
     size_t n = 0;
-    append(buf, len, &n, "%s:%dx%dx%d", f->name, v->bx, v->by, v->bz);
-    if (CHOOSES(f, m))
-        append(buf, len, &n, ":m%d", v->m);
-    if (f->z_chunks)
-        append(buf, len, &n, ":mz%d", v->mz);
-    if (CHOOSES(f, order))
-        append(buf, len, &n, ":%s", v->order ? "asc" : "seed");
-    if (f->nvidia.bug.v[0] > 0)
-        append(buf, len, &n, ":bug%d", v->bug);
-    append(buf, len, &n, "%s%s%s", v->lb ? ":lb" : "", v->nt ? ":nt" : "", v->map ? ":map" : "");
-    if (v->band)
-        append(buf, len, &n, ":band%d", v->band);
-    if (v->wpe)
-        append(buf, len, &n, ":w%d", v->wpe);
+    const char *separator = ":";
+    append(buf, len, &n, "%s", v->family->name);
+    for (int p = 0; p < FDT_PARAMS; p++)
+        if (params[p].shows == FDT_SHOWS_BLOCK) {
+            append(buf, len, &n, "%s%d", separator, fdt_param_value(v, p));
+            separator = "x";
+        }
+    for (int p = 0; p < FDT_PARAMS; p++)
+        if (name_shows(v, p, FDT_SHOWS_CHOSEN))
+            append_param(buf, len, &n, v, p);
+    for (int p = 0; p < FDT_PARAMS; p++)
+        if (name_shows(v, p, FDT_SHOWS_SET))
+            append_param(buf, len, &n, v, p);
 }
 
 /* Whether x is from lo to hi: a name's numbers are bounded so that products of them (threads
@@ -568,22 +651,50 @@ static int within(int x, int lo, int hi)
     return x >= lo && x <= hi;
 }
 
+/* Whether tok spells a value of parameter p (its word, or its prefix and a number);
+ * *value is then that value, maybe out of range. */
+static int spells(const char *tok, fdt_param_id p, int *value)
+{
+    const fdt_param *q = &params[p];
+    if (!q->prefix) {
+        for (*value = 0; *value < 2; (*value)++)
+            if (q->words[*value] && strcmp(tok, q->words[*value]) == 0)
+                return 1;
+        return 0;
+    }
+    char format[16], extra;
+    snprintf(format, sizeof format, "%s%%d%%c", q->prefix);
+    return sscanf(tok, format, value, &extra) == 1;
+}
+
 static int parse_option(const char *tok, fdt_variant *v)
 {
-    char extra;
-    if (strcmp(tok, "lb") == 0) return v->lb = 1, 0;
-    if (strcmp(tok, "nt") == 0) return v->nt = 1, 0;
-    if (strcmp(tok, "map") == 0) return v->map = 1, 0;
-    if (strcmp(tok, "asc") == 0) return v->order = 1, 0;
-    if (strcmp(tok, "seed") == 0) return v->order = 0, 0;
-    if (sscanf(tok, "mz%d%c", &v->mz, &extra) == 1) return within(v->mz, 1, 1024) ? 0 : -1;
-    if (sscanf(tok, "m%d%c", &v->m, &extra) == 1) return within(v->m, 1, 1024) ? 0 : -1;
-    if (sscanf(tok, "bug%d%c", &v->bug, &extra) == 1) return within(v->bug, 0, 9) ? 0 : -1;
-    if (sscanf(tok, "w%d%c", &v->wpe, &extra) == 1)
-        return within(v->wpe, 1, FDT_MAX_WAVES_PER_EU) ? 0 : -1;
-    if (sscanf(tok, "band%d%c", &v->band, &extra) == 1)
-        return within(v->band, 1, FDT_MAX_SIDE) ? 0 : -1;
+    for (int p = 0; p < FDT_PARAMS; p++) {
+        int value;
+        if (params[p].shows == FDT_SHOWS_BLOCK || !spells(tok, p, &value))
+            continue;
+        if (!within(value, params[p].lo, params[p].hi))
+            return -1;
+        set_param(v, p, value);
+        return 0;
+    }
     return -1;
+}
+
+/* The block's sides, BXxBYxBZ, each within its bounds. */
+static int parse_block(const char *tok, fdt_variant *v)
+{
+    int side[3], at = 0;
+    char extra;
+    if (!tok || sscanf(tok, "%dx%dx%d%c", &side[0], &side[1], &side[2], &extra) != 3)
+        return -1;
+    for (int p = 0; p < FDT_PARAMS; p++)
+        if (params[p].shows == FDT_SHOWS_BLOCK) {
+            if (!within(side[at], params[p].lo, params[p].hi))
+                return -1;
+            set_param(v, p, side[at++]);
+        }
+    return 0;
 }
 
 int fdt_variant_parse(const char *name, fdt_variant *v, char *err, size_t errlen)
@@ -601,10 +712,7 @@ int fdt_variant_parse(const char *name, fdt_variant *v, char *err, size_t errlen
         return -1;
     }
     *v = (fdt_variant){.family = f, .m = 1, .mz = 1};
-    char extra;
-    tok = strtok_r(NULL, ":", &save);
-    if (!tok || sscanf(tok, "%dx%dx%d%c", &v->bx, &v->by, &v->bz, &extra) != 3 ||
-        !within(v->bx, 1, 1024) || !within(v->by, 1, 1024) || !within(v->bz, 1, 1024)) {
+    if (parse_block(strtok_r(NULL, ":", &save), v) != 0) {
         snprintf(err, errlen, "'%s': expected family:BXxBYxBZ[:options], each side 1 to 1024",
                  name);
         return -1;
@@ -640,19 +748,12 @@ void fdt_variant_defines(const fdt_variant *v, const fdt_problem *p, fdt_defines
     add_define(out, "FDT_REAL", fdt_precision_name(p->precision));
     add_define(out, "FDT_IDX", wide ? "long long" : "int");
     add_int_define(out, "FDT_RADIUS", p->radius);
-    add_int_define(out, "FDT_BX", v->bx);
-    add_int_define(out, "FDT_BY", v->by);
-    add_int_define(out, "FDT_BZ", v->bz);
-    add_int_define(out, "FDT_M", v->m);
-    add_int_define(out, "FDT_MZ", v->mz);
-    add_int_define(out, "FDT_ORDER", v->order);
-    add_int_define(out, "FDT_LB", v->lb);
-    add_int_define(out, "FDT_NT", v->nt);
-    add_int_define(out, "FDT_MAP", v->map);
-    add_int_define(out, "FDT_BAND", v->band / (v->by * v->m));
-    add_int_define(out, "FDT_BUG", v->bug);
-    if (v->wpe) /* absent where unset: the defines of every other variant stay as they were */
-        add_int_define(out, "FDT_WPE", v->wpe);
+    for (int q = 0; q < FDT_PARAMS; q++) {
+        const int value = fdt_param_value(v, q);
+        if (!params[q].define_where_set || value)
+            add_int_define(out, params[q].define,
+                           params[q].defined_as ? params[q].defined_as(v) : value);
+    }
     if (v->family && v->family->hazard)
         add_int_define(out, "FDT_HAZARD", v->family->hazard);
 }

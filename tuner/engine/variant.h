@@ -47,6 +47,60 @@ typedef struct fdt_variant {
     int bug;   /* broken (test only): which bug */
 } fdt_variant;
 
+/* The parameters of a variant besides its family, in the order of its defines and of the
+ * enumerator's odometer (the last turns fastest). One table in variant.c, fdt_params(), says
+ * of each how it is stored, listed, named and parsed, defined, answered and modelled; the
+ * enumerator, the name's printer and parser, the defines, the query's answer, the guided
+ * model and docs/kernels.md ("Names", checked by test_variant) all read it. */
+typedef enum fdt_param_id {
+    FDT_P_BX, FDT_P_BY, FDT_P_BZ, FDT_P_M, FDT_P_MZ, FDT_P_ORDER, FDT_P_LB, FDT_P_NT,
+    FDT_P_MAP, FDT_P_BAND, FDT_P_BUG, FDT_P_WPE, FDT_PARAMS
+} fdt_param_id;
+
+/* Where a parameter shows in a variant's name. */
+typedef enum fdt_param_shows {
+    FDT_SHOWS_BLOCK,  /* in the block, BXxBYxBZ, always */
+    FDT_SHOWS_CHOSEN, /* wherever its family offers a choice of it, whatever its value */
+    FDT_SHOWS_SET     /* wherever it is not 0 */
+} fdt_param_shows;
+
+/* How the query's answer gives a parameter in its "params" object. */
+typedef enum fdt_param_answer {
+    FDT_ANSWER_NONE, /* not at all */
+    FDT_ANSWER_INT,
+    FDT_ANSWER_BOOL,
+    FDT_ANSWER_WORD  /* as the name spells it (order: "seed", "asc") */
+} fdt_param_answer;
+
+/* The guided model's view of a parameter: the group of offsets its value joins (1 to
+ * FDT_FEATURE_GROUPS; 0: the model ignores the parameter and never moves along it), taken
+ * as log2 of the value (sizes) or as it is (flags), shifted left by shift bits (two
+ * parameters in one group). */
+typedef struct fdt_param_feature {
+    int group, log2, shift;
+} fdt_param_feature;
+#define FDT_FEATURE_GROUPS 10
+
+typedef struct fdt_param {
+    const char *name;      /* as the answer's "params" and docs/kernels.md call it */
+    size_t at;             /* where fdt_variant keeps it: offsetof(fdt_variant, ...) */
+    size_t list;           /* where a family's space lists its values (variant.c's own) */
+    const char *define;    /* the -D name the kernels read */
+    int define_where_set;  /* 1: defined only where not 0, so other variants' defines stay */
+    int (*defined_as)(const fdt_variant *v); /* the define's value, NULL: the parameter's */
+    fdt_param_shows shows;
+    const char *prefix;    /* in a name, a number's prefix: "mz" of mz32 */
+    const char *words[2];  /* or the words of values 0 and 1 (NULL: not spelled), as
+                              order's seed and asc, lb's lb */
+    int lo, hi;            /* the values a name may give: products of them cannot overflow */
+    fdt_param_answer answer;
+    fdt_param_feature feature;
+} fdt_param;
+
+/* The table, FDT_PARAMS rows indexed by fdt_param_id. */
+const fdt_param *fdt_params(void);
+int fdt_param_value(const fdt_variant *v, fdt_param_id p);
+
 /* Longest variant name, e.g. "zvec:128x16x1:mz32:lb:nt:band1024:w4". */
 #define FDT_VARIANT_NAME_MAX 64
 /* Room for every -D define of a variant. */

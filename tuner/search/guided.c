@@ -40,9 +40,10 @@
 #define MAX_FAMILIES 16
 
 /* The offsets learned from this problem's results: one per family, and one per value of
- * each parameter within a family (mz = 32 of zmarch, nt of zvec...), so that the model
- * learns which corner of a family this problem likes even where no neighbour does. */
-enum { G_FAMILY, G_BX, G_BY, G_BZ, G_M, G_MZ, G_ORDER, G_LB, G_NT, G_MAP, G_BAND, GROUPS };
+ * each parameter's group within a family (mz = 32 of zmarch, nt of zvec...), so that the
+ * model learns which corner of a family this problem likes even where no neighbour does.
+ * The parameters' groups are the table's (fdt_params(), feature), 1 on; 0 is the family's. */
+enum { G_FAMILY, GROUPS = 1 + FDT_FEATURE_GROUPS };
 #define SLOTS 16 /* values a parameter takes, by log2 (sizes) or as is (flags) */
 #define FEATURES (MAX_FAMILIES * GROUPS * SLOTS)
 
@@ -89,14 +90,18 @@ static int slot(int value)
     return log2v;
 }
 
-/* Launch bounds and waves per EU (AMD's wpe, the second argument of its launch bounds) are
- * one group: together they set a thread's registers. Where wpe is unset, as everywhere in
- * the NVIDIA space, the group's value is lb's alone, so the model there is as it was. */
+/* Two parameters may share a group: launch bounds and waves per EU (AMD's wpe, the second
+ * argument of its launch bounds) together set a thread's registers. Where wpe is unset, as
+ * everywhere in the NVIDIA space, the group's value is lb's alone. */
 static void features_of(const fdt_variant *v, int family, int *out)
 {
-    const int bounds = v->lb | slot(v->wpe) << 1;
-    const int values[GROUPS] = {0, slot(v->bx), slot(v->by), slot(v->bz), slot(v->m),
-                                slot(v->mz), v->order, bounds, v->nt, v->map, slot(v->band)};
+    int values[GROUPS] = {0};
+    for (int p = 0; p < FDT_PARAMS; p++) {
+        const fdt_param_feature f = fdt_params()[p].feature;
+        const int value = fdt_param_value(v, p);
+        if (f.group)
+            values[f.group] |= (f.log2 ? slot(value) : value) << f.shift;
+    }
     for (int g = 0; g < GROUPS; g++)
         out[g] = (family * GROUPS + g) * SLOTS + (values[g] & (SLOTS - 1));
 }
@@ -292,24 +297,21 @@ static int in_family(const picker *k, size_t v, const void *arg)
     return k->md->family[v] == *(const int *)arg;
 }
 
-#define PARAMETERS 11
-
-static int parameter(const fdt_variant *v, int p)
+/* Whether the model sees parameter p, and so moves along it (not broken's bug). */
+static int modelled(int p)
 {
-    const int values[PARAMETERS] = {v->bx,    v->by, v->bz, v->m,   v->mz,   v->order,
-                                    v->lb,    v->nt, v->map, v->band, v->wpe};
-    return values[p];
+    return fdt_params()[p].feature.group != 0;
 }
 
-/* The parameter in which a and b, of one family, differ, if they differ in exactly one;
- * else -1. */
+/* The modelled parameter in which a and b, of one family, differ, if they differ in exactly
+ * one; else -1. */
 static int moved_parameter(const fdt_variant *a, const fdt_variant *b)
 {
     if (a->family != b->family)
         return -1;
     int moved = -1;
-    for (int p = 0; p < PARAMETERS; p++)
-        if (parameter(a, p) != parameter(b, p)) {
+    for (int p = 0; p < FDT_PARAMS; p++)
+        if (modelled(p) && fdt_param_value(a, p) != fdt_param_value(b, p)) {
             if (moved >= 0)
                 return -1;
             moved = p;
@@ -329,7 +331,7 @@ static int novel(const picker *k, size_t v, int p)
     const fdt_variant *variants = k->s->space->variants, *a = &variants[v];
     for (size_t i = 0; i < k->s->nmeasured + k->n; i++) {
         const fdt_variant *b = &variants[seen_variant(k, i)];
-        if (b->family == a->family && parameter(b, p) == parameter(a, p))
+        if (b->family == a->family && fdt_param_value(b, p) == fdt_param_value(a, p))
             return 0;
     }
     return 1;
@@ -380,7 +382,7 @@ static int comes_before(const picker *k, candidate a, candidate b)
  * low the model ranks them. */
 static long sweep_move(const picker *k, size_t from)
 {
-    int tried[PARAMETERS] = {0};
+    int tried[FDT_PARAMS] = {0};
     const fdt_variant *variants = k->s->space->variants;
     for (size_t q = 0; q < k->s->nmeasured + k->n; q++) {
         const int p = moved_parameter(&variants[seen_variant(k, q)], &variants[from]);
@@ -388,7 +390,9 @@ static long sweep_move(const picker *k, size_t from)
             tried[p]++;
     }
     candidate best = {.v = -1};
-    for (int p = 0; p < PARAMETERS; p++) {
+    for (int p = 0; p < FDT_PARAMS; p++) {
+        if (!modelled(p))
+            continue;
         candidate c = {.v = best_open(k, novel_move, &(move){from, p}), .tried = tried[p]};
         c.novel = c.v >= 0;
         if (c.v < 0)
