@@ -6,7 +6,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -417,17 +419,114 @@ static void check_names_round_trip(const fdt_problem *p, const fdt_device_info *
         assert_int_equal(fdt_variant_parse(name, &back, err, sizeof err), 0);
         fdt_variant_name(&back, again, sizeof again);
         assert_string_equal(name, again);
-        /* Field by field (every field of fdt_variant, in its order): the struct's tail
-         * padding holds whatever the stack held. */
-        const fdt_variant *v = &vs[i];
-        assert_ptr_equal(back.family, v->family);
-        const int got[] = {back.bx, back.by, back.bz, back.m, back.mz, back.order, back.lb,
-                           back.nt, back.map, back.band, back.wpe, back.bug};
-        const int want[] = {v->bx, v->by, v->bz, v->m, v->mz, v->order, v->lb,
-                            v->nt, v->map, v->band, v->wpe, v->bug};
-        assert_memory_equal(got, want, sizeof got);
+        /* Field by field (every field of fdt_variant is the family or a parameter, as
+         * test_every_field_is_a_parameter checks): the struct's tail padding holds whatever
+         * the stack held. */
+        assert_ptr_equal(back.family, vs[i].family);
+        for (int q = 0; q < FDT_PARAMS; q++)
+            assert_int_equal(fdt_param_value(&back, q), fdt_param_value(&vs[i], q));
     }
     free(vs);
+}
+
+/* Every field of fdt_variant after its family is one row of the parameters table, its own,
+ * and every row says how a name spells it: a field added without a row, which no name,
+ * define or answer would carry, fails here. */
+static void test_every_field_is_a_parameter(void **state)
+{
+    (void)state;
+    const fdt_param *params = fdt_params();
+    const size_t first = offsetof(fdt_variant, family) + sizeof(const fdt_family *);
+    unsigned taken = 0;
+    for (int p = 0; p < FDT_PARAMS; p++) {
+        const size_t field = (params[p].at - first) / sizeof(int);
+        assert_true(params[p].at >= first && (params[p].at - first) % sizeof(int) == 0);
+        assert_true(field < FDT_PARAMS && !(taken & 1u << field));
+        taken |= 1u << field;
+        assert_non_null(params[p].name);
+        assert_non_null(params[p].define);
+        const int worded = params[p].words[0] || params[p].words[1];
+        assert_true(params[p].shows == FDT_SHOWS_BLOCK ? !params[p].prefix && !worded
+                                                       : !params[p].prefix != !worded);
+        assert_true(params[p].feature.group >= 0 &&
+                    params[p].feature.group <= FDT_FEATURE_GROUPS);
+    }
+    const size_t align = _Alignof(fdt_variant), end = first + FDT_PARAMS * sizeof(int);
+    assert_int_equal(sizeof(fdt_variant), (end + align - 1) / align * align);
+}
+
+/* The "Names" section of docs/kernels.md (tests run in the source tree), NUL-terminated. */
+static char *names_section(void)
+{
+    FILE *f = fopen("docs/kernels.md", "r");
+    assert_non_null(f);
+    static char doc[1 << 16];
+    const size_t n = fread(doc, 1, sizeof doc - 1, f);
+    fclose(f);
+    doc[n] = 0;
+    char *section = strstr(doc, "\n## Names\n");
+    assert_non_null(section);
+    char *end = strstr(section + 1, "\n## ");
+    if (end)
+        *end = 0;
+    return section;
+}
+
+/* The grammar the table makes: the block's sides, then each option a name may show, in the
+ * order it shows them (chosen ones, then those set), as "[:prefix]" or "[:word|word]". */
+static void table_grammar(char *out, size_t len)
+{
+    const fdt_param *params = fdt_params();
+    size_t n = (size_t)snprintf(out, len, "family:");
+    for (int p = 0; p < FDT_PARAMS; p++)
+        if (params[p].shows == FDT_SHOWS_BLOCK)
+            for (const char *c = params[p].name; *c && n + 2 < len; c++)
+                out[n++] = (char)toupper((unsigned char)*c), out[n] = 0;
+    for (fdt_param_shows shows = FDT_SHOWS_CHOSEN; shows <= FDT_SHOWS_SET; shows++)
+        for (int p = 0; p < FDT_PARAMS; p++) {
+            const fdt_param *q = &params[p];
+            if (q->shows != shows)
+                continue;
+            n += (size_t)snprintf(out + n, len - n, "[:%s%s%s%s]", q->prefix ? q->prefix : "",
+                                  q->words[0] ? q->words[0] : "",
+                                  q->words[0] && q->words[1] ? "|" : "",
+                                  q->words[1] ? q->words[1] : "");
+        }
+}
+
+/* The docs' grammar (the section's first code span), its placeholders (<M>) left out and
+ * the block's sides joined without their x. */
+static void docs_grammar(const char *section, char *out, size_t len)
+{
+    const char *from = strstr(section, "`family:");
+    assert_non_null(from);
+    size_t n = 0;
+    int placeholder = 0;
+    for (const char *c = from + 1; *c && *c != '`' && n + 1 < len; c++) {
+        placeholder = *c == '<' ? 1 : *c == '>' ? 0 : placeholder;
+        if (!placeholder && *c != '>' && !(*c == 'x' && isupper((unsigned char)c[1])))
+            out[n++] = *c;
+    }
+    out[n] = 0;
+}
+
+/* docs/kernels.md's "Names" says what the table does: its grammar has the table's options,
+ * spelled and ordered as names have them, and every parameter has its row there, with its
+ * define. */
+static void test_docs_names_follow_the_table(void **state)
+{
+    (void)state;
+    const char *section = names_section();
+    char want[256], got[256], row[64];
+    table_grammar(want, sizeof want);
+    docs_grammar(section, got, sizeof got);
+    assert_string_equal(got, want);
+    for (int p = 0; p < FDT_PARAMS; p++) {
+        snprintf(row, sizeof row, "`%s`", fdt_params()[p].name);
+        assert_non_null(strstr(section, row));
+        snprintf(row, sizeof row, "`%s`", fdt_params()[p].define);
+        assert_non_null(strstr(section, row));
+    }
 }
 
 /* Both profiles' names, the AMD one's with L2 bands and wpe, on a grid where bands exist. */
@@ -621,6 +720,8 @@ int main(void)
         cmocka_unit_test(test_built_in_sources_have_hashes),
         cmocka_unit_test(test_help_names_every_family),
         cmocka_unit_test(test_names_round_trip),
+        cmocka_unit_test(test_every_field_is_a_parameter),
+        cmocka_unit_test(test_docs_names_follow_the_table),
         cmocka_unit_test(test_bad_names_are_rejected),
         cmocka_unit_test(test_names_fit_their_buffers),
         cmocka_unit_test(test_geometry_covers_odd_shapes),
