@@ -8,6 +8,7 @@
 #include "cmd_daemon.h"
 #include "commands.h"
 #include "progress.h"
+#include "store.h"
 
 static const struct option plain_options[] = {
     FDT_DAEMON_OPTIONS,
@@ -135,9 +136,11 @@ static int show_status(const json_t *answer, void *ctx)
     print_uptime(fdt_jint(answer, "uptime_s"));
     printf("\nsocket    %s\ndb        %s\n", fdt_jstr(answer, "socket"), fdt_jstr(answer, "db"));
     const json_t *jobs = json_object_get(answer, "jobs");
-    printf("jobs      %lld queued, %lld running, %lld done, %lld failed, %lld cancelled\n",
-           fdt_jint(jobs, "queued"), fdt_jint(jobs, "running"), fdt_jint(jobs, "done"),
-           fdt_jint(jobs, "failed"), fdt_jint(jobs, "cancelled"));
+    printf("jobs     ");
+    for (int s = 0; s < FDT_JOB_STATES; s++)
+        printf("%s %lld %s", s ? "," : "", fdt_jint(jobs, fdt_job_state_name((fdt_job_state)s)),
+               fdt_job_state_name((fdt_job_state)s));
+    printf("\n");
     print_batches(json_object_get(answer, "batches"));
     print_workers(json_object_get(answer, "workers"));
     return FDT_EXIT_OK;
@@ -238,8 +241,6 @@ int fdt_cmd_shutdown(int argc, char **argv)
     return fdt_client_run("shutdown", &a, fdt_request("shutdown"), show_shutdown, NULL);
 }
 
-static const char *const job_states[] = {"queued", "running", "done", "failed", "cancelled"};
-
 enum { OPT_STATE = FDT_OPT_OWN, OPT_LIMIT, OPT_WHAT, OPT_FORMAT };
 
 static const struct option jobs_options[] = {
@@ -259,13 +260,13 @@ static int jobs_option(int opt, const char *arg, void *ctx)
     jobs_args *j = ctx;
     if (opt == OPT_LIMIT)
         return fdt_parse_int(arg, 1, 10000, "--limit", &j->limit);
-    for (size_t i = 0; i < sizeof job_states / sizeof *job_states; i++)
-        if (strcmp(arg, job_states[i]) == 0) {
-            j->state = arg;
-            return 0;
-        }
-    fprintf(stderr, "fdtune: --state must be queued, running, done, failed or cancelled, "
-            "not '%s'\n", arg);
+    if (fdt_job_state_parse(arg) != FDT_JOB_STATES) {
+        j->state = arg;
+        return 0;
+    }
+    char states[64];
+    fdt_job_states_text(states, sizeof states);
+    fprintf(stderr, "fdtune: --state must be %s, not '%s'\n", states, arg);
     return -1;
 }
 

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "config.h"
 #include "engine/variant.h"
+#include "store.h"
 
 int fdt_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -268,8 +269,8 @@ long long fdt_jint(const json_t *o, const char *key)
 
 int fdt_job_finished(const json_t *job)
 {
-    const char *s = fdt_jstr(job, "state");
-    return strcmp(s, "done") == 0 || strcmp(s, "failed") == 0 || strcmp(s, "cancelled") == 0;
+    const fdt_job_state s = fdt_job_state_parse(fdt_jstr(job, "state"));
+    return s == FDT_JOB_DONE || s == FDT_JOB_FAILED || s == FDT_JOB_CANCELLED;
 }
 
 static void format_time(const json_t *job, const char *key, char *out, size_t len)
@@ -305,7 +306,7 @@ void fdt_print_job(const json_t *job)
     format_time(job, "created", created, sizeof created);
     format_time(job, "started", started, sizeof started);
     format_time(job, "finished", finished, sizeof finished);
-    const int running = strcmp(fdt_jstr(job, "state"), "running") == 0;
+    const int running = fdt_job_state_parse(fdt_jstr(job, "state")) == FDT_JOB_RUNNING;
     const char *phase = running ? fdt_jstr(job, "phase") : "";
     printf("job %lld: %s%s%s%s\n", fdt_jint(job, "id"), fdt_jstr(job, "state"),
            *phase ? " (" : "", phase, *phase ? ")" : "");
@@ -357,7 +358,7 @@ void fdt_print_job_outcome(const json_t *job)
     const char *state = fdt_jstr(job, "state");
     printf("job %lld (%s %s): %s", fdt_jint(job, "id"), shape, fdt_jstr(job, "precision"),
            state);
-    if (strcmp(state, "done") == 0)
+    if (fdt_job_state_parse(state) == FDT_JOB_DONE)
         printf(", %lld of %lld variants measured (%lld ok, %lld failed), best %s %.1f GB/s",
                fdt_jint(job, "done"), fdt_jint(job, "total"), fdt_jint(job, "ok"),
                fdt_jint(job, "failed"),

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "config.h"
 #include "progress.h"
+#include "store.h"
 #include "engine/variant.h"
 #include "search/search.h"
 
@@ -144,7 +145,7 @@ static const json_t *job_of(const waiter *w, size_t i)
  * failed or was cancelled stays where it stopped. */
 static double job_fraction(const json_t *job)
 {
-    if (strcmp(fdt_jstr(job, "state"), "done") == 0)
+    if (fdt_job_state_parse(fdt_jstr(job, "state")) == FDT_JOB_DONE)
         return 1;
     const double total = (double)fdt_jint(job, "total");
     const double frac = total > 0 ? (double)fdt_jint(job, "done") / total : 0;
@@ -155,7 +156,7 @@ static double job_fraction(const json_t *job)
 static void describe_job(const json_t *job, char *out, size_t len)
 {
     const char *state = fdt_jstr(job, "state");
-    if (strcmp(state, "running") != 0) {
+    if (fdt_job_state_parse(state) != FDT_JOB_RUNNING) {
         snprintf(out, len, "%s", state);
         return;
     }
@@ -177,7 +178,7 @@ static double summarize(const waiter *w, char *out, size_t len)
         const json_t *job = job_of(w, i);
         sum += job_fraction(job);
         finished += fdt_job_finished(job) != 0;
-        if (!shown && strcmp(fdt_jstr(job, "state"), "running") == 0)
+        if (!shown && fdt_job_state_parse(fdt_jstr(job, "state")) == FDT_JOB_RUNNING)
             shown = job;
     }
     if (w->n == 1) {
@@ -236,7 +237,7 @@ static int report(const waiter *w)
 {
     size_t done = 0;
     for (size_t i = 0; i < w->n; i++)
-        done += strcmp(fdt_jstr(job_of(w, i), "state"), "done") == 0;
+        done += fdt_job_state_parse(fdt_jstr(job_of(w, i), "state")) == FDT_JOB_DONE;
     if (w->c->json) {
         for (size_t i = 0; i < w->n; i++) {
             json_dumpf(w->answers[i], stdout, JSON_COMPACT);

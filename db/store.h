@@ -32,17 +32,37 @@ typedef struct fdt_key {
     char stencil[16];         /* "laplacian" */
 } fdt_key;
 
+/* A job's state: stored in the jobs table and sent over the socket as its name
+ * (fdt_job_state_name), the same text in both. Every legal transition is drawn at the top
+ * of db/store_jobs.c. */
 typedef enum fdt_job_state {
     FDT_JOB_QUEUED = 0,
     FDT_JOB_RUNNING,
     FDT_JOB_DONE,
     FDT_JOB_FAILED,
-    FDT_JOB_CANCELLED
+    FDT_JOB_CANCELLED,
+    FDT_JOB_STATES            /* how many; fdt_job_state_parse's answer for no state */
 } fdt_job_state;
 
+/* Where a running job stands; FDT_JOB_PHASE_NONE (named "") in every other state. Stored
+ * and sent as its name, as the state is. */
+typedef enum fdt_job_phase {
+    FDT_JOB_PHASE_NONE = 0,
+    FDT_JOB_PHASE_MEASURE,    /* the search's batches */
+    FDT_JOB_PHASE_QUICK,      /* the quick job's leaders, timed again while the search goes on */
+    FDT_JOB_PHASE_LEADERS,    /* the search is over: its leaders timed again */
+    FDT_JOB_PHASES            /* how many; fdt_job_phase_parse's answer for no phase */
+} fdt_job_phase;
+
+/* The name of a state or phase; "unknown" for a value out of range. */
 const char *fdt_job_state_name(fdt_job_state s);
-/* 0 and *out set, or -1 for an unknown name. */
-int fdt_job_state_parse(const char *name, fdt_job_state *out);
+const char *fdt_job_phase_name(fdt_job_phase p);
+/* The state or phase a name says (the store's text, a client's request, an answer), or
+ * FDT_JOB_STATES / FDT_JOB_PHASES when it says none. */
+fdt_job_state fdt_job_state_parse(const char *name);
+fdt_job_phase fdt_job_phase_parse(const char *name);
+/* Every state's name, for messages: "queued, running, done, failed or cancelled". */
+void fdt_job_states_text(char *out, size_t len);
 
 typedef struct fdt_job {
     int64_t id;
@@ -54,7 +74,7 @@ typedef struct fdt_job {
     char family[16];          /* only this family, or empty for every one */
     int subset;               /* measure this many variants spread over the space; 0: all */
     int total, done, ok, failed; /* variants: in the job, measured so far, of them ok, failed */
-    char phase[16];           /* "measure" | "leaders" while running; empty otherwise */
+    fdt_job_phase phase;
     char best_variant[FDT_VARIANT_NAME_MAX];
     double best_gbps;
     char error[256];          /* why the job failed, or empty */
@@ -171,7 +191,7 @@ double fdt_batch_share(const fdt_batch_progress *b);
 int fdt_store_batches_active(fdt_store *s, fdt_batch_progress **out, size_t *count);
 
 /* Counts of jobs in each state, indexed by fdt_job_state. */
-int fdt_store_job_counts(fdt_store *s, int counts[5]);
+int fdt_store_job_counts(fdt_store *s, int counts[FDT_JOB_STATES]);
 /* At start-up: jobs left running by a daemon that died go back to queued, keeping their
  * results, so they resume where they stopped. Returns how many, or -1. */
 int fdt_store_jobs_requeue_running(fdt_store *s);

@@ -1,33 +1,91 @@
-/* store_jobs.c - the jobs table: the durable queue, its states and each job's progress. */
+/* store_jobs.c - the jobs table: the durable queue, its states and each job's progress.
+ *
+ * A job's states (fdt_job_state), and every move between them. They are drawn here, where
+ * the state is kept: the scheduler (tuner/daemon/scheduler.c) decides every move but the
+ * first and the requeue, which are this file's, and writes each here
+ * (fdt_store_job_update) before it counts.
+ *
+ *            fdt_store_job_create (tune, batch, a query's tune_if_missing)
+ *                   |
+ *                   v
+ *      +-------> QUEUED --cancel (no lane holds it)----------> CANCELLED
+ *      |            |
+ *      |            | a lane takes it up (fdt_store_job_next; the scheduler's take_next_job)
+ *      |            v
+ *      +-------- RUNNING --the lane's finish_job--> DONE | FAILED | CANCELLED (a cancel)
+ *   back to the queue, its results kept: the daemon stops (fdt_scheduler_stop), or
+ *   fdt_store_jobs_requeue_running finds it left running by a daemon that died (at start)
+ *   or paused by a write the store refused (once a write goes through again)
+ *
+ * DONE, FAILED and CANCELLED are final: nothing moves a job out of them (a cancel answers
+ * busy). A job paused by a refused write stays RUNNING in the store, as its last write
+ * left it, until it is requeued.
+ *
+ * A job's phase (fdt_job_phase) is NONE in every state but RUNNING, and back to NONE when
+ * the job leaves RUNNING (finish_job, the stop, the requeue). While it runs:
+ *
+ *   NONE --its first step--> MEASURE, QUICK or LEADERS (a resumed job may be past measure)
+ *   MEASURE --its first evaluations are in--> QUICK --its winner stored--> MEASURE
+ *   MEASURE or QUICK --the search is over--> LEADERS
+ *   a step taken again (the next batch; a dead worker's task sent to the next) keeps it */
 #include "store_int.h"
 
 #include <math.h>
 #include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
-static const char *const job_states[] = {"queued", "running", "done", "failed", "cancelled"};
+/* The names, as the store keeps them and the socket sends them; indexed by the enums. */
+static const char *const job_states[FDT_JOB_STATES] = {"queued", "running", "done", "failed",
+                                                       "cancelled"};
+static const char *const job_phases[FDT_JOB_PHASES] = {"", "measure", "quick", "leaders"};
+
+/* The index of name in names[n], or n when it is none of them. */
+static size_t name_index(const char *const *names, size_t n, const char *name)
+{
+    size_t i = 0;
+    while (i < n && strcmp(name, names[i]) != 0)
+        i++;
+    return i;
+}
 
 const char *fdt_job_state_name(fdt_job_state s)
 {
-    return (unsigned)s < sizeof job_states / sizeof job_states[0] ? job_states[s] : "unknown";
+    return (unsigned)s < FDT_JOB_STATES ? job_states[s] : "unknown";
 }
 
-int fdt_job_state_parse(const char *name, fdt_job_state *out)
+const char *fdt_job_phase_name(fdt_job_phase p)
 {
-    for (size_t i = 0; i < sizeof job_states / sizeof job_states[0]; i++)
-        if (strcmp(name, job_states[i]) == 0) {
-            *out = (fdt_job_state)i;
-            return 0;
-        }
-    return -1;
+    return (unsigned)p < FDT_JOB_PHASES ? job_phases[p] : "unknown";
+}
+
+fdt_job_state fdt_job_state_parse(const char *name)
+{
+    return (fdt_job_state)name_index(job_states, FDT_JOB_STATES, name);
+}
+
+fdt_job_phase fdt_job_phase_parse(const char *name)
+{
+    return (fdt_job_phase)name_index(job_phases, FDT_JOB_PHASES, name);
+}
+
+void fdt_job_states_text(char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < FDT_JOB_STATES && used < len; i++) {
+        const char *sep = i == 0 ? "" : i + 1 < FDT_JOB_STATES ? ", " : " or ";
+        const int n = snprintf(out + used, len - used, "%s%s", sep, job_states[i]);
+        used += n > 0 ? (size_t)n : 0;
+    }
 }
 
 static int read_job(fdt_store *s, sqlite3_stmt *st, void *out)
 {
     fdt_job *j = out;
     reader r = {st, 0};
-    char state[16];
+    char state[16], phase[16];
     memset(j, 0, sizeof *j);
     j->id = col_int(&r);
     col_text(&r, state, sizeof state);
@@ -40,7 +98,7 @@ static int read_job(fdt_store *s, sqlite3_stmt *st, void *out)
     j->done = col_int(&r);
     j->ok = col_int(&r);
     j->failed = col_int(&r);
-    col_text(&r, j->phase, sizeof j->phase);
+    col_text(&r, phase, sizeof phase);
     col_text(&r, j->best_variant, sizeof j->best_variant);
     j->best_gbps = col_real(&r);
     col_text(&r, j->error, sizeof j->error);
@@ -62,8 +120,12 @@ static int read_job(fdt_store *s, sqlite3_stmt *st, void *out)
     j->priority = (int)col_int(&r);
     j->batch = col_int(&r);
     col_text(&r, j->fingerprint, sizeof j->fingerprint);
-    if (fdt_job_state_parse(state, &j->state) != 0)
+    j->state = fdt_job_state_parse(state);
+    if (j->state == FDT_JOB_STATES)
         return store_fail(s, "job %" PRId64 " has an unknown state '%s'", j->id, state);
+    j->phase = fdt_job_phase_parse(phase);
+    if (j->phase == FDT_JOB_PHASES)
+        return store_fail(s, "job %" PRId64 " has an unknown phase '%s'", j->id, phase);
     return 0;
 }
 
@@ -75,7 +137,7 @@ static void bind_job_progress(binder *b, const fdt_job *job)
     bind_int(b, job->done);
     bind_int(b, job->ok);
     bind_int(b, job->failed);
-    bind_text(b, job->phase, sizeof job->phase);
+    bind_text(b, fdt_job_phase_name(job->phase), SIZE_MAX);
     bind_text(b, job->best_variant, sizeof job->best_variant);
     bind_real(b, job->best_gbps);
     bind_text(b, job->error, sizeof job->error);
@@ -184,7 +246,7 @@ int fdt_store_jobs(fdt_store *s, int state, size_t limit, fdt_job **out, size_t 
 {
     binder b;
     void *rows;
-    if (state > FDT_JOB_CANCELLED)
+    if (state >= FDT_JOB_STATES)
         return store_fail(s, "no job state %d", state);
     if (stmt_start(s, ST_JOBS, &b) != 0)
         return -1;
@@ -196,17 +258,17 @@ int fdt_store_jobs(fdt_store *s, int state, size_t limit, fdt_job **out, size_t 
     return 0;
 }
 
-int fdt_store_job_counts(fdt_store *s, int counts[5])
+int fdt_store_job_counts(fdt_store *s, int counts[FDT_JOB_STATES])
 {
     binder b;
     int rc;
     if (stmt_start(s, ST_JOB_COUNTS, &b) != 0)
         return -1;
-    memset(counts, 0, 5 * sizeof counts[0]);
+    memset(counts, 0, FDT_JOB_STATES * sizeof counts[0]);
     while ((rc = stmt_step(&b)) == SQLITE_ROW) {
-        fdt_job_state state;
         const char *name = (const char *)sqlite3_column_text(b.st, 0);
-        if (!name || fdt_job_state_parse(name, &state) != 0) {
+        const fdt_job_state state = name ? fdt_job_state_parse(name) : FDT_JOB_STATES;
+        if (state == FDT_JOB_STATES) {
             rc = store_fail(s, "the store holds a job in an unknown state '%s'",
                             name ? name : "");
             break;

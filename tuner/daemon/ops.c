@@ -221,7 +221,7 @@ static json_t *job_json(const fdt_job *j)
     json_t *o = json_pack("{s:I, s:s, s:s, s:i, s:i, s:i, s:s, s:i, s:s, s:s, s:s, s:i, s:i, "
                           "s:I}",
                           "id", (json_int_t)j->id, "state", fdt_job_state_name(j->state), "phase",
-                          j->phase, "nx", p->nx, "ny", p->ny, "nz", p->nz, "precision",
+                          fdt_job_phase_name(j->phase), "nx", p->nx, "ny", p->ny, "nz", p->nz, "precision",
                           fdt_precision_name(p->precision), "radius", p->radius, "stencil",
                           j->key.stencil, "cache", fdt_cache_mode_name(cache), "family",
                           j->family, "subset", j->subset, "priority", j->priority, "batch",
@@ -252,7 +252,8 @@ static json_t *device_json(fdt_daemon *d, size_t i)
     json_object_set_new(o, "index", json_integer((json_int_t)i));
     json_object_set_new(o, "fingerprint", json_string(s->fingerprint));
     json_object_set_new(o, "balance", fdt_wire_balance_json(&s->balance));
-    json_object_set_new(o, "worker", json_string(fdt_scheduler_lane_state(d, i)));
+    json_object_set_new(o, "worker",
+                        json_string(fdt_lane_state_name(fdt_scheduler_lane_state(d, i))));
     return o;
 }
 
@@ -687,11 +688,11 @@ static json_t *workers_json(fdt_daemon *d)
 
 static int daemon_status(op_ctx *c)
 {
-    int counts[5];
+    int counts[FDT_JOB_STATES];
     if (fdt_store_job_counts(c->d->store, counts) != 0)
         return store_failed(c);
     json_t *jobs = json_object();
-    for (int s = FDT_JOB_QUEUED; s <= FDT_JOB_CANCELLED; s++)
+    for (int s = 0; s < FDT_JOB_STATES; s++)
         json_object_set_new(jobs, fdt_job_state_name((fdt_job_state)s), json_integer(counts[s]));
     const double uptime = (double)(uv_hrtime() - c->d->start_ns) / 1e9;
     json_object_set_new(c->ans, "version", json_string(FDT_VERSION));
@@ -740,12 +741,15 @@ static int op_jobs(op_ctx *c)
 {
     long long limit = 100;
     json_t *state = json_object_get(c->req, "state");
-    fdt_job_state s = FDT_JOB_QUEUED;
     if (opt_int(c, c->req, "limit", 1, MAX_LIST, &limit))
         return -1;
-    if (state && (!json_is_string(state) || fdt_job_state_parse(json_string_value(state), &s)))
-        return fail(c, "bad_request", "'state' must be queued, running, done, failed or "
-                    "cancelled");
+    const fdt_job_state s =
+        json_is_string(state) ? fdt_job_state_parse(json_string_value(state)) : FDT_JOB_STATES;
+    if (state && s == FDT_JOB_STATES) {
+        char states[64];
+        fdt_job_states_text(states, sizeof states);
+        return fail(c, "bad_request", "'state' must be %s", states);
+    }
     fdt_job *jobs = NULL;
     size_t n = 0;
     if (fdt_store_jobs(c->d->store, state ? (int)s : -1, (size_t)limit, &jobs, &n) != 0)
@@ -776,7 +780,7 @@ static int op_cancel(op_ctx *c)
         return fail(c, "busy", "job %lld is %s already", (long long)id,
                     fdt_job_state_name(job.state));
     json_object_set_new(c->ans, "job", json_integer(id));
-    json_object_set_new(c->ans, "state", json_string("cancelled"));
+    json_object_set_new(c->ans, "state", json_string(fdt_job_state_name(FDT_JOB_CANCELLED)));
     return 0;
 }
 

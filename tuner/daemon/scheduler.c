@@ -4,7 +4,8 @@
  * stands. Every step reads what it needs back from the store, so that resuming after a
  * crash, a cancel or a daemon restart takes the same path as starting fresh.
  *
- * A lane's states, and the worker and job each has:
+ * A lane's states (fdt_lane_state), the worker and job each has, and every move between
+ * them:
  *
  *   DOWN      no worker; a job waiting for its worker's restart, or none
  *   STARTING  a worker started, its hello not read yet; a job, or none
@@ -15,6 +16,12 @@
  *   STARTING, IDLE or BUSY --detach_worker--> DOWN: the worker was told to quit (no job
  *   left), stopped (a cancel, a store fault) or ended by itself; what it still sends, and
  *   its end, are ignored.
+ *   DOWN --start_worker fails--> DOWN, and the job it was for fails.
+ *
+ * A lane that has a job when its worker says hello dispatches it at once (IDLE -> BUSY in
+ * one step); one that finds no job in the queue tells its worker to quit (IDLE -> DOWN). A
+ * job may end in any state (a cancel, a failed start): only BUSY moves with it, to IDLE.
+ * The job's own states and phases are drawn in db/store_jobs.c.
  *
  * So l->worker is set exactly in STARTING, IDLE and BUSY, and only a lane that holds its
  * worker sends to it. A write the store refuses (a full disk) pauses every job at once
@@ -45,12 +52,10 @@
 /* While the store refuses writes, how often it is tried again. */
 #define STORE_RETRY_MS 2000
 
-typedef enum lane_state { LANE_DOWN, LANE_STARTING, LANE_IDLE, LANE_BUSY } lane_state;
-
 typedef struct lane {
     fdt_scheduler *s;
     size_t device;
-    lane_state state;
+    fdt_lane_state state;
     fdt_worker *worker;
     uv_timer_t restart;
     int has_job;
@@ -88,11 +93,17 @@ static int64_t now_s(void)
     return (int64_t)time(NULL);
 }
 
-static const char *const lane_names[] = {"down", "starting", "idle", "busy"};
+/* The names the socket sends, indexed by fdt_lane_state. */
+static const char *const lane_names[FDT_LANE_STATES] = {"down", "starting", "idle", "busy"};
 
-const char *fdt_scheduler_lane_state(fdt_daemon *d, size_t device)
+const char *fdt_lane_state_name(fdt_lane_state s)
 {
-    return lane_names[d->scheduler->lanes[device].state];
+    return (unsigned)s < FDT_LANE_STATES ? lane_names[s] : "unknown";
+}
+
+fdt_lane_state fdt_scheduler_lane_state(fdt_daemon *d, size_t device)
+{
+    return d->scheduler->lanes[device].state;
 }
 
 json_t *fdt_scheduler_lanes_json(fdt_daemon *d)
@@ -101,7 +112,7 @@ json_t *fdt_scheduler_lanes_json(fdt_daemon *d)
     for (size_t i = 0; i < d->scheduler->nlanes; i++) {
         const lane *l = &d->scheduler->lanes[i];
         json_array_append_new(list, json_pack("{s:I, s:s, s:i, s:I, s:i}", "device", (json_int_t)i,
-                                              "state", lane_names[l->state], "pid",
+                                              "state", fdt_lane_state_name(l->state), "pid",
                                               l->worker ? fdt_worker_pid(l->worker) : 0, "job",
                                               (json_int_t)(l->has_job ? l->job.id : 0),
                                               "restarts", l->restarts));
@@ -176,7 +187,7 @@ static void log_end(const lane *l, const char *error)
 static int finish_job(lane *l, fdt_job_state state, const char *error)
 {
     l->job.state = state;
-    l->job.phase[0] = '\0';
+    l->job.phase = FDT_JOB_PHASE_NONE;
     l->job.finished = now_s();
     fdt_copy_text(l->job.error, sizeof l->job.error, error ? error : "");
     if (save_job(l) != 0)
@@ -184,8 +195,8 @@ static int finish_job(lane *l, fdt_job_state state, const char *error)
     log_end(l, error);
     l->has_job = 0;
     close_search(l);
-    if (l->state == LANE_BUSY)
-        l->state = LANE_IDLE;
+    if (l->state == FDT_LANE_BUSY)
+        l->state = FDT_LANE_IDLE;
     return 0;
 }
 
@@ -220,7 +231,7 @@ static void send_chunk(lane *l, const char **names, size_t n)
     }
     l->nchunk = n;
     l->chunk_sent_ms = uv_now(l->s->d->loop);
-    fdt_copy_text(l->job.phase, sizeof l->job.phase, "measure");
+    l->job.phase = FDT_JOB_PHASE_MEASURE;
     if (save_job(l) != 0) {
         json_decref(list);
         return;
@@ -230,10 +241,10 @@ static void send_chunk(lane *l, const char **names, size_t n)
         fdt_worker_stop(l->worker); /* it is going away; ended() resumes the job */
 }
 
-/* phase: "quick" (the quick job's winner, stored at once; the search goes on) or "leaders"
- * (the search is over). A job that chooses the cache state times its leaders in mode auto;
+/* phase: QUICK (the quick job's winner, stored at once; the search goes on) or LEADERS (the
+ * search is over). A job that chooses the cache state times its leaders in mode auto;
  * its first pass is hot, as its key says. */
-static void send_leaders(lane *l, const char *phase)
+static void send_leaders(lane *l, fdt_job_phase phase)
 {
     fdt_daemon *d = l->s->d;
     char **names = NULL;
@@ -246,7 +257,7 @@ static void send_leaders(lane *l, const char *phase)
         finish_job(l, FDT_JOB_FAILED, "no variant passed verification");
         return;
     }
-    fdt_copy_text(l->job.phase, sizeof l->job.phase, phase);
+    l->job.phase = phase;
     l->nchunk = 0;
     if (save_job(l) != 0) {
         fdt_store_names_free(names, n);
@@ -348,11 +359,11 @@ static void next_step(lane *l)
     const size_t n = cap ? fdt_job_search_next(l->search, names, cap) : 0;
     if (n > 0 && l->job.quick && !l->quick_done && l->job.done >= FDT_SEARCH_QUICK_EVALS &&
         l->job.ok > 0)
-        send_leaders(l, "quick");
+        send_leaders(l, FDT_JOB_PHASE_QUICK);
     else if (n > 0)
         send_chunk(l, names, n);
     else
-        send_leaders(l, "leaders");
+        send_leaders(l, FDT_JOB_PHASE_LEADERS);
 }
 
 /* Sends the job's next step to an idle worker. */
@@ -360,7 +371,7 @@ static void dispatch(lane *l)
 {
     if (plan(l) != 0)
         return;
-    l->state = LANE_BUSY;
+    l->state = FDT_LANE_BUSY;
     next_step(l);
 }
 
@@ -369,7 +380,7 @@ static void dispatch(lane *l)
 static void detach_worker(lane *l)
 {
     l->worker = NULL;
-    l->state = LANE_DOWN;
+    l->state = FDT_LANE_DOWN;
 }
 
 /* No job starts while the store refuses writes: it could keep nothing it measured. */
@@ -385,7 +396,7 @@ static void take_next_job(lane *l)
     if (found <= 0) {
         if (found < 0)
             fdt_log("cannot read the job queue: %s", fdt_store_error(d->store));
-        if (l->worker && l->state == LANE_IDLE) {
+        if (l->worker && l->state == FDT_LANE_IDLE) {
             /* Nothing to do: the worker goes, and with it the device memory it holds. */
             json_t *quit = json_pack("{s:s}", "op", "quit");
             fdt_worker_send(l->worker, quit);
@@ -404,9 +415,9 @@ static void take_next_job(lane *l)
         return;
     fdt_log("job %lld running on device %zu: %dx%dx%d", (long long)l->job.id, l->device,
             l->job.key.problem.nx, l->job.key.problem.ny, l->job.key.problem.nz);
-    if (l->state == LANE_IDLE)
+    if (l->state == FDT_LANE_IDLE)
         dispatch(l);
-    else if (l->state == LANE_DOWN)
+    else if (l->state == FDT_LANE_DOWN)
         start_worker(l);
 }
 
@@ -416,7 +427,7 @@ void fdt_scheduler_kick(fdt_daemon *d)
         return;
     for (size_t i = 0; i < d->scheduler->nlanes; i++) {
         lane *l = &d->scheduler->lanes[i];
-        if (!l->has_job && (l->state == LANE_IDLE || l->state == LANE_DOWN))
+        if (!l->has_job && (l->state == FDT_LANE_IDLE || l->state == FDT_LANE_DOWN))
             take_next_job(l);
     }
 }
@@ -595,9 +606,9 @@ static void count_time(lane *l)
 static void on_task_done(lane *l, json_t *ev)
 {
     count_time(l);
-    if (strcmp(l->job.phase, "leaders") == 0)
+    if (l->job.phase == FDT_JOB_PHASE_LEADERS)
         conclude(l, ev);
-    else if (strcmp(l->job.phase, "quick") == 0)
+    else if (l->job.phase == FDT_JOB_PHASE_QUICK)
         conclude_quick(l, ev);
     else
         next_step(l);
@@ -618,7 +629,7 @@ static void on_event(fdt_worker *w, json_t *ev, void *ctx)
     if (l->worker != w || !kind)
         return; /* a detached worker's lines, read before its end: the lane has moved on */
     if (strcmp(kind, "hello") == 0) {
-        l->state = LANE_IDLE;
+        l->state = FDT_LANE_IDLE;
         if (l->has_job)
             dispatch(l);
         else
@@ -651,7 +662,7 @@ static void on_event(fdt_worker *w, json_t *ev, void *ctx)
  * store refused it, and every job is paused. */
 static int blame(lane *l, const char *variant, fdt_worker_end end)
 {
-    if (!variant || strcmp(l->job.phase, "measure") != 0 || !in_chunk(l, variant))
+    if (!variant || l->job.phase != FDT_JOB_PHASE_MEASURE || !in_chunk(l, variant))
         return 0;
     fdt_result_row r = {.job_id = l->job.id};
     fdt_copy_text(r.variant, sizeof r.variant, variant);
@@ -668,7 +679,7 @@ static int blame(lane *l, const char *variant, fdt_worker_end end)
 static void on_restart(uv_timer_t *t)
 {
     lane *l = t->data;
-    if (!l->s->d->stopping && l->state == LANE_DOWN && l->has_job)
+    if (!l->s->d->stopping && l->state == FDT_LANE_DOWN && l->has_job)
         start_worker(l);
 }
 
@@ -711,10 +722,10 @@ static void start_worker(lane *l)
         fdt_log("device %zu: %s", l->device, err);
         if (l->has_job)
             finish_job(l, FDT_JOB_FAILED, err);
-        l->state = LANE_DOWN;
+        l->state = FDT_LANE_DOWN;
         return;
     }
-    l->state = LANE_STARTING;
+    l->state = FDT_LANE_STARTING;
 }
 
 /* A write goes through again: the paused jobs, still 'running' in the store where their
@@ -812,7 +823,7 @@ void fdt_scheduler_stop(fdt_daemon *d)
             /* Back to the queue: the next start resumes it from its stored results. */
             count_time(l);
             l->job.state = FDT_JOB_QUEUED;
-            l->job.phase[0] = '\0';
+            l->job.phase = FDT_JOB_PHASE_NONE;
             save_job(l);
             l->has_job = 0;
             close_search(l);

@@ -10,6 +10,20 @@
 
 #include "daemon/daemon.h"
 
+/* A lane's state: where its device's worker is, sent as its name (fdt_lane_state_name) in
+ * devices' "worker" and status' "workers". Every legal transition is drawn at the top of
+ * scheduler.c. */
+typedef enum fdt_lane_state {
+    FDT_LANE_DOWN = 0,
+    FDT_LANE_STARTING,
+    FDT_LANE_IDLE,
+    FDT_LANE_BUSY,
+    FDT_LANE_STATES           /* how many */
+} fdt_lane_state;
+
+/* Its name; "unknown" for a value out of range. */
+const char *fdt_lane_state_name(fdt_lane_state s);
+
 int fdt_scheduler_init(fdt_daemon *d, char *err, size_t errlen);
 /* Starts queued jobs on lanes that are free; call after queueing. */
 void fdt_scheduler_kick(fdt_daemon *d);
@@ -24,8 +38,8 @@ const fdt_job *fdt_scheduler_lane_job(fdt_daemon *d, size_t device);
  * with each result, and a large job's leaders (seconds at 1024^3) or a long compile leave
  * it behind. Nothing while the store refuses writes. */
 void fdt_scheduler_save_running(fdt_daemon *d);
-/* The lane state of device i: "idle", "busy", "starting", "down". */
-const char *fdt_scheduler_lane_state(fdt_daemon *d, size_t device);
+/* The state of device i's lane. */
+fdt_lane_state fdt_scheduler_lane_state(fdt_daemon *d, size_t device);
 /* Why the store refuses writes (a full disk), and since when (unix s); NULL while it takes
  * them. Meanwhile every job is paused and new ones are refused. */
 const char *fdt_scheduler_store_fault(fdt_daemon *d, int64_t *since);
