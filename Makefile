@@ -84,7 +84,7 @@ CLI_OBJS := $(BUILD)/cli/fdtune.o $(BUILD)/cli/progress.o \
             $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/cmd_*.c))
 TESTS := test_variant test_hip_compile test_hip_variants test_cpu_backend test_store \
          test_config test_wire test_query test_protocol test_search test_kernel test_compile_helper \
-         fortran_layout
+         test_states fortran_layout
 # hiprtc compiling every family for two AMD targets takes a third of a pass and runs none
 # of our code that test_hip_compile does not: the sanitizer pass leaves it to the plain one.
 ifeq ($(SAN),1)
@@ -204,6 +204,7 @@ $(BUILD)/db/%_sql.o: $(BUILD)/db/%_sql.c
 
 # The query's choices are tested apart from the daemon around them.
 $(BUILD)/tests/test_query: $(BUILD)/tuner/daemon/query.o
+$(BUILD)/tests/test_states: $(DAEMON_OBJS)
 
 $(BUILD)/tests/%: tests/%.c $(CORE_OBJS) $(BUILD)/cli/client.o
 	@mkdir -p $(dir $@)

@@ -486,7 +486,7 @@ static void test_job_lifecycle(void **state)
     a.ok = 39;
     a.failed = 1;
     a.best_gbps = 2930.5;
-    strcpy(a.phase, "measure");
+    a.phase = FDT_JOB_PHASE_MEASURE;
     strcpy(a.best_variant, "tiled:64x2x2:m8:seed");
     assert_int_equal(fdt_store_job_update(s, &a), 0);
     assert_int_equal(fdt_store_job_get(s, a.id, &got), 1);
@@ -497,7 +497,7 @@ static void test_job_lifecycle(void **state)
     assert_int_equal(got.started, 1700000000);
     assert_int_equal(got.created, a.created);
     assert_near(got.best_gbps, 2930.5, 1e-9);
-    assert_string_equal(got.phase, "measure");
+    assert_int_equal(got.phase, FDT_JOB_PHASE_MEASURE);
     assert_string_equal(got.best_variant, "tiled:64x2x2:m8:seed");
     /* how it searches is kept; the warm start is unset until it runs, then kept */
     assert_string_equal(got.strategy, "guided");
@@ -556,7 +556,7 @@ static void test_job_lifecycle(void **state)
     assert_int_equal(fdt_store_jobs_requeue_running(s), 1);
     assert_int_equal(fdt_store_job_get(s, a.id, &got), 1);
     assert_int_equal(got.state, FDT_JOB_QUEUED);
-    assert_string_equal(got.phase, "");
+    assert_int_equal(got.phase, FDT_JOB_PHASE_NONE);
     assert_int_equal(got.done, 40);
     assert_int_equal(fdt_store_job_next(s, 0, "fp", &got), 1);
     assert_int_equal(got.id, a.id);
