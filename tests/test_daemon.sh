@@ -19,13 +19,19 @@ worker_bin=$(cd "$BUILD" && pwd)/fdtune-worker
 # tasks.<daemon pid>.<worker pid>, so that the test sees every variant the daemon asked to
 # have measured. The store keeps one first-pass result per variant and refuses a second,
 # so its rows alone could never show a variant measured twice. A probe has no tasks fd.
+# No open of the FIFO may block: the shell holds it read-write (fd 5) while tee and the
+# worker open their ends, so that a tee killed before it opened its end (a worker stopped
+# as it starts) cannot leave the shell waiting in open() for ever; the worker's end is
+# read-only, so it sees the end of the tasks when tee's end closes.
 cat >"$dir/tapped-worker" <<EOF
 #!/bin/sh
 case "\$*" in *"--tasks-fd 3"*) ;; *) exec "$worker_bin" "\$@" ;; esac
 fifo="$dir/tasks-fifo.\$\$"
 mkfifo "\$fifo" || exit 1
-{ rm -f "\$fifo"; exec tee "$dir/tasks.\$PPID.\$\$"; } <&3 >"\$fifo" &
-exec "$worker_bin" "\$@" 3<"\$fifo"
+exec 5<>"\$fifo"
+rm -f "\$fifo"
+tee "$dir/tasks.\$PPID.\$\$" <&3 >&5 3<&- 5>&- &
+exec "$worker_bin" "\$@" 3</proc/self/fd/5 5<&-
 EOF
 chmod +x "$dir/tapped-worker"
 
