@@ -61,21 +61,28 @@ check() {
     if "$@" >"$scratch/out" 2>&1; then ok "$name"; else not_ok "$name" "$scratch/out"; fi
 }
 
-# wait_answering: until the daemon $pid answers `$FDTUNE status`; if it exits or never
-# answers, the tail of $LOG and exit 1. Ten minutes at most: a first start measures each
-# device's balance before it opens its socket, a second unloaded and far longer when other
-# tests share the cores with its worker (nice 19); a daemon that exits is seen at once.
-wait_answering() {
+# answering PID NAME LOG COMMAND...: waits until COMMAND (a status through the daemon PID)
+# succeeds; if the daemon exits first or never answers, NAME fails with LOG's tail and the
+# answer is 1. Ten minutes at most: a first start measures each device's balance before it
+# opens its socket, a second unloaded and far longer when other tests share the cores with
+# its worker (nice 19); a daemon that exits is seen at once.
+answering() {
+    answer_pid=$1 answer_name=$2 answer_log=$3
+    shift 3
     i=0
-    while ! "$FDTUNE" status >/dev/null 2>&1; do
+    until "$@" >/dev/null 2>&1; do
         i=$((i + 1))
-        if [ $i -gt 6000 ] || ! kill -0 "$pid" 2>/dev/null; then
-            echo "fdtuned did not start:"
-            tail -20 "$LOG"
-            exit 1
+        if [ $i -gt 6000 ] || ! kill -0 "$answer_pid" 2>/dev/null; then
+            not_ok "$answer_name" "$answer_log"
+            return 1
         fi
         sleep 0.1
     done
+}
+
+# wait_answering: until the daemon $pid answers `$FDTUNE status`, else the test ends.
+wait_answering() {
+    answering "$pid" "fdtuned starts" "$LOG" "$FDTUNE" status || exit 1
 }
 
 # field NAME: the value of a string or number field in a one-line JSON answer on stdin.

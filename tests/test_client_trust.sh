@@ -29,22 +29,6 @@ HEAT=$BUILD/examples/heat
 THEM=4321
 dir=$(mktemp -d /tmp/fdt-trust-XXXXXX)
 
-# answering PID NAME LOG COMMAND...: waits, ten minutes at most, until COMMAND (a status
-# through the daemon PID) succeeds; if the daemon exits first or never answers, NAME fails
-# with its LOG and the test ends.
-answering() {
-    daemon=$1 name=$2 daemon_log=$3
-    shift 3
-    i=0
-    until "$@" >/dev/null 2>&1; do
-        i=$((i + 1))
-        if [ $i -gt 6000 ] || ! kill -0 "$daemon" 2>/dev/null; then
-            not_ok "$name" "$daemon_log"
-            exit 1
-        fi
-        sleep 0.1
-    done
-}
 scratch=$dir
 pid=""
 mine=""
@@ -119,7 +103,7 @@ $CLEAN_ENV setpriv --reuid="$THEM" --regid="$THEM" --clear-groups "$FDTUNED" \
     >"$dir/them/log" 2>&1 &
 pid=$!
 answering "$pid" "the other uid's fdtuned starts on $sock" "$dir/them/log" \
-    as "$THEM" "$FDTUNE" status --socket "$sock"
+    as "$THEM" "$FDTUNE" status --socket "$sock" || exit 1
 # Its answer for 16^3 is a tuned variant: what a solver that trusted it would compile.
 if as "$THEM" timeout 300 "$FDTUNE" tune 16 16 16 --wait --socket "$sock" >"$dir/out" 2>&1 &&
     as "$THEM" "$FDTUNE" query 16 16 16 --json --socket "$sock" >>"$dir/out" 2>&1 &&
@@ -159,7 +143,7 @@ expect_exit "FDTUNE_TRUST_UID that is not a uid: a clear error, nothing asked" \
     --db "$dir/mine-store/fdtuned.db" --backend cpu >"$dir/mine.log" 2>&1 &
 mine=$!
 answering "$mine" "our own fdtuned starts on $dir/mine" "$dir/mine.log" \
-    "$FDTUNE" status --socket "$dir/mine/fdtuned.sock"
+    "$FDTUNE" status --socket "$dir/mine/fdtuned.sock" || exit 1
 ok "our own daemon in a private directory is answered"
 expect_exit "root's daemon is answered to another user, who may only search its directory (0711)" \
     0 "socket    $dir/mine/fdtuned.sock" as "$victim" "$FDTUNE" status --socket "$dir/mine/fdtuned.sock"

@@ -78,15 +78,7 @@ serve() {
         tracer="strace -f -qq -o $dir/trace -e trace=chmod,fchmodat,chown,lchown,fchownat"
     $tracer "$FDTUNED" --config "$2" --socket "$1" --db "$DB" --backend cpu 2>"$dir/log" &
     pid=$!
-    i=0
-    while ! "$FDTUNE" status --socket "$1" >/dev/null 2>&1; do
-        i=$((i + 1))
-        if [ $i -gt 200 ] || ! kill -0 "$pid" 2>/dev/null; then
-            not_ok "fdtuned starts on $1" "$dir/log"
-            return 1
-        fi
-        sleep 0.1
-    done
+    answering "$pid" "fdtuned starts on $1" "$dir/log" "$FDTUNE" status --socket "$1"
 }
 
 # Through the socket, since $pid may be strace's.
