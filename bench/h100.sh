@@ -9,12 +9,6 @@ OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
 . bench/daemon.sh
 
-# run NAME COMMAND...: runs COMMAND, output to $OUT/NAME.txt (appended) and to stdout.
-run() {
-    local name=$1
-    shift
-    { echo "\$ $*"; "$@" 2>&1; echo "exit status: $?"; echo; } | tee -a "$OUT/$name.txt"
-}
 
 device() {
     run device nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
@@ -183,12 +177,7 @@ solver() {
     local heat=build-static/examples/heat
     for shape in ${SOLVER_SHAPES:-512x512x512 256x256x256 100x200x300}; do
         IFS=/ read -r dims precision <<<"$shape"
-        local args="${dims//x/ } --precision ${precision:-double}"
-        run solver "$FDTUNE" tune $args --wait
-        run solver "$FDTUNE" query $args
-        run solver "$heat" $args --steps "${STEPS:-200}"
-        run solver "$heat" $args --steps "${STEPS:-200}"
-        run solver "$heat" $args --steps "${STEPS:-200}" --kernel1
+        solver_runs solver "$heat" ${dims//x/ } --precision "${precision:-double}"
     done
     # Cache mode persist: the answer's set-up step run by the library on f.
     run solver "$FDTUNE" tune 256 256 256 --cache persist --wait

@@ -33,13 +33,6 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$PWD/build-static/hip-nvidia${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 . bench/daemon.sh
 
-# run NAME COMMAND...: COMMAND, at most $LIMIT s, its output to $OUT/NAME.txt and stdout.
-run() {
-    local name=$1
-    shift
-    { echo "\$ $*"; timeout "$LIMIT" "$@" 2>&1; echo "exit status: $?"; echo; } |
-        tee -a "$OUT/$name.txt"
-}
 
 # Each shape of $SHAPES (NXxNYxNZ) benched whole on hip, then on cuda, $REPS times
 # alternating: every variant verified and timed, the device copy timed beside the leaders
@@ -116,12 +109,7 @@ solver() {
     BACKEND=hip daemon_start "$OUT/solver.log" --db /tmp/fdt-hip-solver/fdtuned.db
     local heat=build-static/examples/heat
     for shape in ${SOLVER_SHAPES:-512x512x512 100x200x300}; do
-        local args="${shape//x/ } --precision double"
-        run solver "$FDTUNE" tune $args --wait
-        run solver "$FDTUNE" query $args
-        run solver "$heat" $args --steps "${STEPS:-200}"
-        run solver "$heat" $args --steps "${STEPS:-200}"
-        run solver "$heat" $args --steps "${STEPS:-200}" --kernel1
+        solver_runs solver "$heat" ${shape//x/ } --precision double
     done
     run solver "$SANITIZER" --tool memcheck --leak-check full --error-exitcode 99 \
         "$heat" 100 200 300 --steps 3
