@@ -36,7 +36,7 @@ endif
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp $(SANFLAGS)
-CPPFLAGS += -Ituner -Icli -Icli/include -Idb -Iconfig
+CPPFLAGS += -Ituner -Icli -Icli/include -Idb -Iconfig -Icommon
 LDFLAGS += -fopenmp $(SANFLAGS)
 ifeq ($(STATIC),1)
 LDLIBS := -Wl,-Bstatic -lsqlite3 -ljansson -linih -luv_a -lmsgpackc -lelf -lcsv -lz -Wl,-Bdynamic \
@@ -49,13 +49,15 @@ KERNELS := naive tiled zmarch zvec zroll smem xytile broken hazard compare persi
 # The store's schema (version 1) and its migrations, in order.
 SQL := schema migrate_2 migrate_3 migrate_4 migrate_5 migrate_6 migrate_7 migrate_8
 STORE := store store_devices store_jobs store_results store_code
-# What every program shares: the backends, the tuning engine (tuner/engine/, the worker's
-# main aside), the store and the settings.
+# What every program shares: the vocabulary and helpers of every part (common/), the
+# backends, the tuning engine (tuner/engine/, the worker's main aside), the store and the
+# settings.
+COMMON := util device problem hashes base64 jsonl
 BACKENDS := backend hip cuda cpu amdgpu_codeobj amdgpu_archs
-ENGINE := variant measure runner compile_pool compile_helper session bench hashes wire jsonl base64 balance
+ENGINE := variant sources measure runner compile_pool compile_helper session bench wire balance
 # The search strategies and the replay backend they are compared on.
 SEARCH := search exhaustive random guided replay
-CORE_OBJS := $(BACKENDS:%=$(BUILD)/tuner/backends/%.o) $(ENGINE:%=$(BUILD)/tuner/engine/%.o) \
+CORE_OBJS := $(COMMON:%=$(BUILD)/common/%.o) $(BACKENDS:%=$(BUILD)/tuner/backends/%.o) $(ENGINE:%=$(BUILD)/tuner/engine/%.o) \
              $(SEARCH:%=$(BUILD)/tuner/search/%.o) \
              $(BUILD)/kernel_sources.o $(STORE:%=$(BUILD)/db/%.o) $(SQL:%=$(BUILD)/db/%_sql.o) \
              $(BUILD)/config/config.o $(BUILD)/config/paths.o
@@ -66,14 +68,15 @@ DAEMON_OBJS := $(DAEMON:%=$(BUILD)/tuner/daemon/%.o)
 # cache, and the parts of the tuner they run on (the backends, the variants, the hashes,
 # the figure of merit, the kernel sources), from position-independent objects of its own.
 LIB_PARTS := cli/client cli/kernel cli/module_cache config/paths $(BACKENDS:%=tuner/backends/%) \
-             tuner/engine/variant tuner/engine/hashes tuner/engine/measure
+             common/util common/device common/problem common/hashes \
+             tuner/engine/variant tuner/engine/sources tuner/engine/measure
 LIB_PIC := $(LIB_PARTS:%=$(BUILD)/pic/%.o) $(BUILD)/pic/kernel_sources.o
 LIB_LIBS := -ljansson -lelf -lmsgpackc -ldl -lpthread -lm
 LIB_HEADERS := cli/include/fdtune.h cli/include/fdtune_kernel.h
 # The modules libfdtune caches on disk depend on its own code too (compile options, the cpu
 # backend's launcher): a checksum of its sources goes into their keys, so that a module
 # made by another build of the library is never loaded.
-LIB_SOURCES_SUM := $(shell cat $(LIB_PARTS:%=%.c) $(wildcard tuner/backends/*.h) | cksum | cut -d' ' -f1)
+LIB_SOURCES_SUM := $(shell cat $(LIB_PARTS:%=%.c) $(wildcard tuner/backends/*.h common/*.h) | cksum | cut -d' ' -f1)
 VERSION := $(shell sed -n 's/^\#define FDT_VERSION "\(.*\)"/\1/p' tuner/daemon/daemon.h)
 ifeq ($(origin FC),default)
 FC := gfortran
@@ -93,7 +96,7 @@ else
 RUN_TESTS := $(TESTS)
 endif
 PROGRAMS := $(BUILD)/fdtuned $(BUILD)/fdtune-worker $(BUILD)/fdtune
-HEADERS := $(wildcard tuner/*/*.h cli/*.h cli/include/*.h db/*.h config/*.h)
+HEADERS := $(wildcard common/*.h tuner/*/*.h cli/*.h cli/include/*.h db/*.h config/*.h)
 
 .PHONY: all check test fuzz run clean install uninstall hip-nvidia
 all: $(PROGRAMS) $(BUILD)/libfdtune.a $(BUILD)/libfdtune.so $(BUILD)/fdtune.pc \

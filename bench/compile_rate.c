@@ -2,8 +2,9 @@
  * the first N variants of a problem's space compiled by T threads, each way, the wall time
  * and the compiles per second printed. Issue 14: whether compiles keep ahead of the GPU.
  * Built against the engine's objects of a STATIC=1 build, for a GPU host without libuv:
- *   cc -Ituner -O2 -std=c11 -D_GNU_SOURCE -fopenmp -o build-static/compile_rate \
- *      bench/compile_rate.c $(ls build-static/tuner/backends/*.o build-static/tuner/engine/*.o |
+ *   cc -Ituner -Icommon -O2 -std=c11 -D_GNU_SOURCE -fopenmp -o build-static/compile_rate \
+ *      bench/compile_rate.c $(ls build-static/common/*.o build-static/tuner/backends/*.o \
+ *      build-static/tuner/engine/*.o |
  *      grep -v worker.o) build-static/kernel_sources.o -Wl,-Bstatic -ljansson -luv_a \
  *      -lmsgpackc -lelf -lz -Wl,-Bdynamic -l:libzstd.so.1 -lpthread -ldl -lm
  *   compile_rate BACKEND NX NY NZ N THREADS

@@ -28,7 +28,8 @@
 
 #include "backends/backend.h"
 #include "client_json.h"
-#include "engine/hashes.h"
+#include "engine/sources.h"
+#include "hashes.h"
 #include "engine/measure.h"
 #include "engine/variant.h"
 #include "module_cache.h"

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "engine/hashes.h"
+#include "hashes.h"
 
 static const char MAGIC[8] = "FDTMOD1\n";
 enum { KEY_LEN = 32, HEADER_LEN = 8 + KEY_LEN + 8 + 8 };

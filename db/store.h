@@ -14,10 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backends/backend.h"
-#include "engine/balance.h"
-#include "engine/result_row.h"
-#include "engine/variant.h"
+#include "device.h"
+#include "problem.h"
+#include "result_row.h"
+#include "util.h"
 
 /* The schema version this build writes; older files are migrated on open, newer ones are
  * refused (a downgrade must not damage data it does not understand). */

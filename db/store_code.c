@@ -1,5 +1,5 @@
 /* store_code.c - the code cache table: compiled code objects by their code key
- * (engine/hashes.h); a worker reads them, the daemon writes them. */
+ * (common/hashes.h); a worker reads them, the daemon writes them. */
 #include "store_int.h"
 
 #include <stdint.h>

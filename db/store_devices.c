@@ -1,12 +1,12 @@
 /* store_devices.c - the devices table: each device the daemon has probed, keyed by its
- * fingerprint (engine/hashes.h), with its balance (engine/balance.h), and read back for
+ * fingerprint (common/hashes.h), with its balance (measured by engine/balance.c), and read back for
  * fallback matching. */
 #include "store_int.h"
 
 #include <stdint.h>
 #include <string.h>
 
-#include "engine/hashes.h"
+#include "hashes.h"
 
 int fdt_store_device_upsert(fdt_store *s, const fdt_device_info *d, int64_t *id,
                             fdt_balance *balance)

@@ -20,7 +20,7 @@
 #include "engine/balance.h"
 #include "engine/bench.h"
 #include "engine/compile_pool.h"
-#include "engine/hashes.h"
+#include "hashes.h"
 #include "engine/runner.h"
 #include "engine/session.h"
 

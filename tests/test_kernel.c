@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "engine/hashes.h"
+#include "hashes.h"
 #include "engine/variant.h"
 #include "fdtune_kernel.h"
 

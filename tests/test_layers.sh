@@ -4,14 +4,15 @@
 # header named *_int.h is seen only in its own folder, and no file includes a header of a
 # part above its own, so that no circle can form between the parts. A part may include:
 #
-#   tuner/backends/  backends
-#   tuner/engine/    engine, backends
-#   tuner/search/    search, engine, backends
-#   db/              db, engine, backends (the engine's problems, devices and result rows)
-#   config/          config
-#   tuner/daemon/    daemon, search, engine, backends, db, config
-#   cli/             cli, search, engine, backends, db, config: fdtune reaches the daemon
-#                    only through its socket
+#   common/          common: the vocabulary and helpers every part shares
+#   tuner/backends/  backends, common
+#   tuner/engine/    engine, backends, common
+#   tuner/search/    search, engine, backends, common
+#   db/              db, common (problems, devices and result rows are common's words)
+#   config/          config, common
+#   tuner/daemon/    daemon, search, engine, backends, db, config, common
+#   cli/             cli, search, engine, backends, db, config, common: fdtune reaches the
+#                    daemon only through its socket
 #
 # One include is let through: tuner/engine/worker.c, fdtune-worker's main, opens the store
 # read-only for its code cache. Nothing includes a main, so no circle closes through it.
@@ -27,19 +28,21 @@ fail() {
 # The parts a part may include, as above.
 allowed() {
     case $1 in
-    backends) echo "backends" ;;
-    engine) echo "engine backends" ;;
-    search) echo "search engine backends" ;;
-    db) echo "db engine backends" ;;
-    config) echo "config" ;;
-    daemon) echo "daemon search engine backends db config" ;;
-    cli) echo "cli search engine backends db config" ;;
+    common) echo "common" ;;
+    backends) echo "backends common" ;;
+    engine) echo "engine backends common" ;;
+    search) echo "search engine backends common" ;;
+    db) echo "db common" ;;
+    config) echo "config common" ;;
+    daemon) echo "daemon search engine backends db config common" ;;
+    cli) echo "cli search engine backends db config common" ;;
     esac
 }
 
 part_of() {
     case $1 in
     tuner/*/*) p=${1#tuner/}; echo "${p%%/*}" ;;
+    common/*) echo common ;;
     db/*) echo db ;;
     config/*) echo config ;;
     cli/*) echo cli ;;
@@ -49,7 +52,7 @@ part_of() {
 
 # Where the compiler finds "name" from file: the file's folder, then the Makefile's -I list.
 resolve() {
-    for dir in "$(dirname "$1")" tuner cli cli/include db config; do
+    for dir in "$(dirname "$1")" tuner cli cli/include db config common; do
         if [ -f "$dir/$2" ]; then
             echo "$dir/$2"
             return
@@ -67,7 +70,7 @@ for f in $loose; do
     fail "$f sits directly in tuner/; it belongs in the folder of its part"
 done
 
-files=$(find tuner db config cli -type f -name '*.[ch]' | sort)
+files=$(find common tuner db config cli -type f -name '*.[ch]' | sort)
 for f in $files; do
     part=$(part_of "$f")
     [ "$part" = none ] && continue # in tuner/ itself: reported above

@@ -28,7 +28,7 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
-#include "engine/hashes.h"
+#include "hashes.h"
 
 #define NOBODY 65534
 #define MAX_ANSWER (1 << 20)

@@ -19,7 +19,8 @@
 
 #include <sqlite3.h>
 
-#include "engine/hashes.h"
+#include "engine/sources.h"
+#include "hashes.h"
 #include "store.h"
 
 #define assert_near(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (tol))

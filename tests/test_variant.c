@@ -13,7 +13,8 @@
 #include <string.h>
 
 #include "backends/amdgpu_archs.h"
-#include "engine/hashes.h"
+#include "engine/sources.h"
+#include "hashes.h"
 #include "engine/measure.h"
 #include "engine/variant.h"
 

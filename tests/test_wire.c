@@ -1,5 +1,5 @@
 /* test_wire.c - the JSON shapes of the worker pipe and the socket (tuner/engine/wire.c) and
- * the base64 of code objects (tuner/engine/base64.c): every shape survives a trip through
+ * the base64 of code objects (common/base64.c): every shape survives a trip through
  * JSON text unchanged, and each kind of bad field is refused with a message that names it. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "engine/base64.h"
+#include "base64.h"
 #include "engine/wire.h"
 
 /* Through text and back, as a line on a pipe travels. */

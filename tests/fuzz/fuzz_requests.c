@@ -43,8 +43,9 @@
 #include "daemon/scheduler.h"
 #include "daemon/server.h"
 #include "daemon/supervisor.h"
-#include "engine/hashes.h"
-#include "engine/jsonl.h"
+#include "engine/sources.h"
+#include "hashes.h"
+#include "jsonl.h"
 
 #define UNTRUSTED_UID 65534
 /* Set in the environment of the run under unshare, so that it does not run itself again. */

@@ -20,76 +20,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Outcome of one step for one variant; the names are the statuses stored and printed. */
-typedef enum fdt_status {
-    FDT_OK = 0,
-    FDT_WRONG,          /* ran, but verification failed */
-    FDT_COMPILE_ERROR,
-    FDT_LAUNCH_ERROR,
-    FDT_TIMEOUT,
-    FDT_UNSUPPORTED,    /* the backend cannot run this family (e.g. barriers on cpu) */
-    FDT_NOISY,          /* ran and was right, but its timings spread beyond the bound
-                           (fdt_timing.max_spread) each time it was timed: never ranked */
-    FDT_ERROR           /* anything else: library missing, out of memory, bad input */
-} fdt_status;
-
-const char *fdt_status_name(fdt_status s);
-
-/* A message long enough for a compiler diagnostic's first lines. */
-typedef struct fdt_error {
-    fdt_status status;
-    char msg[2048];
-} fdt_error;
-
-/* Records status and a printf-style message in err (which may be NULL); returns status. */
-fdt_status fdt_fail(fdt_error *err, fdt_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* Copies src into dst of size bytes, cutting it short if it does not fit. */
-void fdt_copy_text(char *dst, size_t size, const char *src);
-
-/* CLOCK_MONOTONIC in nanoseconds: the clock the backends' bounded waits run on. */
-uint64_t fdt_monotonic_ns(void);
-
-/* Writes all n bytes to fd, through short writes and interrupted ones; 0, or -1 (errno). */
-int fdt_write_all(int fd, const void *data, size_t n);
-/* Reads exactly n bytes from fd the same way; -1 also at an early end of file. */
-int fdt_read_all(int fd, void *data, size_t n);
-
-typedef struct fdt_dim3 {
-    unsigned x, y, z;
-} fdt_dim3;
+#include "device.h"
+#include "util.h"
 
 /* Device memory as the kernels see it: a CUdeviceptr, a hipDeviceptr_t or a host address. */
 typedef uint64_t fdt_devptr;
-
-/* What identifies a device for the results store, plus the limits variants are pruned by. */
-typedef struct fdt_device_info {
-    char backend[8];          /* "hip", "cuda", "cpu" */
-    char vendor[32];
-    char name[128];
-    char arch[48];            /* gfx90a, sm_90, x86_64 */
-    int compute_units;        /* CUs, SMs, or cores */
-    uint64_t memory_bytes;
-    uint64_t l2_bytes;        /* the cache every compute unit shares: a GPU's L2, a CPU's
-                                 last level; 0 where the device does not say */
-    char driver_version[48];
-    char compiler_version[48];/* hiprtc / NVRTC / c++ version */
-    int warp_size;
-    int max_threads_per_block;
-    int max_shared_per_block; /* bytes of static shared memory a block may use */
-    unsigned max_grid[3];
-    int block_barriers;       /* 0 where __syncthreads cannot run (cpu) */
-    int l2_persist;           /* 1 where cache mode persist can run (NVIDIA sm_80 and later) */
-} fdt_device_info;
-
-/* A compiled code object (hsaco, cubin, or the path of a shared object for cpu). */
-typedef struct fdt_code {
-    void *data;
-    size_t size;
-} fdt_code;
-
-void fdt_code_free(fdt_code *code);
 
 /* Resource usage read from the compiled kernel; -1 where a backend cannot tell. */
 typedef struct fdt_resources {

@@ -15,7 +15,8 @@
 #include "daemon/job_search.h"
 #include "daemon/query.h"
 #include "daemon/scheduler.h"
-#include "engine/hashes.h"
+#include "engine/sources.h"
+#include "hashes.h"
 #include "engine/wire.h"
 #include "search/search.h"
 

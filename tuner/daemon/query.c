@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/sources.h"
+#include "engine/variant.h"
+
 const char *fdt_match_name(fdt_match m)
 {
     static const char *const names[] = {"exact", "nearest", "default"};

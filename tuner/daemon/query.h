@@ -7,7 +7,7 @@
 #include <jansson.h>
 
 #include "daemon/daemon.h"
-#include "engine/hashes.h"
+#include "hashes.h"
 
 typedef enum fdt_match { FDT_MATCH_EXACT, FDT_MATCH_NEAREST, FDT_MATCH_DEFAULT } fdt_match;
 

@@ -41,8 +41,9 @@
 #include "daemon/log.h"
 #include "daemon/query.h"
 #include "daemon/supervisor.h"
-#include "engine/base64.h"
-#include "engine/hashes.h"
+#include "base64.h"
+#include "engine/sources.h"
+#include "hashes.h"
 #include "engine/wire.h"
 
 /* Variants sent to a worker at once, at most: a search's batch (FDT_SEARCH_BATCH_MAX). */

@@ -31,7 +31,7 @@
 
 #include "daemon/log.h"
 #include "daemon/ops.h"
-#include "engine/jsonl.h"
+#include "jsonl.h"
 #include "paths.h"
 
 /* A request read and not answered yet. */

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "daemon/log.h"
-#include "engine/hashes.h"
+#include "hashes.h"
 #include "engine/wire.h"
 
 #define WORKER_HANDLES 4 /* process, tasks pipe, events pipe, watchdog timer */

@@ -10,7 +10,7 @@
 #include <jansson.h>
 
 #include "daemon/daemon.h"
-#include "engine/jsonl.h"
+#include "jsonl.h"
 
 typedef enum fdt_worker_end {
     FDT_END_EXITED,   /* it exited by itself (code in exit_status) */

@@ -11,13 +11,6 @@
 
 #include "engine/measure.h"
 
-typedef struct fdt_balance {
-    double copy_gbps; /* the copy: bytes read and written per second, in GB/s */
-    double l2_gbps;   /* the L2 kernel: bytes read and written per second; 0 where the
-                         device does not say its L2 size */
-    int64_t measured; /* when, in unix seconds; 0: not measured yet */
-} fdt_balance;
-
 /* The L2 kernel's launch: grid (blocks, 1, 1) and block (threads, 1, 1); each block reads its
  * chunk of doubles passes times over. */
 typedef struct fdt_l2_launch {

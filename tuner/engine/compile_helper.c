@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "engine/base64.h"
+#include "base64.h"
 #include "engine/wire.h"
 
 extern char **environ;

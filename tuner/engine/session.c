@@ -9,7 +9,7 @@
 #include <uv.h>
 
 #include "engine/compile_pool.h"
-#include "engine/hashes.h"
+#include "hashes.h"
 
 fdt_status fdt_session_open(fdt_session *s, const char *backend, int device,
                             int compile_threads, fdt_error *err)

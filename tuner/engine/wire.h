@@ -9,7 +9,7 @@
 
 #include "engine/balance.h"
 #include "engine/measure.h"
-#include "engine/result_row.h"
+#include "result_row.h"
 
 /* A JSON string of text, which may be cut short inside a multi-byte character or be in
  * another encoding (compiler messages): were it not UTF-8, its bytes above 0x7f become '?'

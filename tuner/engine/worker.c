@@ -29,9 +29,9 @@
 #include <uv.h>
 
 #include "engine/balance.h"
-#include "engine/base64.h"
-#include "engine/jsonl.h"
-#include "engine/result_row.h"
+#include "base64.h"
+#include "jsonl.h"
+#include "result_row.h"
 #include "engine/session.h"
 #include "engine/wire.h"
 #include "store.h"

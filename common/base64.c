@@ -1,5 +1,5 @@
 /* base64.c - base64 encoding and strict decoding; see base64.h. */
-#include "engine/base64.h"
+#include "base64.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* jsonl.c - line framing over a growing buffer; see jsonl.h. */
-#include "engine/jsonl.h"
+#include "jsonl.h"
 
 #include <stdlib.h>
 #include <string.h>

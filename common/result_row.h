@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "engine/variant.h"
+#include "problem.h"
 
 typedef struct fdt_result_row {
     int64_t job_id;

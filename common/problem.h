@@ -1,0 +1,44 @@
+/* problem.h - what is being tuned, as every part names it: the grid, the precision, the cache
+ * state the kernels are timed in, and the text forms the store, the protocol and the
+ * command line share. The engine computes problems, the store keys its rows by them, the
+ * daemon and libfdtune send them. */
+#ifndef FDT_PROBLEM_H
+#define FDT_PROBLEM_H
+
+#include <stddef.h>
+
+typedef enum fdt_precision { FDT_FLOAT, FDT_DOUBLE } fdt_precision;
+
+/* The cache state the kernels are timed in, as the solver will run them. */
+typedef enum fdt_cache_mode {
+    FDT_CACHE_HOT = 0,  /* the same buffers step after step (the default) */
+    FDT_CACHE_COLD,     /* buffers not in cache: part of the store's key and the protocol,
+                           not measured yet (the runner refuses it) */
+    FDT_CACHE_PERSIST,  /* hot, and the partly written sectors at both ends of f's interior
+                           rows held in L2 by kernels_src/persist.hip (NVIDIA sm_80+) */
+    FDT_CACHE_AUTO      /* the tuner's choice: the leaders timed hot and persist side by side,
+                           persist kept only where it wins by more than noise (hot where the
+                           device has no persist) */
+} fdt_cache_mode;
+
+/* What is being computed: a Laplacian of radius R on an nx x ny x nz grid. */
+typedef struct fdt_problem {
+    int nx, ny, nz;
+    int radius;
+    fdt_precision precision;
+    fdt_cache_mode cache;
+} fdt_problem;
+
+/* Longest variant name, e.g. "zvec:128x16x1:mz32:lb:nt:band1024:w4": the room every record
+ * (a result row, a job's best, an answer) keeps for one. */
+#define FDT_VARIANT_NAME_MAX 64
+
+const char *fdt_precision_name(fdt_precision p);
+int fdt_precision_parse(const char *s, fdt_precision *out);
+const char *fdt_cache_mode_name(fdt_cache_mode c);
+/* Every mode's name, indexed by fdt_cache_mode, NULL-terminated. */
+const char *const *fdt_cache_mode_names(void);
+int fdt_cache_mode_parse(const char *s, fdt_cache_mode *out);
+size_t fdt_real_size(fdt_precision p);
+
+#endif
