@@ -10,6 +10,7 @@
 #include "cmd_daemon.h"
 #include "commands.h"
 #include "config.h"
+#include "engine/stencil.h"
 #include "engine/variant.h"
 #include "store.h"
 
@@ -111,11 +112,13 @@ int fdt_daemon_parse(int argc, char **argv, const char *shortopts,
     return 0;
 }
 
+/* fdtune_problem names no stencil yet: the command's problems are the default stencil's. */
 static fdt_problem engine_problem(const fdtune_problem *p)
 {
-    return (fdt_problem){.nx = p->nx, .ny = p->ny, .nz = p->nz,
-                         .radius = p->radius ? p->radius : 1,
-                         .precision = p->precision == FDTUNE_FLOAT ? FDT_FLOAT : FDT_DOUBLE};
+    fdt_problem e = {.nx = p->nx, .ny = p->ny, .nz = p->nz, .radius = p->radius ? p->radius : 1,
+                     .precision = p->precision == FDTUNE_FLOAT ? FDT_FLOAT : FDT_DOUBLE};
+    fdt_copy_text(e.stencil, sizeof e.stencil, fdt_stencil_default()->name);
+    return e;
 }
 
 const char *fdt_check_problem(const fdtune_problem *p)

@@ -125,7 +125,8 @@ static int parse_args(int argc, char **argv, replay_args *a, int *first_file)
 
 static int same_device(const fdt_recorded_problem *a, const fdt_recorded_problem *b)
 {
-    return strcmp(a->fingerprint, b->fingerprint) == 0 && strcmp(a->stencil, b->stencil) == 0 &&
+    return strcmp(a->fingerprint, b->fingerprint) == 0 &&
+           strcmp(a->problem.stencil, b->problem.stencil) == 0 &&
            a->problem.cache == b->problem.cache;
 }
 

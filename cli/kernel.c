@@ -29,6 +29,7 @@
 #include "backends/backend.h"
 #include "client_json.h"
 #include "engine/sources.h"
+#include "engine/stencil.h"
 #include "hashes.h"
 #include "engine/measure.h"
 #include "engine/variant.h"
@@ -54,7 +55,7 @@ struct fdtune_function {
 struct fdtune_kernel {
     fdtune_device *d;
     fdt_problem problem;
-    fdt_kernel *laplacian, *persist; /* persist: NULL unless the answer measured with it */
+    fdt_kernel *stencil, *persist; /* persist: NULL unless the answer measured with it */
     fdt_dim3 grid, block, persist_grid, persist_block;
     fdtune_kernel_info info;
 };
@@ -257,8 +258,9 @@ static fdt_status load_module(const module_src *m, fdt_module_cache *cache,
     return st;
 }
 
-/* --- the Laplacian ------------------------------------------------------------------- */
+/* --- the problem --------------------------------------------------------------------- */
 
+/* fdtune_problem names no stencil yet: the library's problems are the default stencil's. */
 static int problem_from(const fdtune_problem *p, fdt_problem *out, char *err, size_t errlen)
 {
     if (!p)
@@ -268,6 +270,7 @@ static int problem_from(const fdtune_problem *p, fdt_problem *out, char *err, si
     *out = (fdt_problem){.nx = p->nx, .ny = p->ny, .nz = p->nz, .radius = p->radius ?: 1,
                          .precision = p->precision == FDTUNE_FLOAT ? FDT_FLOAT : FDT_DOUBLE,
                          .cache = (fdt_cache_mode)p->cache};
+    fdt_copy_text(out->stencil, sizeof out->stencil, fdt_stencil_default()->name);
     const char *why = fdt_problem_check(out);
     return why ? fail(err, errlen, FDTUNE_ERR_ARG, "%s", why) : FDTUNE_OK;
 }
@@ -312,7 +315,7 @@ static fdt_status same_launch(const fdtune_answer *a, const fdt_problem *p, cons
                             strcmp(a->persist.entry, "fdt_persist_edges") == 0 &&
                             same_dim3(a->persist.grid, grid) && same_dim3(a->persist.block, block));
     if (!same_dim3(a->grid, r->grid) || !same_dim3(a->block, r->block) ||
-        strcmp(a->entry, "fdt_laplacian") != 0 || !persist_ok)
+        strcmp(a->entry, fdt_stencil_of(p)->entry) != 0 || !persist_ok)
         return fdt_fail(e, FDT_ERROR, "the answer's entry or launch geometry for %s is not "
                         "this library's (fdtuned of another version?)", a->variant);
     return FDT_OK;
@@ -390,11 +393,11 @@ static fdt_status load_answer(fdtune_kernel *k, fdtune_conn *c, const fdtune_ans
     fdt_status st = check_answer(a, &k->problem, k->d->ops->info(k->d->b), &r, e);
     if (st != FDT_OK)
         return st;
-    const module_src m = {.d = k->d, .entry = "fdt_laplacian", .defines = r.defines.list,
-                          .ndefines = r.defines.count, .hash = a->source_hash,
-                          .text = fdt_built_in_source(a->source_hash),
+    const module_src m = {.d = k->d, .entry = fdt_stencil_of(&k->problem)->entry,
+                          .defines = r.defines.list, .ndefines = r.defines.count,
+                          .hash = a->source_hash, .text = fdt_built_in_source(a->source_hash),
                           .conn = c};
-    st = load_module(&m, cache, &k->laplacian, tally, e);
+    st = load_module(&m, cache, &k->stencil, tally, e);
     if (st == FDT_OK)
         st = load_persist(k, c, a, &r, cache, tally, e);
     if (st != FDT_OK)
@@ -418,10 +421,10 @@ static fdt_status load_kernel1(fdtune_kernel *k, fdt_module_cache *cache,
     fdt_defines defines;
     fdt_variant_defines(&v, &k->problem, &defines);
     const char *text = fdt_family_source(v.family);
-    const module_src m = {.d = k->d, .entry = "fdt_laplacian", .defines = defines.list,
-                          .ndefines = defines.count, .hash = fdt_built_in_hash(text),
+    const module_src m = {.d = k->d, .entry = fdt_stencil_of(&k->problem)->entry,
+                          .defines = defines.list, .ndefines = defines.count, .hash = fdt_built_in_hash(text),
                           .text = text};
-    const fdt_status st = load_module(&m, cache, &k->laplacian, tally, e);
+    const fdt_status st = load_module(&m, cache, &k->stencil, tally, e);
     if (st != FDT_OK)
         return st;
     fdt_variant_geometry(&v, &k->problem, &k->grid, &k->block);
@@ -431,11 +434,11 @@ static fdt_status load_kernel1(fdtune_kernel *k, fdt_module_cache *cache,
 
 static void unload(fdtune_kernel *k)
 {
-    if (k->laplacian)
-        k->d->ops->unload(k->d->b, k->laplacian);
+    if (k->stencil)
+        k->d->ops->unload(k->d->b, k->stencil);
     if (k->persist)
         k->d->ops->unload(k->d->b, k->persist);
-    k->laplacian = k->persist = NULL;
+    k->stencil = k->persist = NULL;
 }
 
 static void set_reason(fdtune_kernel *k, const char *why)
@@ -475,7 +478,7 @@ static int build(fdtune_device *d, fdtune_conn *c, const fdtune_problem *p,
         memset(&k->info, 0, sizeof k->info);
         set_reason(k, e.msg);
     }
-    if (!k->laplacian && load_kernel1(k, &cache, &tally, &e) != FDT_OK) {
+    if (!k->stencil && load_kernel1(k, &cache, &tally, &e) != FDT_OK) {
         free(k);
         return backend_failure(&e, err, errlen);
     }
@@ -528,7 +531,7 @@ int fdtune_kernel_launch(fdtune_kernel *k, void *f, const void *u, double cx, do
                                                         : (void *[]){&d[0], &d[1], &d[2]};
     void *args[] = {&fp, &up, &nx, &ny, &nz, c[0], c[1], c[2]};
     fdt_error e = {0};
-    if (k->d->ops->launch(k->d->b, k->laplacian, k->grid, k->block, args, &e) != FDT_OK)
+    if (k->d->ops->launch(k->d->b, k->stencil, k->grid, k->block, args, &e) != FDT_OK)
         return backend_failure(&e, err, errlen);
     return FDTUNE_OK;
 }
@@ -565,7 +568,9 @@ void fdtune_kernel_close(fdtune_kernel *k)
 double fdtune_laplacian_bytes(const fdtune_problem *p)
 {
     fdt_problem q;
-    return problem_from(p, &q, NULL, 0) == FDTUNE_OK ? fdt_effective_bytes(&q) : 0.0;
+    if (problem_from(p, &q, NULL, 0) != FDTUNE_OK)
+        return 0.0;
+    return fdt_stencil_of(&q)->ideal_bytes(&q);
 }
 
 /* --- the solver's own functions ------------------------------------------------------ */

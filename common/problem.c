@@ -47,3 +47,10 @@ size_t fdt_real_size(fdt_precision p)
 {
     return p == FDT_FLOAT ? sizeof(float) : sizeof(double);
 }
+
+int fdt_problem_same(const fdt_problem *a, const fdt_problem *b)
+{
+    return strcmp(a->stencil, b->stencil) == 0 && a->nx == b->nx && a->ny == b->ny &&
+           a->nz == b->nz && a->radius == b->radius && a->precision == b->precision &&
+           a->cache == b->cache;
+}

@@ -21,8 +21,13 @@ typedef enum fdt_cache_mode {
                            device has no persist) */
 } fdt_cache_mode;
 
-/* What is being computed: a Laplacian of radius R on an nx x ny x nz grid. */
+/* The longest stencil name, NUL included. */
+#define FDT_STENCIL_NAME_MAX 24
+
+/* What is being computed: a stencil (tuner/engine/stencil.h names each) of radius R on an
+ * nx x ny x nz grid. An empty stencil names none: every part that needs one refuses it. */
 typedef struct fdt_problem {
+    char stencil[FDT_STENCIL_NAME_MAX];
     int nx, ny, nz;
     int radius;
     fdt_precision precision;
@@ -40,5 +45,7 @@ const char *fdt_cache_mode_name(fdt_cache_mode c);
 const char *const *fdt_cache_mode_names(void);
 int fdt_cache_mode_parse(const char *s, fdt_cache_mode *out);
 size_t fdt_real_size(fdt_precision p);
+/* Whether a and b are one problem: every field alike. */
+int fdt_problem_same(const fdt_problem *a, const fdt_problem *b);
 
 #endif

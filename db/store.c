@@ -235,7 +235,7 @@ void bind_limit(binder *b, size_t n)
 
 void bind_key(binder *b, const fdt_key *k)
 {
-    bind_text(b, k->stencil, sizeof k->stencil);
+    bind_text(b, k->problem.stencil, sizeof k->problem.stencil);
     bind_int(b, k->problem.radius);
     bind_text(b, fdt_precision_name(k->problem.precision), SIZE_MAX);
     bind_int(b, k->problem.nx);
@@ -264,7 +264,7 @@ void col_text(reader *r, char *dst, size_t cap)
 int col_key(fdt_store *s, reader *r, fdt_key *k)
 {
     char precision[16], cache[16];
-    col_text(r, k->stencil, sizeof k->stencil);
+    col_text(r, k->problem.stencil, sizeof k->problem.stencil);
     k->problem.radius = col_int(r);
     col_text(r, precision, sizeof precision);
     k->problem.nx = col_int(r);

@@ -25,11 +25,10 @@
 
 typedef struct fdt_store fdt_store;
 
-/* What a problem is keyed by in the store, beyond the device (the problem's cache mode
- * included). */
+/* What a problem is keyed by in the store, beyond the device: the whole problem (its
+ * stencil, shape, radius, precision and cache mode). */
 typedef struct fdt_key {
     fdt_problem problem;
-    char stencil[16];         /* "laplacian" */
 } fdt_key;
 
 /* A job's state: stored in the jobs table and sent over the socket as its name

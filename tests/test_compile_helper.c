@@ -47,7 +47,8 @@ static int children(pid_t *out, int max)
 /* Kernel 1's defines, as the pool makes them, for a small double problem. */
 static void kernel1_defines(fdt_defines *d)
 {
-    const fdt_problem p = {.nx = 20, .ny = 18, .nz = 16, .radius = 1, .precision = FDT_DOUBLE};
+    const fdt_problem p = {.stencil = "laplacian", .nx = 20, .ny = 18, .nz = 16, .radius = 1,
+                           .precision = FDT_DOUBLE};
     const fdt_variant v = fdt_variant_kernel1();
     fdt_variant_defines(&v, &p, d);
 }

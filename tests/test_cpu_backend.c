@@ -117,8 +117,8 @@ static void verify_on_odd_shapes(fixture *f, const char *const *families, size_t
     for (size_t s = 0; s < 2; s++)
         for (int radius = 1; radius <= 4; radius *= 2)
             for (int prec = 0; prec < 2; prec++) {
-                const fdt_problem p = {.nx = shapes[s][0], .ny = shapes[s][1],
-                                       .nz = shapes[s][2], .radius = radius,
+                const fdt_problem p = {.stencil = "laplacian", .nx = shapes[s][0],
+                                       .ny = shapes[s][1], .nz = shapes[s][2], .radius = radius,
                                        .precision = prec ? FDT_DOUBLE : FDT_FLOAT};
                 for (size_t fam = 0; fam < count; fam++)
                     run_family(f, &p, families[fam], salt++);
@@ -152,8 +152,8 @@ static void test_banded_variants_verify(void **state)
     const char *names[] = {"zvec:16x4x1:mz2:band64", "zvec:32x2x1:mz1:lb:band64"};
     for (int radius = 1; radius <= 4; radius *= 4)
         for (int prec = 0; prec < 2; prec++) {
-            const fdt_problem p = {.nx = 40, .ny = 150, .nz = 13, .radius = radius,
-                                   .precision = prec ? FDT_DOUBLE : FDT_FLOAT};
+            const fdt_problem p = {.stencil = "laplacian", .nx = 40, .ny = 150, .nz = 13,
+                                   .radius = radius, .precision = prec ? FDT_DOUBLE : FDT_FLOAT};
             fdt_runner r;
             fdt_error err = {0};
             if (fdt_runner_open(&r, f->ops, f->backend, &p, &quick, 11, &err) != FDT_OK)
@@ -182,8 +182,8 @@ static void test_broken_variants_are_caught(void **state)
     fixture *f = *state;
     for (int prec = 0; prec < 2; prec++)
         for (int radius = 1; radius <= 2; radius++) {
-            const fdt_problem p = {.nx = 13, .ny = 17, .nz = 11, .radius = radius,
-                                   .precision = prec ? FDT_DOUBLE : FDT_FLOAT};
+            const fdt_problem p = {.stencil = "laplacian", .nx = 13, .ny = 17, .nz = 11,
+                                   .radius = radius, .precision = prec ? FDT_DOUBLE : FDT_FLOAT};
             fdt_runner r;
             fdt_error err = {0};
             assert_int_equal(fdt_runner_open(&r, f->ops, f->backend, &p, &quick, 3, &err), FDT_OK);
@@ -261,7 +261,7 @@ static void test_tolerances_are_pinned(void **state)
         double wrong, right;
     } cases[] = {{FDT_DOUBLE, 1e-10, 1e-14}, {FDT_FLOAT, 1e-3, 1e-7}};
     for (size_t c = 0; c < 2; c++) {
-        const fdt_problem p = {.nx = 13, .ny = 17, .nz = 11, .radius = 2,
+        const fdt_problem p = {.stencil = "laplacian", .nx = 13, .ny = 17, .nz = 11, .radius = 2,
                                .precision = cases[c].precision};
         fdt_runner r;
         fdt_error err = {0};
@@ -371,7 +371,8 @@ static void test_attach_refuses_other_devices(void **state)
 static void test_interior_copy_copies_the_interior(void **state)
 {
     fixture *f = *state;
-    const fdt_problem p = {.nx = 13, .ny = 9, .nz = 21, .radius = 2, .precision = FDT_DOUBLE};
+    const fdt_problem p = {.stencil = "laplacian", .nx = 13, .ny = 9, .nz = 21, .radius = 2,
+                           .precision = FDT_DOUBLE};
     enum { N = 13 * 9 * 21 };
     double u[N], out[N];
     for (int i = 0; i < N; i++)
@@ -517,7 +518,8 @@ static void test_bench_end_to_end(void **state)
     fdt_bench_opts o;
     fdt_bench_defaults(&o);
     o.backend = "cpu";
-    o.problem = (fdt_problem){.nx = 19, .ny = 14, .nz = 12, .radius = 1, .precision = FDT_DOUBLE};
+    o.problem = (fdt_problem){.stencil = "laplacian", .nx = 19, .ny = 14, .nz = 12, .radius = 1,
+                              .precision = FDT_DOUBLE};
     o.filter.family = "tiled";
     o.subset = 5;
     o.timing = quick;
@@ -550,7 +552,8 @@ static void test_noisy_is_timed_again_then_refused(void **state)
     fdt_bench_opts o;
     fdt_bench_defaults(&o);
     o.backend = "cpu";
-    o.problem = (fdt_problem){.nx = 19, .ny = 14, .nz = 12, .radius = 1, .precision = FDT_DOUBLE};
+    o.problem = (fdt_problem){.stencil = "laplacian", .nx = 19, .ny = 14, .nz = 12, .radius = 1,
+                              .precision = FDT_DOUBLE};
     o.filter.family = "tiled";
     o.subset = 3;
     o.timing = quick;
@@ -651,7 +654,8 @@ static void test_pipeline_times_each_variant_once(void **state)
     if (fdt_session_open(&s, "cpu", 0, 2, &err) != FDT_OK)
         fail_msg("open: %s", err.msg);
     s.pipeline = 1;
-    const fdt_problem p = {.nx = 21, .ny = 13, .nz = 11, .radius = 1, .precision = FDT_DOUBLE};
+    const fdt_problem p = {.stencil = "laplacian", .nx = 21, .ny = 13, .nz = 11, .radius = 1,
+                           .precision = FDT_DOUBLE};
     if (fdt_session_prepare(&s, &p, &quick, 7, &err) != FDT_OK)
         fail_msg("prepare: %s", err.msg);
     fdt_compile_job jobs[PER_FAMILY];
@@ -723,7 +727,8 @@ static void test_slow_variants_are_raced_out(void **state)
     fdt_error err = {0};
     fdt_timing timing = quick;
     timing.samples = 15;
-    const fdt_problem p = {.nx = 33, .ny = 17, .nz = 21, .radius = 1, .precision = FDT_DOUBLE};
+    const fdt_problem p = {.stencil = "laplacian", .nx = 33, .ny = 17, .nz = 21, .radius = 1,
+                           .precision = FDT_DOUBLE};
     if (fdt_session_open(&s, "cpu", 0, 1, &err) != FDT_OK ||
         fdt_session_prepare(&s, &p, &timing, 5, &err) != FDT_OK)
         fail_msg("session: %s", err.msg);
@@ -761,7 +766,8 @@ static void test_cache_mode_switch_keeps_the_reference(void **state)
     (void)state;
     fdt_session s;
     fdt_error err = {0};
-    fdt_problem p = {.nx = 19, .ny = 14, .nz = 12, .radius = 1, .precision = FDT_DOUBLE};
+    fdt_problem p = {.stencil = "laplacian", .nx = 19, .ny = 14, .nz = 12, .radius = 1,
+                     .precision = FDT_DOUBLE};
     if (fdt_session_open(&s, "cpu", 0, 1, &err) != FDT_OK ||
         fdt_session_prepare(&s, &p, &quick, 3, &err) != FDT_OK)
         fail_msg("session: %s", err.msg);

@@ -210,8 +210,8 @@ static void compile_arch(const char *arch, fdt_compile_helpers *helpers, int cor
     fdt_device_info dev;
     assert_int_equal(fdt_amdgpu_arch_device(arch, &dev), 0);
     for (size_t k = 0; k < sizeof problems / sizeof problems[0]; k++) {
-        const fdt_problem p = {.nx = 256, .ny = 256, .nz = 256, .radius = problems[k].radius,
-                               .precision = problems[k].precision};
+        const fdt_problem p = {.stencil = "laplacian", .nx = 256, .ny = 256, .nz = 256,
+                               .radius = problems[k].radius, .precision = problems[k].precision};
         fdt_compile_job *jobs;
         size_t space, spilled = 0;
         const size_t n = representatives(&p, &dev, &jobs, &space);
@@ -261,7 +261,7 @@ static void test_interior_copy_compiles_for_amd(void **state)
     (void)state;
     const char *archs[] = {"gfx90a", "gfx906"};
     for (int prec = 0; prec < 2; prec++) {
-        const fdt_problem p = {.nx = 256, .ny = 256, .nz = 256, .radius = 1,
+        const fdt_problem p = {.stencil = "laplacian", .nx = 256, .ny = 256, .nz = 256, .radius = 1,
                                .precision = prec ? FDT_DOUBLE : FDT_FLOAT};
         for (int w = 0; w < FDT_INTERIOR_COPIES; w++)
             for (size_t a = 0; a < 2; a++) {

@@ -136,7 +136,8 @@ static void test_no_daemon_falls_back_with_the_reason(void **state)
 /* The answer fdtuned writes for variant on problem p, with a source hash nobody has. */
 static fdtune_answer answer_for(const char *variant, const fdtune_problem *p)
 {
-    const fdt_problem q = {.nx = p->nx, .ny = p->ny, .nz = p->nz, .radius = 1,
+    const fdt_problem q = {.stencil = "laplacian", .nx = p->nx, .ny = p->ny, .nz = p->nz,
+                           .radius = 1,
                            .precision = p->precision == FDTUNE_FLOAT ? FDT_FLOAT : FDT_DOUBLE};
     fdt_variant v;
     assert_int_equal(fdt_variant_parse(variant, &v, NULL, 0), 0);

@@ -52,7 +52,7 @@ static void test_device_levels(void **state)
 
 static fdt_best tuned(int nx, int ny, int nz)
 {
-    fdt_best b = {.key.problem = {.nx = nx, .ny = ny, .nz = nz, .radius = 1,
+    fdt_best b = {.key.problem = {.stencil = "laplacian", .nx = nx, .ny = ny, .nz = nz, .radius = 1,
                                   .precision = FDT_DOUBLE}};
     return b;
 }
@@ -70,7 +70,7 @@ static void test_same_shape_is_distance_zero(void **state)
 static void test_l2_regime_wins_over_size(void **state)
 {
     (void)state;
-    const fdt_problem asked = {.nx = 2048, .ny = 2048, .nz = 4, .radius = 1,
+    const fdt_problem asked = {.stencil = "laplacian", .nx = 2048, .ny = 2048, .nz = 4, .radius = 1,
                                .precision = FDT_DOUBLE};
     const fdt_best c[] = {tuned(2048, 1024, 4), tuned(2048, 2048, 128)};
     double d = -1;
@@ -84,7 +84,7 @@ static void test_l2_regime_wins_over_size(void **state)
 static void test_plane_then_nx_then_nz(void **state)
 {
     (void)state;
-    const fdt_problem asked = {.nx = 256, .ny = 256, .nz = 256, .radius = 1,
+    const fdt_problem asked = {.stencil = "laplacian", .nx = 256, .ny = 256, .nz = 256, .radius = 1,
                                .precision = FDT_DOUBLE};
     const uint64_t l2 = 50u << 20;
     /* Same plane, other nz beats another plane with the same nz. */
@@ -100,7 +100,7 @@ static void test_plane_then_nx_then_nz(void **state)
 static void test_ties_go_to_the_larger_shape(void **state)
 {
     (void)state;
-    const fdt_problem asked = {.nx = 256, .ny = 256, .nz = 256, .radius = 1,
+    const fdt_problem asked = {.stencil = "laplacian", .nx = 256, .ny = 256, .nz = 256, .radius = 1,
                                .precision = FDT_DOUBLE};
     const fdt_best c[] = {tuned(256, 256, 128), tuned(256, 256, 512)};
     double d;
@@ -112,7 +112,7 @@ static void test_ties_go_to_the_larger_shape(void **state)
 static void test_config_is_for_the_asked_shape(void **state)
 {
     (void)state;
-    const fdt_problem asked = {.nx = 100, .ny = 200, .nz = 300, .radius = 1,
+    const fdt_problem asked = {.stencil = "laplacian", .nx = 100, .ny = 200, .nz = 300, .radius = 1,
                                .precision = FDT_FLOAT};
     json_t *c = fdt_query_config_json("tiled:64x2x2:m8:seed", &asked);
     assert_non_null(c);
@@ -142,7 +142,7 @@ static char *persist_answer(const fdt_problem *asked, json_t *persist)
 static void test_persist_step_reaches_the_solver(void **state)
 {
     (void)state;
-    const fdt_problem asked = {.nx = 100, .ny = 300, .nz = 70, .radius = 1,
+    const fdt_problem asked = {.stencil = "laplacian", .nx = 100, .ny = 300, .nz = 70, .radius = 1,
                                .precision = FDT_DOUBLE, .cache = FDT_CACHE_PERSIST};
     char *line = persist_answer(&asked, fdt_query_persist_json(&asked));
     fdtune_answer a;

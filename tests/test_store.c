@@ -81,9 +81,8 @@ static fdt_balance balance;
 
 static fdt_key key_of(int n, fdt_precision precision, fdt_cache_mode cache)
 {
-    return (fdt_key){.problem = {.nx = n, .ny = n, .nz = n, .radius = 1, .precision = precision,
-                                 .cache = cache},
-                     .stencil = "laplacian"};
+    return (fdt_key){.problem = {.stencil = "laplacian", .nx = n, .ny = n, .nz = n, .radius = 1,
+                                 .precision = precision, .cache = cache}};
 }
 
 static fdt_job job_of(int device_index, int n)

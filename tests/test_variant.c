@@ -16,6 +16,7 @@
 #include "engine/sources.h"
 #include "hashes.h"
 #include "engine/measure.h"
+#include "engine/stencil.h"
 #include "engine/variant.h"
 
 #include "commands.h"
@@ -34,8 +35,8 @@ static const fdt_device_info host = {
     .warp_size = 32, .max_threads_per_block = 1024, .max_shared_per_block = 49152,
     .max_grid = {2147483647u, 65535, 65535}, .block_barriers = 0};
 
-static const fdt_problem cube = {.nx = 512, .ny = 512, .nz = 512, .radius = 1,
-                                 .precision = FDT_DOUBLE};
+static const fdt_problem cube = {.stencil = "laplacian", .nx = 512, .ny = 512, .nz = 512,
+                                 .radius = 1, .precision = FDT_DOUBLE};
 
 static fdt_variant *space(const fdt_problem *p, const fdt_device_info *d, const char *family,
                           size_t *n)
@@ -147,10 +148,10 @@ static void test_bands_are_pruned_where_they_change_nothing(void **state)
     assert_int_equal(fdt_variant_parse("zvec:32x8x1:mz2:band64", &v, err, sizeof err), 0);
     assert_int_equal(v.band, 64);
     assert_null(fdt_variant_check(&v, &cube, &nvidia));
-    const fdt_problem narrow = {.nx = 512, .ny = 64, .nz = 512, .radius = 1,
+    const fdt_problem narrow = {.stencil = "laplacian", .nx = 512, .ny = 64, .nz = 512, .radius = 1,
                                 .precision = FDT_DOUBLE};
     assert_non_null(fdt_variant_check(&v, &narrow, &nvidia));
-    const fdt_problem flat = {.nx = 512, .ny = 512, .nz = 4, .radius = 1,
+    const fdt_problem flat = {.stencil = "laplacian", .nx = 512, .ny = 512, .nz = 4, .radius = 1,
                               .precision = FDT_DOUBLE};
     assert_non_null(fdt_variant_check(&v, &flat, &nvidia));
     assert_int_equal(fdt_variant_parse("zvec:32x16x1:mz2:band40", &v, err, sizeof err), 0);
@@ -286,15 +287,15 @@ static void test_amd_profile_on_gfx90a_and_gfx906(void **state)
         fdt_device_info dev;
         assert_int_equal(fdt_amdgpu_arch_device(archs[a], &dev), 0);
         for (int side = 256; side <= 1024; side *= 2) {
-            const fdt_problem p = {.nx = side, .ny = side, .nz = side, .radius = 1,
-                                   .precision = FDT_DOUBLE};
+            const fdt_problem p = {.stencil = "laplacian", .nx = side, .ny = side, .nz = side,
+                                   .radius = 1, .precision = FDT_DOUBLE};
             const size_t n = check_amd_profile(&p, &dev);
             print_message("amd space on %s at %d^3 R=1 double: %zu variants\n", archs[a], side,
                           n);
             assert_true(n >= 800 && n <= 2500);
         }
-        const fdt_problem r4 = {.nx = 512, .ny = 512, .nz = 512, .radius = 4,
-                                .precision = FDT_FLOAT};
+        const fdt_problem r4 = {.stencil = "laplacian", .nx = 512, .ny = 512, .nz = 512,
+                                .radius = 4, .precision = FDT_FLOAT};
         check_amd_profile(&r4, &dev);
     }
 }
@@ -319,8 +320,8 @@ static int largest_band(const fdt_problem *p, const fdt_device_info *dev)
 static void test_bands_follow_the_l2(void **state)
 {
     (void)state;
-    const fdt_problem wide = {.nx = 1024, .ny = 1024, .nz = 1024, .radius = 1,
-                              .precision = FDT_DOUBLE};
+    const fdt_problem wide = {.stencil = "laplacian", .nx = 1024, .ny = 1024, .nz = 1024,
+                              .radius = 1, .precision = FDT_DOUBLE};
     fdt_device_info dev;
     assert_int_equal(fdt_amdgpu_arch_device("gfx90a", &dev), 0);
     assert_int_equal(largest_band(&wide, &dev), 30);
@@ -358,7 +359,7 @@ static void test_waves_per_eu_is_a_define(void **state)
 static void test_longer_chunks_run_but_are_not_offered(void **state)
 {
     (void)state;
-    const fdt_problem small = {.nx = 64, .ny = 64, .nz = 20, .radius = 1,
+    const fdt_problem small = {.stencil = "laplacian", .nx = 64, .ny = 64, .nz = 20, .radius = 1,
                                .precision = FDT_DOUBLE};
     fdt_variant v;
     char err[128];
@@ -536,8 +537,8 @@ static void test_names_round_trip(void **state)
     (void)state;
     fdt_device_info gfx90a;
     assert_int_equal(fdt_amdgpu_arch_device("gfx90a", &gfx90a), 0);
-    const fdt_problem wide = {.nx = 1024, .ny = 1024, .nz = 1024, .radius = 1,
-                              .precision = FDT_DOUBLE};
+    const fdt_problem wide = {.stencil = "laplacian", .nx = 1024, .ny = 1024, .nz = 1024,
+                              .radius = 1, .precision = FDT_DOUBLE};
     check_names_round_trip(&cube, &nvidia, FDT_SPACE_AUTO);
     check_names_round_trip(&wide, &gfx90a, FDT_SPACE_AUTO);
     check_names_round_trip(&cube, &nvidia, FDT_SPACE_AMD);
@@ -607,8 +608,8 @@ static void test_geometry_covers_odd_shapes(void **state)
     for (size_t s = 0; s < 4; s++)
         for (int radius = 1; radius <= 4; radius *= 2)
             for (int precision = FDT_FLOAT; precision <= FDT_DOUBLE; precision++) {
-                fdt_problem p = {.nx = shapes[s][0], .ny = shapes[s][1], .nz = shapes[s][2],
-                                 .radius = radius, .precision = precision};
+                fdt_problem p = {.stencil = "laplacian", .nx = shapes[s][0], .ny = shapes[s][1],
+                                 .nz = shapes[s][2], .radius = radius, .precision = precision};
                 if (!fdt_problem_check(&p))
                     check_geometry_covers(&p);
             }
@@ -642,30 +643,34 @@ static void test_defines_pick_wide_indices_only_when_needed(void **state)
     fdt_variant_defines(&v, &cube, &d);
     assert_string_equal(d.list[0], "FDT_REAL=double");
     assert_string_equal(d.list[1], "FDT_IDX=int");
-    fdt_problem big = {.nx = 2048, .ny = 1024, .nz = 1024, .radius = 1, .precision = FDT_FLOAT};
+    fdt_problem big = {.stencil = "laplacian", .nx = 2048, .ny = 1024, .nz = 1024, .radius = 1,
+                       .precision = FDT_FLOAT};
     fdt_variant_defines(&v, &big, &d);
     assert_string_equal(d.list[0], "FDT_REAL=float");
     assert_string_equal(d.list[1], "FDT_IDX=long long");
 }
 
-/* The seeds' formula for R = 1, in elements. */
+/* The Laplacian's ideal bytes: the seeds' formula for R = 1, in elements. */
 static void test_effective_bytes_match_the_seed_formula(void **state)
 {
     (void)state;
+    const fdt_stencil *laplacian = fdt_stencil_find("laplacian");
+    assert_non_null(laplacian);
     const int shapes[][3] = {{512, 512, 512}, {100, 200, 300}, {13, 17, 11}};
     for (size_t s = 0; s < 3; s++) {
         const double nx = shapes[s][0], ny = shapes[s][1], nz = shapes[s][2];
-        fdt_problem p = {.nx = shapes[s][0], .ny = shapes[s][1], .nz = shapes[s][2],
-                         .radius = 1, .precision = FDT_DOUBLE};
+        fdt_problem p = {.stencil = "laplacian", .nx = shapes[s][0], .ny = shapes[s][1],
+                         .nz = shapes[s][2], .radius = 1, .precision = FDT_DOUBLE};
         const double seed = (nx * ny * nz - 8 - 4 * (nx - 2) - 4 * (ny - 2) - 4 * (nz - 2)) +
                             (nx - 2) * (ny - 2) * (nz - 2);
-        assert_near(fdt_effective_bytes(&p), seed * 8, 1e-6);
+        assert_near(laplacian->ideal_bytes(&p), seed * 8, 1e-6);
         p.precision = FDT_FLOAT;
-        assert_near(fdt_effective_bytes(&p), seed * 4, 1e-6);
+        assert_near(laplacian->ideal_bytes(&p), seed * 4, 1e-6);
     }
     /* Radius 2 on 5^3: one interior point, its 12 arm points, written once: 14 elements. */
-    fdt_problem tiny = {.nx = 5, .ny = 5, .nz = 5, .radius = 2, .precision = FDT_DOUBLE};
-    assert_near(fdt_effective_bytes(&tiny), 14 * 8, 1e-9);
+    fdt_problem tiny = {.stencil = "laplacian", .nx = 5, .ny = 5, .nz = 5, .radius = 2,
+                        .precision = FDT_DOUBLE};
+    assert_near(laplacian->ideal_bytes(&tiny), 14 * 8, 1e-9);
 }
 
 /* Cache mode auto's rule: faster by more than either spread and by the least gain. */

@@ -151,7 +151,7 @@ static int parse_problem(const json_t *j, void *out, char *err, size_t errlen)
 static void test_problem_round_trip_and_defaults(void **state)
 {
     (void)state;
-    const fdt_problem p = {.nx = 513, .ny = 9, .nz = 65536, .radius = 4,
+    const fdt_problem p = {.stencil = "laplacian", .nx = 513, .ny = 9, .nz = 65536, .radius = 4,
                            .precision = FDT_FLOAT, .cache = FDT_CACHE_PERSIST};
     json_t *j = via_text(fdt_wire_problem_json(&p));
     fdt_problem back;
@@ -173,7 +173,8 @@ static void test_problem_round_trip_and_defaults(void **state)
 static void test_problem_refusals(void **state)
 {
     (void)state;
-    const fdt_problem p = {.nx = 64, .ny = 64, .nz = 64, .radius = 1, .precision = FDT_DOUBLE};
+    const fdt_problem p = {.stencil = "laplacian", .nx = 64, .ny = 64, .nz = 64, .radius = 1,
+                           .precision = FDT_DOUBLE};
     json_t *good = fdt_wire_problem_json(&p);
     const bad_field cases[] = {
         {"nx", NULL, "'nx' is missing"},

@@ -117,11 +117,11 @@ static void store_tuned(fdt_daemon *d)
     const size_t nvariants = sizeof variants / sizeof variants[0];
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         fdt_job job = {.device_index = 0, .strategy = "guided"};
-        job.key.problem = (fdt_problem){.nx = shapes[i][0], .ny = shapes[i][1],
-                                        .nz = shapes[i][2], .radius = 1 + (int)i % 2,
+        job.key.problem = (fdt_problem){.stencil = "laplacian", .nx = shapes[i][0],
+                                        .ny = shapes[i][1], .nz = shapes[i][2],
+                                        .radius = 1 + (int)i % 2,
                                         .precision = i % 2 ? FDT_FLOAT : FDT_DOUBLE,
                                         .cache = FDT_CACHE_HOT};
-        fdt_copy_text(job.key.stencil, sizeof job.key.stencil, "laplacian");
         if (fdt_store_job_create(d->store, &job) != 0)
             die("a tuned job", fdt_store_error(d->store));
         job.state = FDT_JOB_DONE; /* a job is created queued */

@@ -48,7 +48,7 @@ static json_t *key_json(const page *e, int64_t device_id, const fdt_key *k)
     const fdt_device_row *dev = device_of(e, device_id);
     return json_pack("{s:s, s:s, s:s, s:i, s:s, s:i, s:i, s:i, s:s}", "fingerprint",
                      dev ? dev->fingerprint : "", "device", dev ? dev->info.name : "",
-                     "stencil", k->stencil, "radius", p->radius, "precision",
+                     "stencil", k->problem.stencil, "radius", p->radius, "precision",
                      fdt_precision_name(p->precision), "nx", p->nx, "ny", p->ny, "nz", p->nz,
                      "cache", fdt_cache_mode_name(p->cache));
 }
@@ -164,7 +164,7 @@ static int pick(json_t *req, const char *name, const char *a, const char *b, int
 static json_t *best_cursor(const fdt_best *b)
 {
     const fdt_problem *p = &b->key.problem;
-    return json_pack("[I, s, i, s, s, i, i, i]", (json_int_t)b->device_id, b->key.stencil,
+    return json_pack("[I, s, i, s, s, i, i, i]", (json_int_t)b->device_id, b->key.problem.stencil,
                      p->radius, fdt_precision_name(p->precision), fdt_cache_mode_name(p->cache),
                      p->nx, p->ny, p->nz);
 }
@@ -193,7 +193,7 @@ static int parse_best_cursor(json_t *a, fdt_best *b)
         fdt_cache_mode_parse(cache, &p->cache))
         return -1;
     b->device_id = device;
-    fdt_copy_text(b->key.stencil, sizeof b->key.stencil, stencil);
+    fdt_copy_text(b->key.problem.stencil, sizeof b->key.problem.stencil, stencil);
     return 0;
 }
 

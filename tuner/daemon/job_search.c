@@ -44,8 +44,7 @@ static int by_distance(const void *a, const void *b)
 
 static int same_problem(const fdt_key *a, const fdt_key *b)
 {
-    return strcmp(a->stencil, b->stencil) == 0 &&
-           memcmp(&a->problem, &b->problem, sizeof a->problem) == 0;
+    return fdt_problem_same(&a->problem, &b->problem);
 }
 
 /* Another problem of key's stencil and cache mode: one more candidate, by its distance to
@@ -53,7 +52,7 @@ static int same_problem(const fdt_key *a, const fdt_key *b)
 static void add_candidate(candidate *c, size_t *n, const fdt_key *key, const fdt_key *other,
                           int fresh)
 {
-    if (same_problem(other, key) || strcmp(other->stencil, key->stencil) != 0 ||
+    if (same_problem(other, key) || strcmp(other->problem.stencil, key->problem.stencil) != 0 ||
         other->problem.cache != key->problem.cache)
         return;
     for (size_t i = 0; !fresh && i < *n; i++)

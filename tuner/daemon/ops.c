@@ -16,6 +16,7 @@
 #include "daemon/query.h"
 #include "daemon/scheduler.h"
 #include "engine/sources.h"
+#include "engine/stencil.h"
 #include "hashes.h"
 #include "engine/wire.h"
 #include "search/search.h"
@@ -118,7 +119,6 @@ static int side(op_ctx *c, json_t *v, const char *name, int *out)
 }
 
 static const char *const precisions[] = {"float", "double", NULL};
-static const char *const stencils[] = {"laplacian", NULL};
 
 /* The fields every problem shares, the shape aside. */
 /* "device": an index; "any": any device (FDT_DEVICE_ANY); absent: FDT_DEVICE_KIND, which a
@@ -144,17 +144,18 @@ static int parse_device(op_ctx *c, int *device)
 
 static int parse_problem_options(op_ctx *c, fdt_key *key, int *device)
 {
-    int precision = 1, cache = FDT_CACHE_AUTO, stencil = 0;
+    int precision = 1, cache = FDT_CACHE_AUTO, stencil = -1; /* -1: the default stencil */
     long long radius = 1;
     if (opt_choice(c, "precision", precisions, &precision) ||
         opt_choice(c, "cache", fdt_cache_mode_names(), &cache) ||
-        opt_choice(c, "stencil", stencils, &stencil) ||
+        opt_choice(c, "stencil", fdt_stencil_names(), &stencil) ||
         opt_int(c, c->req, "radius", 1, FDT_MAX_RADIUS, &radius) || parse_device(c, device))
         return -1;
     memset(key, 0, sizeof *key);
     key->problem.precision = precision == 0 ? FDT_FLOAT : FDT_DOUBLE;
     key->problem.radius = (int)radius;
-    fdt_copy_text(key->stencil, sizeof key->stencil, stencils[stencil]);
+    fdt_copy_text(key->problem.stencil, sizeof key->problem.stencil,
+                  stencil < 0 ? fdt_stencil_default()->name : fdt_stencil_names()[stencil]);
     key->problem.cache = (fdt_cache_mode)cache;
     return 0;
 }
@@ -224,7 +225,7 @@ static json_t *job_json(const fdt_job *j)
                           "id", (json_int_t)j->id, "state", fdt_job_state_name(j->state), "phase",
                           fdt_job_phase_name(j->phase), "nx", p->nx, "ny", p->ny, "nz", p->nz, "precision",
                           fdt_precision_name(p->precision), "radius", p->radius, "stencil",
-                          j->key.stencil, "cache", fdt_cache_mode_name(cache), "family",
+                          j->key.problem.stencil, "cache", fdt_cache_mode_name(cache), "family",
                           j->family, "subset", j->subset, "priority", j->priority, "batch",
                           (json_int_t)j->batch);
     add_device(o, j);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/sources.h"
+#include "engine/stencil.h"
 #include "engine/variant.h"
 
 const char *fdt_match_name(fdt_match m)
@@ -147,7 +148,7 @@ static int same_key(const fdt_key *a, const fdt_key *b)
 {
     return a->problem.radius == b->problem.radius &&
            a->problem.precision == b->problem.precision &&
-           strcmp(a->stencil, b->stencil) == 0 && a->problem.cache == b->problem.cache;
+           strcmp(a->problem.stencil, b->problem.stencil) == 0 && a->problem.cache == b->problem.cache;
 }
 
 static int same_shape(const fdt_problem *a, const fdt_problem *b)
@@ -160,7 +161,7 @@ static size_t memo_slot(int device, const fdt_key *k)
     const fdt_problem *p = &k->problem;
     const uint64_t fields[] = {(uint64_t)device, (uint64_t)p->nx, (uint64_t)p->ny,
                                (uint64_t)p->nz, (uint64_t)p->radius, (uint64_t)p->precision,
-                               (uint64_t)p->cache, (uint64_t)k->stencil[0]};
+                               (uint64_t)p->cache, (uint64_t)p->stencil[0]};
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         h = (h ^ fields[i]) * 1099511628211ull;
@@ -299,7 +300,8 @@ json_t *fdt_query_config_json(const char *name, const fdt_problem *asked)
 {
     fdt_variant v;
     char err[128];
-    if (fdt_variant_parse(name, &v, err, sizeof err) != 0)
+    const fdt_stencil *stencil = fdt_stencil_of(asked);
+    if (!stencil || fdt_variant_parse(name, &v, err, sizeof err) != 0)
         return NULL;
     fdt_dim3 grid, block;
     fdt_variant_geometry(&v, asked, &grid, &block);
@@ -313,6 +315,6 @@ json_t *fdt_query_config_json(const char *name, const fdt_problem *asked)
     return json_pack("{s:s, s:s, s:[s,s], s:s, s:s, s:o, s:o, s:o, s:o}", "variant", name,
                      "family", fdt_family_name(v.family), "sources", "common.h", source,
                      "source_hash", fdt_built_in_hash(fdt_family_source(v.family)), "entry",
-                     "fdt_laplacian", "params", params_json(&v), "block", dim3_json(block), "grid",
+                     stencil->entry, "params", params_json(&v), "block", dim3_json(block), "grid",
                      dim3_json(grid), "defines", defines);
 }

@@ -63,7 +63,8 @@ void fdt_query_find(fdt_daemon *d, const fdt_device_slot *dev, const fdt_key *ke
                     fdt_answer *out);
 
 /* What a solver needs to launch variant for the asked problem: family, parameters, grid and
- * block for that shape, the -D defines and the sources. NULL if the name does not parse. */
+ * block for that shape, the -D defines, the sources and the stencil's entry point. NULL if
+ * the name does not parse or the problem names no stencil that exists. */
 json_t *fdt_query_config_json(const char *variant, const fdt_problem *asked);
 
 /* Cache mode persist's set-up kernel for the asked problem: sources, entry, grid and block

@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include "engine/session.h"
+#include "engine/stencil.h"
 
 void fdt_bench_defaults(fdt_bench_opts *o)
 {
@@ -15,6 +16,7 @@ void fdt_bench_defaults(fdt_bench_opts *o)
     o->backend = "auto";
     o->problem = (fdt_problem){.nx = 256, .ny = 256, .nz = 256, .radius = 1,
                                .precision = FDT_DOUBLE};
+    fdt_copy_text(o->problem.stencil, sizeof o->problem.stencil, fdt_stencil_default()->name);
     /* One millisecond per sample amortizes the cost of the events; fifteen samples give a
      * stable median for ranking, and the leaders get fifty, as the anchors were measured. */
     o->timing = (fdt_timing){.min_sample_ms = 1.0, .samples = 15, .timeout_ms = 5000.0,

@@ -1,9 +1,10 @@
 /* compile_helper.c - compile helper processes: the parent's slots and the helper's loop;
  * see compile_helper.h. One JSON object a line each way on a socket pair (not pipes: a
  * write to a helper that died must fail, not raise SIGPIPE in the worker):
- *   request  {"arch":"sm_90","family":"zvec","entry":"fdt_laplacian","defines":["FDT_BX=32",..]}
+ *   request  {"arch":"sm_90","family":"zvec","entry":E,"defines":["FDT_BX=32",..]}
  *   answer   {"status":0,"code":"<base64>"}, or {"status":N,"message":"..."}
- * status is an fdt_status, which both sides read alike: they are the same program. */
+ * where E is the entry point of the problem's stencil (engine/stencil.h). status is an
+ * fdt_status, which both sides read alike: they are the same program. */
 #include "engine/compile_helper.h"
 
 #include <errno.h>

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <uv.h>
 
+#include "engine/stencil.h"
+
 /* A thread and the helper slot it compiles in. */
 typedef struct thread {
     fdt_compile_pool *pool;
@@ -36,13 +38,14 @@ void fdt_compile_one(const fdt_backend_ops *ops, fdt_compile_helpers *helpers, i
     fdt_defines defines;
     fdt_error err = {0};
     const fdt_family *family = job->variant.family;
+    const char *entry = fdt_stencil_of(p)->entry;
     fdt_variant_defines(&job->variant, p, &defines);
     const uint64_t start = uv_hrtime();
-    job->status = helpers ? fdt_compile_helpers_compile(helpers, slot, arch, family,
-                                                        "fdt_laplacian", defines.list,
-                                                        defines.count, &job->code, &err)
-                          : ops->compile(arch, fdt_family_source(family), "fdt_laplacian",
-                                         defines.list, defines.count, &job->code, &err);
+    job->status = helpers ? fdt_compile_helpers_compile(helpers, slot, arch, family, entry,
+                                                        defines.list, defines.count,
+                                                        &job->code, &err)
+                          : ops->compile(arch, fdt_family_source(family), entry, defines.list,
+                                         defines.count, &job->code, &err);
     job->ms = (double)(uv_hrtime() - start) / 1e6;
     if (job->status != FDT_OK)
         fdt_copy_text(job->message, sizeof job->message, err.msg);

@@ -52,15 +52,6 @@ double fdt_interior_points(const fdt_problem *p)
     return (p->nx - r2) * (p->ny - r2) * (p->nz - r2);
 }
 
-double fdt_effective_bytes(const fdt_problem *p)
-{
-    const double r2 = 2.0 * p->radius;
-    const double ix = p->nx - r2, iy = p->ny - r2, iz = p->nz - r2;
-    const double arms = r2 * (iy * iz + ix * iz + ix * iy);
-    const double interior = ix * iy * iz;
-    return (interior + arms + interior) * (double)fdt_real_size(p->precision);
-}
-
 double fdt_gbps(double bytes, double ms)
 {
     return bytes / (ms * 1e-3) / 1e9;

@@ -25,11 +25,6 @@ double fdt_stats_spread(const fdt_stats *s);
  * so, since persist costs the solver a set-up step). */
 int fdt_stats_faster(const fdt_stats *a, const fdt_stats *b, double min_gain);
 
-/* Bytes a Laplacian of radius R must move at least: each point it reads once (the interior
- * and the six star arms of depth R) plus each interior point written once; the seeds'
- * formula for R = 1, generalized. */
-double fdt_effective_bytes(const fdt_problem *p);
-
 /* Interior points: those the kernels write. */
 double fdt_interior_points(const fdt_problem *p);
 

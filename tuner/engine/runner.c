@@ -51,32 +51,18 @@ static double load(const void *u, fdt_precision prec, size_t i)
     return prec == FDT_FLOAT ? ((const float *)u)[i] : ((const double *)u)[i];
 }
 
-void fdt_host_laplacian(const fdt_problem *p, const void *u, double cx, double cy, double cz,
-                        double *out)
+/* The stencil at every interior point of u, in double, into out (the host reference). */
+static void host_reference(const fdt_runner *r, const void *u, double *out)
 {
-    static const double weights[5][5] = {
-        {0},
-        {-2.0, 1.0},
-        {-5.0 / 2, 4.0 / 3, -1.0 / 12},
-        {-49.0 / 18, 3.0 / 2, -3.0 / 20, 1.0 / 90},
-        {-205.0 / 72, 8.0 / 5, -1.0 / 5, 8.0 / 315, -1.0 / 560},
-    };
+    const fdt_problem *p = &r->problem;
     const int R = p->radius;
-    const double *w = weights[R];
     const size_t line = (size_t)p->nx, slice = (size_t)p->nx * p->ny;
 #pragma omp parallel for schedule(static)
     for (int k = R; k < p->nz - R; k++)
         for (int j = R; j < p->ny - R; j++)
             for (int i = R; i < p->nx - R; i++) {
-                const size_t c = i + line * j + slice * k;
-                double acc = w[0] * (cx + cy + cz) * load(u, p->precision, c);
-                for (int r = 1; r <= R; r++)
-                    acc += w[r] * (cx * (load(u, p->precision, c - r) + load(u, p->precision, c + r))
-                                 + cy * (load(u, p->precision, c - r * line)
-                                         + load(u, p->precision, c + r * line))
-                                 + cz * (load(u, p->precision, c - r * slice)
-                                         + load(u, p->precision, c + r * slice)));
-                out[c] = acc;
+                const size_t at = i + line * j + slice * k;
+                out[at] = r->stencil->point(p, u, r->coeffs, at);
             }
 }
 
@@ -141,9 +127,9 @@ typedef struct launch_ctx {
     fdt_runner *r;
     fdt_kernel *k;
     fdt_dim3 grid, block;
-    void *args[8];
-    double cx, cy, cz;
-    float fx, fy, fz;
+    void *args[5 + FDT_STENCIL_COEFFS_MAX];
+    double coeffs[FDT_STENCIL_COEFFS_MAX];
+    float fcoeffs[FDT_STENCIL_COEFFS_MAX];
 } launch_ctx;
 
 static void launch_setup(launch_ctx *c, fdt_runner *r, fdt_kernel *k, const fdt_variant *v)
@@ -151,14 +137,14 @@ static void launch_setup(launch_ctx *c, fdt_runner *r, fdt_kernel *k, const fdt_
     c->r = r;
     c->k = k;
     fdt_variant_geometry(v, &r->problem, &c->grid, &c->block);
-    c->cx = r->cx, c->cy = r->cy, c->cz = r->cz;
-    c->fx = (float)r->cx, c->fy = (float)r->cy, c->fz = (float)r->cz;
     const int single = r->problem.precision == FDT_FLOAT;
-    void *args[8] = {&r->f, &r->u, &r->problem.nx, &r->problem.ny, &r->problem.nz,
-                     single ? (void *)&c->fx : (void *)&c->cx,
-                     single ? (void *)&c->fy : (void *)&c->cy,
-                     single ? (void *)&c->fz : (void *)&c->cz};
+    void *args[5] = {&r->f, &r->u, &r->problem.nx, &r->problem.ny, &r->problem.nz};
     memcpy(c->args, args, sizeof args);
+    for (size_t i = 0; i < r->stencil->ncoeffs; i++) {
+        c->coeffs[i] = r->coeffs[i];
+        c->fcoeffs[i] = (float)r->coeffs[i];
+        c->args[5 + i] = single ? (void *)&c->fcoeffs[i] : (void *)&c->coeffs[i];
+    }
 }
 
 static fdt_status launch_enqueue(void *ctx, fdt_error *err)
@@ -342,11 +328,12 @@ static fdt_status check_reference(fdt_runner *r, unsigned seed, fdt_error *err)
     const fdt_variant v1 = fdt_variant_kernel1();
     if (s == FDT_OK) {
         fill_random(u, r->points, r->problem.precision, seed);
-        fdt_host_laplacian(&r->problem, u, r->cx, r->cy, r->cz, ref);
+        host_reference(r, u, ref);
         s = r->ops->upload(r->backend, r->u, u, r->bytes, err);
     }
     if (s == FDT_OK)
-        s = compile_and_load(r, fdt_family_source(v1.family), "fdt_laplacian", &v1, &k1, err);
+        s = compile_and_load(r, fdt_family_source(v1.family), r->stencil->entry, &v1, &k1,
+                             err);
     double ms;
     if (s == FDT_OK)
         s = run_once(r, k1, &v1, &ms, err);
@@ -453,9 +440,8 @@ fdt_status fdt_runner_open(fdt_runner *r, const fdt_backend_ops *ops, fdt_backen
     r->problem = *p;
     r->timing = *timing;
     r->tolerance = p->precision == FDT_FLOAT ? float_tolerance : double_tolerance;
-    r->cx = 1.0 / (spacing[0] * spacing[0]);
-    r->cy = 1.0 / (spacing[1] * spacing[1]);
-    r->cz = 1.0 / (spacing[2] * spacing[2]);
+    r->stencil = fdt_stencil_of(p); /* known: fdt_problem_check passed */
+    r->stencil->coefficients(spacing, r->coeffs);
     r->points = (size_t)p->nx * p->ny * p->nz;
     r->bytes = r->points * fdt_real_size(p->precision);
     r->compare_block = (fdt_dim3){256, 1, 1};

@@ -5,6 +5,7 @@
 #define FDT_RUNNER_H
 
 #include "engine/measure.h"
+#include "engine/stencil.h"
 #include "engine/variant.h"
 
 typedef struct fdt_verdict {
@@ -20,7 +21,9 @@ typedef struct fdt_runner {
     fdt_problem problem;
     fdt_timing timing;
     double tolerance;
-    double cx, cy, cz;       /* 1/h^2 per axis, distinct so swapped axes show */
+    const fdt_stencil *stencil; /* the problem's */
+    double coeffs[FDT_STENCIL_COEFFS_MAX]; /* its launch constants, from grid spacings distinct
+                                per axis so that swapped axes show */
     size_t points, bytes;
     fdt_devptr u, f, ref, partial;
     size_t partial_count;
@@ -69,9 +72,5 @@ fdt_status fdt_runner_set_persist(fdt_runner *r, int on, fdt_error *err);
  * reference at 1024^3 costs seconds of host work each time. On failure the mode is as it
  * was. */
 fdt_status fdt_runner_set_cache(fdt_runner *r, fdt_cache_mode cache, fdt_error *err);
-
-/* Host reference: the Laplacian of u in double precision at interior points. */
-void fdt_host_laplacian(const fdt_problem *p, const void *u, double cx, double cy, double cz,
-                        double *out);
 
 #endif

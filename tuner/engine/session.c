@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include "engine/compile_pool.h"
+#include "engine/stencil.h"
 #include "hashes.h"
 
 fdt_status fdt_session_open(fdt_session *s, const char *backend, int device,
@@ -70,8 +71,8 @@ static int same_timing(const fdt_timing *a, const fdt_timing *b)
  * changes in place. */
 static int same_data(const fdt_problem *a, const fdt_problem *b)
 {
-    return a->nx == b->nx && a->ny == b->ny && a->nz == b->nz && a->radius == b->radius &&
-           a->precision == b->precision;
+    return strcmp(a->stencil, b->stencil) == 0 && a->nx == b->nx && a->ny == b->ny &&
+           a->nz == b->nz && a->radius == b->radius && a->precision == b->precision;
 }
 
 static fdt_status refuse_if_lost(const fdt_session *s, fdt_error *err)
@@ -102,7 +103,7 @@ fdt_status fdt_session_prepare(fdt_session *s, const fdt_problem *p, const fdt_t
     s->prepared = 1;
     s->references++;
     s->seed = seed;
-    s->bytes = fdt_effective_bytes(p);
+    s->bytes = fdt_stencil_of(p)->ideal_bytes(p); /* known: the check passed */
     return FDT_OK;
 }
 
@@ -215,7 +216,8 @@ static size_t take_compiled(fdt_session *s, const fdt_session_hooks *h, ready_se
 static fdt_status load_job(fdt_session *s, const fdt_session_hooks *h, fdt_compile_job *job,
                            fdt_kernel **k, fdt_error *why)
 {
-    fdt_status st = s->ops->load(s->backend, &job->code, "fdt_laplacian", k, why);
+    const char *entry = fdt_stencil_of(&s->runner.problem)->entry;
+    fdt_status st = s->ops->load(s->backend, &job->code, entry, k, why);
     if (st == FDT_OK || !job->cached)
         return st;
     char damage[sizeof why->msg];
@@ -226,7 +228,7 @@ static fdt_status load_job(fdt_session *s, const fdt_session_hooks *h, fdt_compi
     if (job->status != FDT_OK)
         return fdt_fail(why, job->status, "its cached code did not load (%.200s), and compiled "
                         "afresh: %s", damage, job->message);
-    st = s->ops->load(s->backend, &job->code, "fdt_laplacian", k, why);
+    st = s->ops->load(s->backend, &job->code, entry, k, why);
     if (st == FDT_OK)
         offer(s, h, job);
     return st;

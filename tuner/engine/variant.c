@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/stencil.h"
+
 /* Kernel sources, common.h prepended, embedded at build time (see Makefile). */
 extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
     fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_zroll[],
@@ -238,9 +240,14 @@ static const fdt_family families[] = {
 const char *fdt_problem_check(const fdt_problem *p)
 {
     static _Thread_local char why[160];
-    if (p->radius < 1 || p->radius > FDT_MAX_RADIUS) {
-        snprintf(why, sizeof why, "radius %d is not supported (1 to %d)", p->radius,
-                 FDT_MAX_RADIUS);
+    const fdt_stencil *st = fdt_stencil_of(p);
+    if (!st) {
+        snprintf(why, sizeof why, "stencil '%.*s' is not known", FDT_STENCIL_NAME_MAX, p->stencil);
+        return why;
+    }
+    if (p->radius < 1 || p->radius > st->max_radius) {
+        snprintf(why, sizeof why, "radius %d is not supported by %s (1 to %d)", p->radius,
+                 st->name, st->max_radius);
         return why;
     }
     const int sides[3] = {p->nx, p->ny, p->nz};

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/stencil.h"
+
 typedef enum field_kind { F_INT, F_U64, F_I64, F_REAL, F_TEXT } field_kind;
 
 typedef struct field {
@@ -205,8 +207,8 @@ int fdt_wire_balance_parse(const json_t *j, fdt_balance *b, char *err, size_t er
 
 json_t *fdt_wire_problem_json(const fdt_problem *p)
 {
-    return json_pack("{s:i,s:i,s:i,s:i,s:s,s:s}", "nx", p->nx, "ny", p->ny, "nz", p->nz,
-                     "radius", p->radius, "precision", fdt_precision_name(p->precision), "cache",
+    return json_pack("{s:s,s:i,s:i,s:i,s:i,s:s,s:s}", "stencil", p->stencil, "nx", p->nx,
+                     "ny", p->ny, "nz", p->nz, "radius", p->radius, "precision", fdt_precision_name(p->precision), "cache",
                      fdt_cache_mode_name(p->cache));
 }
 
@@ -216,13 +218,17 @@ static const field problem_sides[] = {
     INT(fdt_problem, nz, "nz", 1, FDT_MAX_SIDE),
 };
 static const field problem_radius = INT(fdt_problem, radius, "radius", 1, FDT_MAX_RADIUS);
+static const field problem_stencil = TEXT(fdt_problem, stencil, "stencil");
 
-/* radius, precision and cache may be left out: 1, double and hot, as for a client's
- * request. */
+/* stencil, radius, precision and cache may be left out: the default stencil, 1, double and
+ * hot, as for a client's request. */
 int fdt_wire_problem_parse(const json_t *j, fdt_problem *p, char *err, size_t errlen)
 {
     *p = (fdt_problem){.radius = 1, .precision = FDT_DOUBLE};
+    fdt_copy_text(p->stencil, sizeof p->stencil, fdt_stencil_default()->name);
     if (parse_fields(j, problem_sides, COUNT(problem_sides), p, err, errlen) != 0)
+        return -1;
+    if (json_object_get(j, "stencil") && parse_field(&problem_stencil, j, p, err, errlen) != 0)
         return -1;
     if (json_object_get(j, "radius") && parse_field(&problem_radius, j, p, err, errlen) != 0)
         return -1;

@@ -153,10 +153,10 @@ static int row_identity(reader *r, fdt_recorded_problem *id)
         get_long(r, COL_NX, 1, FDT_MAX_SIDE, &nx) || get_long(r, COL_NY, 1, FDT_MAX_SIDE, &ny) ||
         get_long(r, COL_NZ, 1, FDT_MAX_SIDE, &nz) || get_long(r, COL_JOB, 0, INT64_MAX, &job) ||
         get_text(r, COL_FINGERPRINT, id->fingerprint, sizeof id->fingerprint) ||
-        get_text(r, COL_STENCIL, id->stencil, sizeof id->stencil))
+        get_text(r, COL_STENCIL, id->problem.stencil, sizeof id->problem.stencil))
         return -1;
     fdt_problem *p = &id->problem;
-    *p = (fdt_problem){.nx = (int)nx, .ny = (int)ny, .nz = (int)nz, .radius = (int)radius};
+    p->nx = (int)nx, p->ny = (int)ny, p->nz = (int)nz, p->radius = (int)radius;
     if (fdt_precision_parse(get(r, COL_PRECISION), &p->precision) != 0 ||
         fdt_cache_mode_parse(get(r, COL_CACHE), &p->cache) != 0) {
         fail(r, "bad precision or cache mode", NULL);
@@ -172,7 +172,7 @@ static void problem_key(const fdt_recorded_problem *p, int with_job, char *key, 
 {
     const fdt_problem *q = &p->problem;
     snprintf(key, size, "%zu:%s%zu:%s%d %d %d %d %d %d %" PRId64, strlen(p->fingerprint),
-             p->fingerprint, strlen(p->stencil), p->stencil, q->nx, q->ny, q->nz, q->radius,
+             p->fingerprint, strlen(q->stencil), q->stencil, q->nx, q->ny, q->nz, q->radius,
              (int)q->precision, (int)q->cache, with_job ? p->job : -1);
 }
 

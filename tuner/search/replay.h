@@ -19,7 +19,6 @@
 
 typedef struct fdt_recorded_problem {
     char fingerprint[20];
-    char stencil[16];
     fdt_problem problem;
     int64_t job;
     size_t n;
