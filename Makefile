@@ -54,7 +54,7 @@ STORE := store store_devices store_jobs store_results store_code
 # settings.
 COMMON := util device problem hashes base64 jsonl
 BACKENDS := backend hip cuda cpu amdgpu_codeobj amdgpu_archs
-ENGINE := variant stencil sources measure runner compile_pool compile_helper session bench wire balance
+ENGINE := variant stencil spec sources measure runner compile_pool compile_helper session bench wire balance
 # The search strategies and the replay backend they are compared on.
 SEARCH := search exhaustive random guided replay
 CORE_OBJS := $(COMMON:%=$(BUILD)/common/%.o) $(BACKENDS:%=$(BUILD)/tuner/backends/%.o) $(ENGINE:%=$(BUILD)/tuner/engine/%.o) \
@@ -69,7 +69,7 @@ DAEMON_OBJS := $(DAEMON:%=$(BUILD)/tuner/daemon/%.o)
 # the figure of merit, the kernel sources), from position-independent objects of its own.
 LIB_PARTS := cli/client cli/kernel cli/module_cache config/paths $(BACKENDS:%=tuner/backends/%) \
              common/util common/device common/problem common/hashes \
-             tuner/engine/variant tuner/engine/stencil tuner/engine/sources tuner/engine/measure
+             tuner/engine/variant tuner/engine/stencil tuner/engine/spec tuner/engine/sources tuner/engine/measure
 LIB_PIC := $(LIB_PARTS:%=$(BUILD)/pic/%.o) $(BUILD)/pic/kernel_sources.o
 LIB_LIBS := -ljansson -lelf -lmsgpackc -ldl -lpthread -lm
 LIB_HEADERS := cli/include/fdtune.h cli/include/fdtune_kernel.h
@@ -87,7 +87,7 @@ CLI_OBJS := $(BUILD)/cli/fdtune.o $(BUILD)/cli/progress.o \
             $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/cmd_*.c))
 TESTS := test_variant test_hip_compile test_hip_variants test_cpu_backend test_store \
          test_config test_wire test_query test_protocol test_search test_kernel test_compile_helper \
-         test_states fortran_layout
+         test_states test_spec fortran_layout
 # hiprtc compiling every family for two AMD targets takes a third of a pass and runs none
 # of our code that test_hip_compile does not: the sanitizer pass leaves it to the plain one.
 ifeq ($(SAN),1)
