@@ -203,37 +203,37 @@ static int parse_name_list(parser *p, json_t *root, const char *key, size_t leas
     return 0;
 }
 
-/* The index of the input v names, or -1 with the error said. */
-static int input_ref(parser *p, const char *loc, json_t *v)
+/* The index among names (each a what: "input", "constant" ...) of the name v gives, or -1
+ * with the error said. An output's name is refused as such: outputs are never read. */
+static int name_ref(parser *p, const char *loc, json_t *v, const char (*names)[NAME_SIZE],
+                    size_t n, const char *what)
 {
     char name[NAME_SIZE];
     if (check_name_value(p, loc, v, name))
         return -1;
-    const int i = find_name(p->spec->inputs, p->spec->ninputs, name);
+    const int i = find_name(names, n, name);
     if (i >= 0)
         return i;
     if (find_output(p->spec, name) >= 0)
         return fail(p, loc, "\"%s\" is an output: outputs are only written, inputs only read",
                     name);
-    return fail(p, loc, "\"%s\" is no input", name);
+    return fail(p, loc, "\"%s\" is no %s", name, what);
+}
+
+static int input_ref(parser *p, const char *loc, json_t *v)
+{
+    return name_ref(p, loc, v, p->spec->inputs, p->spec->ninputs, "input");
 }
 
 static int coefficient_ref(parser *p, const char *loc, json_t *v)
 {
-    char name[NAME_SIZE];
-    if (check_name_value(p, loc, v, name))
-        return -1;
-    const int i = find_name(p->spec->coefficients, p->spec->ncoefficients, name);
-    return i >= 0 ? i : fail(p, loc, "\"%s\" is no coefficient field", name);
+    return name_ref(p, loc, v, p->spec->coefficients, p->spec->ncoefficients,
+                    "coefficient field");
 }
 
 static int constant_ref(parser *p, const char *loc, json_t *v)
 {
-    char name[NAME_SIZE];
-    if (check_name_value(p, loc, v, name))
-        return -1;
-    const int i = find_name(p->spec->constants, p->spec->nconstants, name);
-    return i >= 0 ? i : fail(p, loc, "\"%s\" is no constant", name);
+    return name_ref(p, loc, v, p->spec->constants, p->spec->nconstants, "constant");
 }
 
 /* ---- numbers ---- */
@@ -312,8 +312,9 @@ typedef struct factor {
     int cd[3];
 } factor;
 
-/* The term's weight, times and coefficient keys (times only where takes_times). */
-static int parse_factor(parser *p, const char *loc, json_t *term, int takes_times, factor *f)
+/* The term's weight, times and coefficient keys (check_keys has refused those its kind
+ * does not take). */
+static int parse_factor(parser *p, const char *loc, json_t *term, factor *f)
 {
     char at[LOC_MAX];
     f->constant = f->coefficient = -1;
@@ -321,7 +322,7 @@ static int parse_factor(parser *p, const char *loc, json_t *term, int takes_time
         return -1;
     json_t *times = json_object_get(term, "times");
     loc_key(at, loc, "times");
-    if (takes_times && times && (f->constant = constant_ref(p, at, times)) < 0)
+    if (times && (f->constant = constant_ref(p, at, times)) < 0)
         return -1;
     json_t *coefficient = json_object_get(term, "coefficient");
     loc_key(at, loc, "coefficient");
@@ -361,7 +362,7 @@ static int parse_tap(parser *p, const char *loc, json_t *term, fdt_spec_output *
     int d[3];
     loc_key(at, loc, "tap");
     const int input = input_ref(p, at, json_object_get(term, "tap"));
-    if (input < 0 || parse_factor(p, loc, term, 1, &f) ||
+    if (input < 0 || parse_factor(p, loc, term, &f) ||
         optional_offset(p, loc, term, "at", d))
         return -1;
     return add_tap(p, loc, o, &f, input, d, f.constant, f.weight);
@@ -499,7 +500,7 @@ static int parse_derivative(parser *p, const char *loc, json_t *term, fdt_spec_o
     scale scales[3];
     factor f;
     if (parse_axes(p, loc, term, axes, &naxes) || parse_scales(p, loc, term, naxes, scales) ||
-        parse_factor(p, loc, term, 0, &f))
+        parse_factor(p, loc, term, &f))
         return -1;
     const int R = (int)order / 2;
     for (size_t a = 0; a < naxes; a++)
@@ -522,7 +523,7 @@ static int parse_box(parser *p, const char *loc, json_t *term, fdt_spec_output *
     factor f;
     loc_key(at, loc, "box27");
     const int input = input_ref(p, at, json_object_get(term, "box27"));
-    if (input < 0 || parse_factor(p, loc, term, 1, &f))
+    if (input < 0 || parse_factor(p, loc, term, &f))
         return -1;
     json_t *weights = required(p, loc, term, "weights", "{center, face, edge, corner}");
     loc_key(at, loc, "weights");
@@ -873,10 +874,10 @@ void fdt_spec_hash(const fdt_spec *spec, char out[17])
 /* The distinct offsets at which one field is read, by every output. */
 typedef struct offset_set {
     size_t n;
-    int d[FDT_SPEC_OUTPUTS_MAX * FDT_SPEC_TAPS_MAX][3];
+    int8_t d[FDT_SPEC_OUTPUTS_MAX * FDT_SPEC_TAPS_MAX][3];
 } offset_set;
 
-static void offset_add(offset_set *s, int dx, int dy, int dz)
+static void offset_add(offset_set *s, int8_t dx, int8_t dy, int8_t dz)
 {
     for (size_t i = 0; i < s->n; i++)
         if (s->d[i][0] == dx && s->d[i][1] == dy && s->d[i][2] == dz)
@@ -967,7 +968,7 @@ double fdt_spec_ideal_bytes(const fdt_spec *spec, int nx, int ny, int nz, size_t
         if (interior[a] <= 0)
             return 0;
     }
-    static _Thread_local offset_set s; /* 12 KiB: off the caller's stack */
+    offset_set s; /* 3 KiB */
     double points = (double)spec->noutputs * (double)(interior[0] * interior[1] * interior[2]);
     for (size_t i = 0; i < spec->ninputs; i++) {
         field_offsets(spec, (int)i, 0, &s);
