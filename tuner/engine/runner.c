@@ -51,8 +51,9 @@ static double load(const void *u, fdt_precision prec, size_t i)
     return prec == FDT_FLOAT ? ((const float *)u)[i] : ((const double *)u)[i];
 }
 
-/* The stencil at every interior point of u, in double, into out (the host reference). */
-static void host_reference(const fdt_runner *r, const void *u, double *out)
+/* Output `output` of the stencil at every interior point of the inputs in, in double, into
+ * out (the host reference). */
+static void host_reference(const fdt_runner *r, const void *const *in, int output, double *out)
 {
     const fdt_problem *p = &r->problem;
     const int R = p->radius;
@@ -62,7 +63,7 @@ static void host_reference(const fdt_runner *r, const void *u, double *out)
         for (int j = R; j < p->ny - R; j++)
             for (int i = R; i < p->nx - R; i++) {
                 const size_t at = i + line * j + slice * k;
-                out[at] = r->stencil->point(p, u, r->coeffs, at);
+                out[at] = r->stencil->point(p, in, r->coeffs, output, at);
             }
 }
 
@@ -127,7 +128,7 @@ typedef struct launch_ctx {
     fdt_runner *r;
     fdt_kernel *k;
     fdt_dim3 grid, block;
-    void *args[5 + FDT_STENCIL_COEFFS_MAX];
+    void *args[2 * FDT_STENCIL_FIELDS_MAX + 3 + FDT_STENCIL_COEFFS_MAX];
     double coeffs[FDT_STENCIL_COEFFS_MAX];
     float fcoeffs[FDT_STENCIL_COEFFS_MAX];
 } launch_ctx;
@@ -138,12 +139,19 @@ static void launch_setup(launch_ctx *c, fdt_runner *r, fdt_kernel *k, const fdt_
     c->k = k;
     fdt_variant_geometry(v, &r->problem, &c->grid, &c->block);
     const int single = r->problem.precision == FDT_FLOAT;
-    void *args[5] = {&r->f, &r->u, &r->problem.nx, &r->problem.ny, &r->problem.nz};
-    memcpy(c->args, args, sizeof args);
-    for (size_t i = 0; i < r->stencil->ncoeffs; i++) {
+    const fdt_stencil *st = r->stencil;
+    size_t n = 0;
+    for (int i = 0; i < st->outputs; i++)
+        c->args[n++] = &r->out[i];
+    for (int i = 0; i < st->inputs; i++)
+        c->args[n++] = &r->in[i];
+    c->args[n++] = &r->problem.nx;
+    c->args[n++] = &r->problem.ny;
+    c->args[n++] = &r->problem.nz;
+    for (size_t i = 0; i < st->ncoeffs; i++) {
         c->coeffs[i] = r->coeffs[i];
         c->fcoeffs[i] = (float)r->coeffs[i];
-        c->args[5 + i] = single ? (void *)&c->fcoeffs[i] : (void *)&c->coeffs[i];
+        c->args[n++] = single ? (void *)&c->fcoeffs[i] : (void *)&c->coeffs[i];
     }
 }
 
@@ -173,8 +181,8 @@ static fdt_status launch_and_wait(fdt_runner *r, fdt_kernel *k, fdt_dim3 grid, f
     return s == FDT_OK ? wait_counted(r, ms, err) : s;
 }
 
-/* Poison f, run once, wait; *ms: how long the launch took. The poisoning is device work
- * of the job too, so both count as GPU time. */
+/* Poison every output, run once, wait; *ms: how long the launch took. The poisoning is
+ * device work of the job too, so both count as GPU time. */
 static fdt_status run_once(fdt_runner *r, fdt_kernel *k, const fdt_variant *v, double *ms,
                            fdt_error *err)
 {
@@ -183,8 +191,8 @@ static fdt_status run_once(fdt_runner *r, fdt_kernel *k, const fdt_variant *v, d
     const fdt_backend_ops *o = r->ops;
     double total = 0;
     fdt_status s = o->timer_start(r->backend, err);
-    if (s == FDT_OK)
-        s = o->fill32(r->backend, r->f, POISON, r->bytes / 4, err);
+    for (int i = 0; s == FDT_OK && i < r->stencil->outputs; i++)
+        s = o->fill32(r->backend, r->out[i], POISON, r->bytes / 4, err);
     if (s == FDT_OK)
         s = o->timer_lap(r->backend, err);
     if (s == FDT_OK)
@@ -202,14 +210,17 @@ static size_t folded_count(const fdt_runner *r)
     return r->partial_count < FOLD_THREADS ? r->partial_count : FOLD_THREADS;
 }
 
-static fdt_status device_verdict(fdt_runner *r, fdt_verdict *v, fdt_error *err)
+/* Output i against its reference, on the device: the compare kernel's partials, folded, then
+ * read back (max |out - ref|, max |ref|, boundary points written). */
+static fdt_status compare_output(fdt_runner *r, int i, double *max_err, double *max_ref,
+                                 double *bad, fdt_error *err)
 {
     unsigned poison = POISON;
     long long compare = 0, fold = (long long)r->partial_count;
-    void *args[] = {&r->f, &r->f, &r->ref, &r->problem.nx, &r->problem.ny, &r->problem.nz,
-                    &poison, &r->partial, &compare};
-    void *fold_args[] = {&r->f, &r->f, &r->ref, &r->problem.nx, &r->problem.ny, &r->problem.nz,
-                         &poison, &r->partial, &fold};
+    void *args[] = {&r->out[i], &r->out[i], &r->ref[i], &r->problem.nx, &r->problem.ny,
+                    &r->problem.nz, &poison, &r->partial, &compare};
+    void *fold_args[] = {&r->out[i], &r->out[i], &r->ref[i], &r->problem.nx, &r->problem.ny,
+                         &r->problem.nz, &poison, &r->partial, &fold};
     const size_t folded = folded_count(r);
     const fdt_dim3 one = {1, 1, 1}, fold_block = {(unsigned)folded, 1, 1};
     double ms;
@@ -223,18 +234,29 @@ static fdt_status device_verdict(fdt_runner *r, fdt_verdict *v, fdt_error *err)
     if (s == FDT_OK)
         s = r->ops->download(r->backend, r->partial_host, r->partial,
                              folded * 3 * sizeof(double), err);
-    if (s != FDT_OK)
-        return s;
-    double max_err = 0, max_ref = 0, bad = 0;
-    for (size_t t = 0; t < folded; t++) {
+    for (size_t t = 0; s == FDT_OK && t < folded; t++) {
         const double *q = &r->partial_host[3 * t];
-        max_err = q[0] > max_err || isnan(q[0]) ? q[0] : max_err;
-        max_ref = q[1] > max_ref ? q[1] : max_ref;
-        bad += q[2];
+        *max_err = q[0] > *max_err || isnan(q[0]) ? q[0] : *max_err;
+        *max_ref = q[1] > *max_ref ? q[1] : *max_ref;
+        *bad += q[2];
     }
-    v->rel_error = max_ref > 0 ? max_err / max_ref : max_err;
-    v->boundary_bad = bad;
-    return FDT_OK;
+    return s;
+}
+
+/* Every output against its reference; the verdict is the worst output's relative error
+ * and every output's boundary points written. */
+static fdt_status device_verdict(fdt_runner *r, fdt_verdict *v, fdt_error *err)
+{
+    fdt_status s = FDT_OK;
+    v->rel_error = 0;
+    v->boundary_bad = 0;
+    for (int i = 0; s == FDT_OK && i < r->stencil->outputs; i++) {
+        double max_err = 0, max_ref = 0;
+        s = compare_output(r, i, &max_err, &max_ref, &v->boundary_bad, err);
+        const double rel = max_ref > 0 ? max_err / max_ref : max_err;
+        v->rel_error = rel > v->rel_error || isnan(rel) ? rel : v->rel_error;
+    }
+    return s;
 }
 
 fdt_status fdt_runner_verify(fdt_runner *r, fdt_kernel *k, const fdt_variant *v,
@@ -271,7 +293,8 @@ fdt_status fdt_runner_time(fdt_runner *r, fdt_kernel *k, const fdt_variant *v, i
     return timed(r, launch_enqueue, &c, samples, acc, err);
 }
 
-/* A launch of a kernel with the copy's signature (f, u, nx, ny, nz). */
+/* A launch of a kernel with the copy's signature (f, u, nx, ny, nz): the first output and
+ * input. */
 typedef struct copy_launch {
     fdt_runner *r;
     fdt_kernel *k;
@@ -282,7 +305,7 @@ static fdt_status copy_kernel_enqueue(void *ctx, fdt_error *err)
 {
     copy_launch *c = ctx;
     fdt_runner *r = c->r;
-    void *args[] = {&r->f, &r->u, &r->problem.nx, &r->problem.ny, &r->problem.nz};
+    void *args[] = {&r->out[0], &r->in[0], &r->problem.nx, &r->problem.ny, &r->problem.nz};
     return r->ops->launch(r->backend, c->k, c->grid, c->block, args, err);
 }
 
@@ -296,19 +319,22 @@ fdt_status fdt_runner_time_copy_kernel(fdt_runner *r, fdt_kernel *k, fdt_dim3 gr
 
 fdt_status fdt_runner_time_copy(fdt_runner *r, int samples, fdt_samples *acc, fdt_error *err)
 {
-    fdt_device_copy c = {.ops = r->ops, .backend = r->backend, .dst = r->f, .src = r->u,
-                         .bytes = r->bytes};
+    fdt_device_copy c = {.ops = r->ops, .backend = r->backend, .dst = r->out[0],
+                         .src = r->in[0], .bytes = r->bytes};
     return timed(r, fdt_copy_enqueue, &c, samples, acc, err);
 }
 
 static fdt_status alloc_buffers(fdt_runner *r, fdt_error *err)
 {
     const fdt_backend_ops *o = r->ops;
-    fdt_status s = o->alloc(r->backend, r->bytes, &r->u, err);
-    if (s == FDT_OK)
-        s = o->alloc(r->backend, r->bytes, &r->f, err);
-    if (s == FDT_OK)
-        s = o->alloc(r->backend, r->bytes, &r->ref, err);
+    fdt_status s = FDT_OK;
+    for (int i = 0; s == FDT_OK && i < r->stencil->inputs; i++)
+        s = o->alloc(r->backend, r->bytes, &r->in[i], err);
+    for (int i = 0; s == FDT_OK && i < r->stencil->outputs; i++) {
+        s = o->alloc(r->backend, r->bytes, &r->out[i], err);
+        if (s == FDT_OK)
+            s = o->alloc(r->backend, r->bytes, &r->ref[i], err);
+    }
     if (s == FDT_OK)
         s = o->alloc(r->backend, r->partial_count * 3 * sizeof(double), &r->partial, err);
     r->partial_host = malloc(folded_count(r) * 3 * sizeof(double));
@@ -317,57 +343,92 @@ static fdt_status alloc_buffers(fdt_runner *r, fdt_error *err)
     return s;
 }
 
-/* Runs kernel 1 and keeps its output as the device reference once the host agrees. */
+/* The host's inputs (random from seed, a stream per grid) and the reference of each output,
+ * kept between the steps of check_reference. */
+typedef struct host_grids {
+    void *in[FDT_STENCIL_FIELDS_MAX];
+    void *out;      /* one output as the device left it */
+    double *ref;    /* one output's reference */
+} host_grids;
+
+static void host_grids_free(host_grids *h)
+{
+    for (int i = 0; i < FDT_STENCIL_FIELDS_MAX; i++)
+        free(h->in[i]);
+    free(h->out);
+    free(h->ref);
+}
+
+/* Fills and uploads every input from seed. */
+static fdt_status upload_inputs(fdt_runner *r, host_grids *h, unsigned seed, fdt_error *err)
+{
+    fdt_status s = FDT_OK;
+    for (int i = 0; s == FDT_OK && i < r->stencil->inputs; i++) {
+        h->in[i] = malloc(r->bytes);
+        if (!h->in[i])
+            return fdt_fail(err, FDT_ERROR, "out of host memory for the %zu-point inputs",
+                            r->points);
+        fill_random(h->in[i], r->points, r->problem.precision, seed + 7919u * (unsigned)i);
+        s = r->ops->upload(r->backend, r->in[i], h->in[i], r->bytes, err);
+    }
+    return s;
+}
+
+/* Output i as kernel 1 left it against the host's reference of it. */
+static fdt_status check_output(fdt_runner *r, host_grids *h, int i, fdt_error *err)
+{
+    host_reference(r, (const void *const *)h->in, i, h->ref);
+    fdt_status s = r->ops->download(r->backend, h->out, r->out[i], r->bytes, err);
+    if (s != FDT_OK)
+        return s;
+    fdt_verdict v;
+    host_verdict(&r->problem, h->out, h->ref, &v);
+    if (!verdict_passes(r, &v))
+        return fdt_fail(err, FDT_WRONG, "the reference kernel disagrees with the host "
+                        "implementation: relative error %.3g, %.0f boundary points written",
+                        v.rel_error, v.boundary_bad);
+    /* Kernel 1's output is still on the device: copied there, not sent back over the bus
+     * (8.6 GB at 1024^3, seconds of every job of that size). */
+    return r->ops->copy(r->backend, r->ref[i], r->out[i], r->bytes, err);
+}
+
+/* Runs kernel 1 and keeps its outputs as the device references once the host agrees. */
 static fdt_status check_reference(fdt_runner *r, unsigned seed, fdt_error *err)
 {
-    void *u = malloc(r->bytes), *out = malloc(r->bytes);
-    double *ref = malloc(r->points * sizeof(double));
-    fdt_status s = u && out && ref ? FDT_OK : fdt_fail(err, FDT_ERROR, "out of host memory "
-                                                       "for the %zu-point reference", r->points);
+    host_grids h = {.out = malloc(r->bytes), .ref = malloc(r->points * sizeof(double))};
+    fdt_status s = h.out && h.ref ? FDT_OK : fdt_fail(err, FDT_ERROR, "out of host memory "
+                                                      "for the %zu-point reference", r->points);
     fdt_kernel *k1 = NULL;
     const fdt_variant v1 = fdt_variant_kernel1();
-    if (s == FDT_OK) {
-        fill_random(u, r->points, r->problem.precision, seed);
-        host_reference(r, u, ref);
-        s = r->ops->upload(r->backend, r->u, u, r->bytes, err);
-    }
+    if (s == FDT_OK)
+        s = upload_inputs(r, &h, seed, err);
     if (s == FDT_OK)
         s = compile_and_load(r, fdt_family_source(v1.family), r->stencil->entry, &v1, &k1,
                              err);
     double ms;
     if (s == FDT_OK)
         s = run_once(r, k1, &v1, &ms, err);
-    if (s == FDT_OK)
-        s = r->ops->download(r->backend, out, r->f, r->bytes, err);
-    if (s == FDT_OK) {
-        fdt_verdict v;
-        host_verdict(&r->problem, out, ref, &v);
-        if (!verdict_passes(r, &v))
-            s = fdt_fail(err, FDT_WRONG, "the reference kernel disagrees with the host "
-                         "implementation: relative error %.3g, %.0f boundary points written",
-                         v.rel_error, v.boundary_bad);
-    }
-    /* Kernel 1's output is still in f: copied on the device, not sent back over the bus
-     * (8.6 GB at 1024^3, seconds of every job of that size). */
-    if (s == FDT_OK)
-        s = r->ops->copy(r->backend, r->ref, r->f, r->bytes, err);
+    for (int i = 0; s == FDT_OK && i < r->stencil->outputs; i++)
+        s = check_output(r, &h, i, err);
     if (k1)
         r->ops->unload(r->backend, k1);
-    free(u);
-    free(out);
-    free(ref);
+    host_grids_free(&h);
     return s;
 }
 
-/* Cache mode persist: one launch of kernels_src/persist.hip with release = 0 (or 1), one
- * thread per row of f. */
+/* Cache mode persist: one launch of kernels_src/persist.hip with release = 0 (or 1) per
+ * output, one thread per row of it. */
 static fdt_status persist_edges(fdt_runner *r, int release, fdt_error *err)
 {
     fdt_dim3 grid, block;
     fdt_persist_geometry(&r->problem, &grid, &block);
-    void *args[] = {&r->f, &r->problem.nx, &r->problem.ny, &r->problem.nz, &release};
-    double ms;
-    return launch_and_wait(r, r->persist, grid, block, args, &ms, err);
+    fdt_status s = FDT_OK;
+    for (int i = 0; s == FDT_OK && i < r->stencil->outputs; i++) {
+        void *args[] = {&r->out[i], &r->problem.nx, &r->problem.ny, &r->problem.nz, &release};
+        double ms;
+        s = launch_and_wait(r, r->persist, grid, block, args, &ms, err);
+    }
+    return s;
 }
 
 fdt_status fdt_runner_set_persist(fdt_runner *r, int on, fdt_error *err)
@@ -467,19 +528,23 @@ fdt_status fdt_runner_open(fdt_runner *r, const fdt_backend_ops *ops, fdt_backen
 void fdt_runner_close(fdt_runner *r)
 {
     if (r->persist) {
-        /* Released before f is freed: the next buffer at its address must not inherit the
-         * priority. After a device fault this fails, and needs not succeed: the context,
-         * and the state with it, is gone. */
+        /* Released before the outputs are freed: the next buffer at their addresses must not
+         * inherit the priority. After a device fault this fails, and needs not succeed: the
+         * context, and the state with it, is gone. */
         fdt_error ignored;
         fdt_runner_set_persist(r, 0, &ignored);
         r->ops->unload(r->backend, r->persist);
     }
     if (r->compare)
         r->ops->unload(r->backend, r->compare);
-    fdt_devptr *buffers[] = {&r->u, &r->f, &r->ref, &r->partial};
-    for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++)
-        if (*buffers[i])
-            r->ops->free(r->backend, *buffers[i]);
+    for (int i = 0; i < FDT_STENCIL_FIELDS_MAX; i++) {
+        const fdt_devptr buffers[] = {r->in[i], r->out[i], r->ref[i]};
+        for (size_t b = 0; b < sizeof buffers / sizeof buffers[0]; b++)
+            if (buffers[b])
+                r->ops->free(r->backend, buffers[b]);
+    }
+    if (r->partial)
+        r->ops->free(r->backend, r->partial);
     free(r->partial_host);
     memset(r, 0, sizeof *r);
 }

@@ -1,6 +1,7 @@
 /* runner.h - runs variants of one problem on one device and judges them: owns the device
- * buffers (u, f, the reference output), the random input, the host implementation that
- * checks the reference kernel, and the verification kernel that checks every variant. */
+ * buffers (the stencil's input and output grids, a reference of each output), the random
+ * inputs, the host implementation that checks the reference kernel, and the verification
+ * kernel that checks every variant. For the Laplacian: one input u, one output f. */
 #ifndef FDT_RUNNER_H
 #define FDT_RUNNER_H
 
@@ -24,13 +25,16 @@ typedef struct fdt_runner {
     const fdt_stencil *stencil; /* the problem's */
     double coeffs[FDT_STENCIL_COEFFS_MAX]; /* its launch constants, from grid spacings distinct
                                 per axis so that swapped axes show */
-    size_t points, bytes;
-    fdt_devptr u, f, ref, partial;
+    size_t points, bytes;     /* of one grid */
+    fdt_devptr in[FDT_STENCIL_FIELDS_MAX], out[FDT_STENCIL_FIELDS_MAX];
+    fdt_devptr ref[FDT_STENCIL_FIELDS_MAX]; /* kernel 1's outputs, once the host agreed */
+    fdt_devptr partial;
     size_t partial_count;
     double *partial_host;
     fdt_kernel *compare;
     fdt_dim3 compare_grid, compare_block;
-    fdt_kernel *persist;     /* cache modes persist and auto: holds f's row edges in L2 */
+    fdt_kernel *persist;     /* cache modes persist and auto: holds the outputs' row edges in
+                                L2 */
     int persisting;          /* f's row edges are held now (released at close) */
     double gpu_ms;           /* device time inside every timed region so far */
 } fdt_runner;

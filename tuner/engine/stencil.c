@@ -37,8 +37,11 @@ static double load(const void *u, fdt_precision prec, size_t i)
     return prec == FDT_FLOAT ? ((const float *)u)[i] : ((const double *)u)[i];
 }
 
-static double laplacian_point(const fdt_problem *p, const void *u, const double *c, size_t at)
+static double laplacian_point(const fdt_problem *p, const void *const *in, const double *c,
+                              int output, size_t at)
 {
+    (void)output; /* one: f */
+    const void *u = in[0];
     const int R = p->radius;
     const double *w = laplacian_weights[R];
     const size_t line = (size_t)p->nx, slice = (size_t)p->nx * p->ny;
@@ -53,9 +56,9 @@ static double laplacian_point(const fdt_problem *p, const void *u, const double 
 }
 
 static const fdt_stencil stencils[] = {
-    {.name = "laplacian", .entry = "fdt_laplacian", .max_radius = 4, .ncoeffs = 3,
-     .coefficients = laplacian_coefficients, .ideal_bytes = laplacian_ideal_bytes,
-     .point = laplacian_point},
+    {.name = "laplacian", .entry = "fdt_laplacian", .max_radius = 4, .outputs = 1, .inputs = 1,
+     .ncoeffs = 3, .coefficients = laplacian_coefficients,
+     .ideal_bytes = laplacian_ideal_bytes, .point = laplacian_point},
 };
 #define NSTENCILS (sizeof stencils / sizeof stencils[0])
 
