@@ -171,8 +171,9 @@ double fdt_search_spent_s(const fdt_search *s);
 /* Rebuilds a search from results measured before (a resumed job's stored rows): takes
  * every variant it gives that lookup knows (answering 1 with *gbps, or 0), batch after
  * batch, and stops at the first batch with a variant lookup does not know (to be measured
- * now) or at the end of the search. The rows were spent before, so they come at no cost
- * and are not held to the budget of evaluations; each one taken was among the evaluations
+ * now) or at the end of the search. The rows were spent before: they come at no cost, and
+ * the rebuild sees a batch whole, however few evaluations the budget leaves (the budgets
+ * still end the search at a batch's end); each one taken was among the evaluations
  * charged as the caller's rows, if they were charged: it moves into the search and counts
  * once. */
 void fdt_search_replay(fdt_search *s, int (*lookup)(void *ctx, size_t index, double *gbps),
