@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "config.h"
 #include "search/replay.h"
 #include "search/search.h"
 
@@ -27,6 +28,10 @@ static const char replay_help[] =
     "  --strategy S              exhaustive, random or guided (default guided)\n"
     "  --seeds N                 seeds per problem (default 20)\n"
     "  --budget N                evaluations at most per run (default: the whole space)\n"
+    "  --budget-s SECONDS        seconds of measuring at most per run, as a job's budget_s:\n"
+    "                            each variant costs what the recording says it took (its\n"
+    "                            compile_ms, and samples x reps x median_ms); a run stops\n"
+    "                            at the first batch past it (default: no limit)\n"
     "  --patience N              stop a run after N evaluations without a 0.5% gain, as a\n"
     "                            job would; a line before the last then says where the\n"
     "                            runs stopped and how close to the best they got\n"
@@ -41,6 +46,7 @@ typedef struct replay_args {
     const fdt_strategy *strategy;
     long seeds;
     long budget;
+    double budget_s;
     long patience;
     long without_nearest;
 } replay_args;
@@ -51,6 +57,7 @@ typedef struct prepared {
     const fdt_recorded_problem *rec;
     fdt_search_space space;
     double *speed;
+    double *cost; /* seconds, NAN when the recording has none */
     double best;
     fdt_warm warm;
 } prepared;
@@ -64,13 +71,29 @@ typedef struct outcome {
     double log_found, found_worst;
 } outcome;
 
+/* A budget of seconds: above 0 (a replay without one has none), at most a job's. */
+static int parse_seconds(const char *text, double *out)
+{
+    char *end;
+    const double v = strtod(text, &end);
+    if (end == text || *end || !(v > 0 && v <= FDT_SEARCH_SECONDS_MAX)) {
+        fprintf(stderr, "fdtune replay: --budget-s must be a number of seconds above 0, at "
+                "most %d, got '%s'\n", FDT_SEARCH_SECONDS_MAX, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, replay_args *a, int *first_file)
 {
-    enum { OPT_STRATEGY = 256, OPT_SEEDS, OPT_BUDGET, OPT_PATIENCE, OPT_WITHOUT, OPT_HELP };
+    enum { OPT_STRATEGY = 256, OPT_SEEDS, OPT_BUDGET, OPT_BUDGET_S, OPT_PATIENCE, OPT_WITHOUT,
+           OPT_HELP };
     static const struct option options[] = {
         {"strategy", required_argument, NULL, OPT_STRATEGY},
         {"seeds", required_argument, NULL, OPT_SEEDS},
         {"budget", required_argument, NULL, OPT_BUDGET},
+        {"budget-s", required_argument, NULL, OPT_BUDGET_S},
         {"patience", required_argument, NULL, OPT_PATIENCE},
         {"without-nearest", required_argument, NULL, OPT_WITHOUT},
         {"help", no_argument, NULL, OPT_HELP},
@@ -95,6 +118,10 @@ static int parse_args(int argc, char **argv, replay_args *a, int *first_file)
             break;
         case OPT_BUDGET:
             if (fdt_parse_int(optarg, 1, 100000000, "--budget", &a->budget))
+                return FDT_EXIT_USAGE;
+            break;
+        case OPT_BUDGET_S:
+            if (parse_seconds(optarg, &a->budget_s))
                 return FDT_EXIT_USAGE;
             break;
         case OPT_PATIENCE:
@@ -152,15 +179,18 @@ static int prepare(prepared *p, const fdt_recording *rec, size_t which, long wit
     fdt_variant *vs = malloc((r->n ? r->n : 1) * sizeof *vs);
     p->rec = r;
     p->speed = malloc((r->n ? r->n : 1) * sizeof *p->speed);
-    if (!vs || !p->speed) {
+    p->cost = malloc((r->n ? r->n : 1) * sizeof *p->cost);
+    if (!vs || !p->speed || !p->cost) {
         free(vs);
         return -1;
     }
     size_t n = 0;
     char err[128];
     for (size_t i = 0; i < r->n; i++)
-        if (fdt_variant_parse(r->names[i], &vs[n], err, sizeof err) == 0)
-            p->speed[n++] = r->gbps[i];
+        if (fdt_variant_parse(r->names[i], &vs[n], err, sizeof err) == 0) {
+            p->speed[n] = r->gbps[i];
+            p->cost[n++] = r->cost_s[i];
+        }
     int rc = fdt_search_space_init(&p->space, vs, n);
     free(vs);
     p->best = 0;
@@ -180,6 +210,25 @@ static void release(prepared *p)
     fdt_warm_free(&p->warm);
     fdt_search_space_free(&p->space);
     free(p->speed);
+    free(p->cost);
+}
+
+/* One run's measurements, answered from the recording in the order the search asks. */
+typedef struct run_tally {
+    const prepared *p;
+    long count, found;
+    double fastest;
+} run_tally;
+
+static void measure_recorded(void *ctx, fdt_search_result *r)
+{
+    run_tally *t = ctx;
+    r->gbps = t->p->speed[r->index];
+    r->cost_s = t->p->cost[r->index];
+    t->count++;
+    t->fastest = fmax(t->fastest, r->gbps);
+    if (t->found < 0 && r->gbps >= WITHIN * t->p->best)
+        t->found = t->count;
 }
 
 /* Runs a search until it stops, measuring from the recording. Returns the evaluations it
@@ -189,24 +238,16 @@ static long run_search(const prepared *p, const fdt_strategy *st, uint64_t seed,
                        fdt_search_limits limits, double *fastest, long *spent)
 {
     fdt_search s;
+    run_tally t = {.p = p, .found = -1};
     *fastest = 0;
     *spent = 0;
     if (fdt_search_init(&s, st, &p->space, &p->warm, &p->rec->problem, seed, limits) != 0)
         return -1;
-    size_t pending[FDT_SEARCH_BATCH_MAX], n;
-    long count = 0, found = -1;
-    while ((n = fdt_search_pending(&s, pending, FDT_SEARCH_BATCH_MAX)) > 0)
-        for (size_t i = 0; i < n; i++) {
-            const double g = p->speed[pending[i]];
-            fdt_search_feed(&s, pending[i], g);
-            count++;
-            *fastest = fmax(*fastest, g);
-            if (found < 0 && g >= WITHIN * p->best)
-                found = count;
-        }
+    fdt_search_run(&s, measure_recorded, &t);
     fdt_search_free(&s);
-    *spent = count;
-    return found;
+    *fastest = t.fastest;
+    *spent = t.count;
+    return t.found;
 }
 
 static int by_evals(const void *a, const void *b)
@@ -236,7 +277,8 @@ static int measure(const prepared *p, const fdt_strategy *st, const replay_args 
     o->evals = malloc((size_t)a->seeds * sizeof *o->evals);
     if (!o->evals)
         return -1;
-    const fdt_search_limits limits = {.evals = a->budget, .patience = a->patience};
+    const fdt_search_limits limits = {.evals = a->budget, .seconds = a->budget_s,
+                                      .patience = a->patience};
     o->found_worst = INFINITY;
     for (long seed = 0; seed < a->seeds; seed++) {
         double fastest;
@@ -375,7 +417,7 @@ static int replay_all(const fdt_recording *rec, const replay_args *a)
         fprintf(stderr, "fdtune replay: the files hold no problem with a variant that ran\n");
         rc = -1;
     }
-    if (rc == 0 && (a->patience || a->budget))
+    if (rc == 0 && (a->patience || a->budget || a->budget_s))
         printf("stopped: evaluations mean %.1f max %ld; best found over the recording's best: "
                "geomean %.4f worst %.4f\n", (double)t.spent / (double)(t.n * a->seeds),
                t.spent_max, exp(t.log_found / (double)(t.n * a->seeds)), t.found_worst);
@@ -390,6 +432,16 @@ static int replay_all(const fdt_recording *rec, const replay_args *a)
     free(t.med);
     free(t.rand_med);
     return rc;
+}
+
+/* Whether every recorded variant has its cost (a file without cost columns has none). */
+static int costs_known(const fdt_recording *rec)
+{
+    for (size_t i = 0; i < rec->n; i++)
+        for (size_t k = 0; k < rec->problems[i].n; k++)
+            if (isnan(rec->problems[i].cost_s[k]))
+                return 0;
+    return 1;
 }
 
 int fdt_cmd_replay(int argc, char **argv)
@@ -407,6 +459,12 @@ int fdt_cmd_replay(int argc, char **argv)
             fdt_recording_free(&rec);
             return FDT_EXIT_FAILED;
         }
+    if (a.budget_s && !costs_known(&rec)) {
+        fprintf(stderr, "fdtune replay: --budget-s needs what each variant cost, and the "
+                "files have no compile_ms, samples, reps and median_ms columns\n");
+        fdt_recording_free(&rec);
+        return FDT_EXIT_USAGE;
+    }
     const int rc = replay_all(&rec, &a);
     fdt_recording_free(&rec);
     return rc == 0 ? FDT_EXIT_OK : FDT_EXIT_FAILED;

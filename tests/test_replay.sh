@@ -3,7 +3,8 @@
 # whose every row is repeated, 200,000 rows in all, replays exactly as the recording does
 # (the same space per problem, the same figures), and /dev/zero, a 1 MB field and a gzip
 # bomb are refused, naming the file and line, each run under a bound on its memory and a
-# timeout (a guard against a hang, never a measure of speed).
+# timeout (a guard against a hang, never a measure of speed). --budget-s holds each run to
+# the seconds the recording says its variants took, and refuses what is not a budget.
 # Usage: BUILD=build sh tests/test_replay.sh
 set -u
 . "$(dirname "$0")/tap.sh"
@@ -77,6 +78,56 @@ else
     echo "    exit $rc; what differs from the recording once:" >>"$scratch/diff"
     not_ok "replay: $rows rows, each repeated 18 times, within $bound" "$scratch/diff"
 fi
+
+# stopped_mean: the mean evaluations of the runs, from the "stopped:" line of $scratch/out.
+stopped_mean() {
+    sed -n 's/^stopped: evaluations mean \([0-9.]*\) max .*/\1/p' "$scratch/out"
+}
+
+# --budget-s: a recorded variant costs a few hundredths to a few tenths of a second (its
+# compile_ms, and samples x reps x median_ms), so 2 s stop a run after some batches, 8 s
+# later, and a budget the recording never reaches stops nothing: random measures the whole
+# space, as with a budget of evaluations it never reaches.
+replay_bounded "$scratch/once.csv" --seeds 2 --budget-s 2
+two=$(stopped_mean)
+replay_bounded "$scratch/once.csv" --seeds 2 --budget-s 8
+eight=$(stopped_mean)
+replay_bounded "$scratch/once.csv" --seeds 1 --strategy random --budget-s 1000000
+never=$(stopped_mean)
+replay_bounded "$scratch/once.csv" --seeds 1 --strategy random --budget 100000000
+space=$(stopped_mean)
+if awk -v a="${two:-0}" -v b="${eight:-0}" -v c="${never:-0}" -v s="${space:-0}" \
+    'BEGIN { exit !(a >= 8 && a < b && b < s && c == s) }'; then
+    ok "replay --budget-s: runs stop by the recorded seconds (2 s: $two, 8 s: $eight evaluations; never reached: $never, the space)"
+else
+    echo "    2 s: '$two', 8 s: '$eight', never reached: '$never', space '$space' evaluations" \
+        >>"$scratch/out"
+    not_ok "replay --budget-s: runs stop by the recorded seconds" "$scratch/out"
+fi
+
+# usage_refused NAME MESSAGE ARGS...: replay ARGS exits 2 (usage) with MESSAGE.
+usage_refused() {
+    name=$1 message=$2
+    shift 2
+    replay_bounded "$@"
+    rc=$?
+    if [ $rc -eq 2 ] && grep -Fq -- "$message" "$scratch/out"; then
+        ok "$name"
+    else
+        echo "    exit $rc, want 2 and: $message" >>"$scratch/out"
+        not_ok "$name" "$scratch/out"
+    fi
+}
+for bad in 0 -1 abc 2s 1e9 nan; do
+    usage_refused "replay --budget-s $bad refused" \
+        "fdtune replay: --budget-s must be a number of seconds above 0, at most 31536000, got '$bad'" \
+        "$scratch/once.csv" --budget-s "$bad"
+done
+# The columns a replay needs, and none of a variant's cost: nothing to count seconds with.
+awk -F, 'BEGIN { OFS = "," } { print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $20 }' \
+    "$scratch/once.csv" >"$scratch/costless.csv"
+usage_refused "replay --budget-s refused on a recording without costs" \
+    "fdtune replay: --budget-s needs what each variant cost" "$scratch/costless.csv" --budget-s 2
 
 refused "replay: /dev/zero refused within $bound" \
     "fdtune replay: /dev/zero:1: a field longer than 4096 bytes" /dev/zero

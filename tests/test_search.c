@@ -1,7 +1,9 @@
 /* test_search.c - the search strategies on the replay backend, over the H100 spaces
  * recorded in bench/results/: a search rebuilt from its stored rows proposes exactly what
- * an uninterrupted one does, budgets and patience stop it, guided beats random where the
- * best is rare, and the recording loader refuses what is not an export. */
+ * an uninterrupted one does, every budget (evaluations, seconds, patience, and what was
+ * spent outside the search) ends it with its own end whichever way it is driven, guided
+ * beats random where the best is rare, and the recording loader refuses what is not an
+ * export and keeps what each variant cost. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -79,13 +81,66 @@ static void close_replay(replayed *r)
     fdt_recording_free(&r->rec);
 }
 
+/* How a test measures: the recording's speed at a fixed cost, counting what it measured,
+ * and never a variant stored before (the rebuild must have taken those back). */
+typedef struct bench {
+    const replayed *r;
+    double cost_s;
+    const unsigned char *stored; /* per index of the space, or NULL: none */
+    long measured;
+} bench;
+
+static void measure(void *ctx, fdt_search_result *res)
+{
+    bench *b = ctx;
+    assert_false(b->stored && b->stored[res->index]); /* nothing measured twice */
+    res->gbps = b->r->p->gbps[res->index];
+    res->cost_s = b->cost_s;
+    b->measured++;
+}
+
+static int lookup(void *ctx, size_t index, double *gbps)
+{
+    const bench *b = ctx;
+    if (!b->stored || !b->stored[index])
+        return 0;
+    *gbps = b->r->p->gbps[index];
+    return 1;
+}
+
+/* The replay driver, as fdtune replay drives a search. */
+static void run_driver(fdt_search *s, bench *b)
+{
+    fdt_search_run(s, measure, b);
+}
+
+/* The step driver, as a daemon's job drives one: before each step the rows stored before
+ * that the search comes to are taken back (the rebuild); the results of the variants given
+ * land one at a time, last first, each in a step of its own. */
+static void step_driver(fdt_search *s, bench *b)
+{
+    size_t next[FDT_SEARCH_BATCH_MAX], n;
+    for (;;) {
+        fdt_search_replay(s, lookup, b);
+        if ((n = fdt_search_step(s, NULL, 0, next, FDT_SEARCH_BATCH_MAX)) == 0)
+            return;
+        while (n-- > 0) {
+            fdt_search_result res = {.index = next[n]};
+            measure(b, &res);
+            assert_int_equal(fdt_search_step(s, &res, 1, NULL, 0), 0);
+        }
+    }
+}
+
+typedef void (*driver)(fdt_search *s, bench *b);
+static const driver drivers[] = {run_driver, step_driver};
+#define NDRIVERS (sizeof drivers / sizeof drivers[0])
+
 /* Measures whatever the search proposes, in the order proposed, until it ends. */
 static void run_to_end(fdt_search *s, const replayed *r)
 {
-    size_t pending[FDT_SEARCH_BATCH_MAX], n;
-    while ((n = fdt_search_pending(s, pending, FDT_SEARCH_BATCH_MAX)) > 0)
-        for (size_t i = 0; i < n; i++)
-            assert_int_equal(fdt_search_feed(s, pending[i], r->p->gbps[pending[i]]), 0);
+    bench b = {.r = r};
+    run_driver(s, &b);
 }
 
 static void start(fdt_search *s, const replayed *r, const char *strategy, uint64_t seed,
@@ -96,48 +151,51 @@ static void start(fdt_search *s, const replayed *r, const char *strategy, uint64
                      0);
 }
 
-/* The rows a killed job left: the first k of an uninterrupted run, as a set. */
-typedef struct stored_rows {
-    const replayed *r;
-    const unsigned char *stored;
-} stored_rows;
-
-static int lookup(void *ctx, size_t index, double *gbps)
+/* The first k of a run's sequence, as a set: the rows a killed job left. */
+static unsigned char *first_rows(const fdt_search *run, size_t k)
 {
-    const stored_rows *rows = ctx;
-    if (!rows->stored[index])
-        return 0;
-    *gbps = rows->r->p->gbps[index];
-    return 1;
+    unsigned char *stored = calloc(run->space->n, 1);
+    assert_non_null(stored);
+    for (size_t i = 0; i < k; i++)
+        stored[run->sequence[i]] = 1;
+    return stored;
+}
+
+/* A killed job's search, rebuilt as the daemon rebuilds it from the rows it stored (nstored
+ * of them): its stored rows charged, then taken back as the search comes to them. */
+static void rebuild_matches(const replayed *r, const fdt_search *whole, const char *strategy,
+                            uint64_t seed, const unsigned char *stored, long nstored)
+{
+    bench b = {.r = r, .stored = stored};
+    fdt_search again;
+    start(&again, r, strategy, seed, whole->limits);
+    fdt_search_charge(&again, nstored, 0);
+    step_driver(&again, &b);
+    assert_int_equal(again.nmeasured, whole->nmeasured);
+    assert_memory_equal(again.sequence, whole->sequence, whole->nmeasured * sizeof(size_t));
+    assert_int_equal(b.measured, (long)whole->nmeasured - nstored);
+    assert_int_equal(again.charged_evals, 0); /* every stored row taken back */
+    fdt_search_free(&again);
 }
 
 static void rebuilt_run_matches(const replayed *r, const char *strategy, uint64_t seed)
 {
-    const fdt_search_limits limits = {.evals = 70};
     fdt_search whole;
-    start(&whole, r, strategy, seed, limits);
+    start(&whole, r, strategy, seed, (fdt_search_limits){.evals = 70});
     run_to_end(&whole, r);
     assert_int_equal(whole.nmeasured, 70);
     const size_t cut[] = {0, 1, 5, 8, 13, 24, 37, 69};
     for (size_t c = 0; c < sizeof cut / sizeof cut[0]; c++) {
-        unsigned char *stored = calloc(r->space.n, 1);
-        assert_non_null(stored);
-        for (size_t i = 0; i < cut[c]; i++)
-            stored[whole.sequence[i]] = 1;
-        stored_rows rows = {r, stored};
-        fdt_search again;
-        start(&again, r, strategy, seed, limits);
-        fdt_search_replay(&again, lookup, &rows);
-        size_t pending[FDT_SEARCH_BATCH_MAX];
-        const size_t n = fdt_search_pending(&again, pending, FDT_SEARCH_BATCH_MAX);
-        for (size_t i = 0; i < n; i++)
-            assert_false(stored[pending[i]]); /* nothing measured twice */
-        run_to_end(&again, r);
-        assert_int_equal(again.nmeasured, whole.nmeasured);
-        assert_memory_equal(again.sequence, whole.sequence, whole.nmeasured * sizeof(size_t));
-        fdt_search_free(&again);
+        unsigned char *stored = first_rows(&whole, cut[c]);
+        rebuild_matches(r, &whole, strategy, seed, stored, (long)cut[c]);
         free(stored);
     }
+    /* A batch's results land in any order: the last batch stored but its first, so that
+     * the budget allows fewer than the rows the rebuild must see to take them all back. */
+    unsigned char *stored = first_rows(&whole, 69);
+    stored[whole.sequence[64]] = 0;
+    rebuild_matches(r, &whole, strategy, seed, stored, 68);
+    free(stored);
     fdt_search_free(&whole);
 }
 
@@ -154,6 +212,97 @@ static void test_rebuilt_search_proposes_the_same_sequence(void **state)
     close_replay(&r);
 }
 
+/* A job resumed by a search that goes another way (another seed here, as another build's
+ * search would): the rows stored before count toward its budget once, charged until the
+ * search comes to them and taken back then, so the job measures its budget less what it
+ * had stored, and nothing twice. */
+static void test_rows_stored_another_way_count_once(void **state)
+{
+    (void)state;
+    replayed r;
+    open_replay(&r, 1536, 256, 128);
+    fdt_search first;
+    start(&first, &r, "guided", 1, (fdt_search_limits){.evals = 24});
+    run_to_end(&first, &r);
+    unsigned char *stored = first_rows(&first, 24);
+    bench b = {.r = &r, .stored = stored};
+    fdt_search again;
+    start(&again, &r, "guided", 2, (fdt_search_limits){.evals = 40});
+    fdt_search_charge(&again, 24, 0);
+    assert_int_equal(fdt_search_allowed(&again), 16);
+    step_driver(&again, &b);
+    assert_int_equal(again.end, FDT_SEARCH_BUDGET);
+    assert_int_equal(b.measured, 16);
+    assert_int_equal((long)again.nfed + again.charged_evals, 40);
+    fdt_search_free(&again);
+    fdt_search_free(&first);
+    free(stored);
+    close_replay(&r);
+}
+
+/* Each budget ends the search with its own end, driven by fdtune replay's driver or by a
+ * job's steps alike. Random proposes batches of 16, and a step gives a batch whole while
+ * the budgets allow any of it, so with a second a variant the seconds run out at a batch's
+ * end. */
+static void every_budget_ends(const replayed *r, driver drive)
+{
+    fdt_search s;
+    bench b = {.r = r, .cost_s = 1};
+
+    start(&s, r, "random", 7, (fdt_search_limits){.evals = 20});
+    drive(&s, &b);
+    assert_int_equal(s.end, FDT_SEARCH_BUDGET);
+    assert_int_equal(s.nfed, 20);
+    assert_int_equal(fdt_search_allowed(&s), 0);
+    fdt_search_free(&s);
+
+    start(&s, r, "random", 7, (fdt_search_limits){.seconds = 20});
+    drive(&s, &b);
+    assert_int_equal(s.end, FDT_SEARCH_TIME);
+    assert_int_equal(s.nfed, 32); /* 16 s spent after the first batch: a second one */
+    assert_true(fdt_search_spent_s(&s) == 32);
+    fdt_search_free(&s);
+
+    start(&s, r, "guided", 7, (fdt_search_limits){.patience = 16});
+    drive(&s, &b);
+    assert_int_equal(s.end, FDT_SEARCH_PATIENCE);
+    fdt_search_free(&s);
+
+    /* spent outside: 5 evaluations of 20, 9.5 s of 20 (one batch more), all 20 s */
+    start(&s, r, "random", 7, (fdt_search_limits){.evals = 20});
+    fdt_search_charge(&s, 5, 0);
+    assert_int_equal(fdt_search_allowed(&s), 15);
+    drive(&s, &b);
+    assert_int_equal(s.end, FDT_SEARCH_BUDGET);
+    assert_int_equal(s.nfed, 15);
+    fdt_search_free(&s);
+
+    start(&s, r, "random", 7, (fdt_search_limits){.seconds = 20});
+    fdt_search_charge(&s, 0, 9.5);
+    drive(&s, &b);
+    assert_int_equal(s.end, FDT_SEARCH_TIME);
+    assert_int_equal(s.nfed, 16);
+    fdt_search_free(&s);
+
+    start(&s, r, "random", 7, (fdt_search_limits){.evals = 100, .seconds = 20});
+    fdt_search_charge(&s, 0, 20);
+    assert_int_equal(fdt_search_allowed(&s), 0);
+    drive(&s, &b);
+    assert_int_equal(s.end, FDT_SEARCH_TIME); /* seconds first, as the daemon always had */
+    assert_int_equal(s.nfed, 0);
+    fdt_search_free(&s);
+}
+
+static void test_every_budget_ends_the_search_in_both_drivers(void **state)
+{
+    (void)state;
+    replayed r;
+    open_replay(&r, 256, 256, 256);
+    for (size_t d = 0; d < NDRIVERS; d++)
+        every_budget_ends(&r, drivers[d]);
+    close_replay(&r);
+}
+
 static void test_budget_and_patience_stop_the_search(void **state)
 {
     (void)state;
@@ -164,11 +313,13 @@ static void test_budget_and_patience_stop_the_search(void **state)
     run_to_end(&s, &r);
     assert_int_equal(s.nmeasured, 20);
     assert_int_equal(s.end, FDT_SEARCH_BUDGET);
+    assert_string_equal(fdt_search_end_name(s.end), "budget");
     fdt_search_free(&s);
 
     start(&s, &r, "guided", 7, (fdt_search_limits){.patience = 16});
     run_to_end(&s, &r);
     assert_int_equal(s.end, FDT_SEARCH_PATIENCE);
+    assert_string_equal(fdt_search_end_name(s.end), "patience");
     /* the last 16 evaluations gained nothing over the best before them */
     double before = 0;
     for (size_t i = 0; i + 16 < s.nmeasured; i++)
@@ -181,10 +332,13 @@ static void test_budget_and_patience_stop_the_search(void **state)
     start(&s, &r, "exhaustive", 1, (fdt_search_limits){0});
     run_to_end(&s, &r);
     assert_int_equal(s.end, FDT_SEARCH_SPACE);
+    assert_string_equal(fdt_search_end_name(s.end), "space");
     assert_int_equal(s.nmeasured, r.space.n);
     for (size_t i = 0; i < s.nmeasured; i++)
         assert_int_equal(s.sequence[i], i); /* the space's order */
     fdt_search_free(&s);
+    assert_string_equal(fdt_search_end_name(FDT_SEARCH_TIME), "time");
+    assert_null(fdt_search_end_name(FDT_SEARCH_GOING));
     close_replay(&r);
 }
 
@@ -415,6 +569,7 @@ static void assert_same_recording(const fdt_recording *a, const fdt_recording *b
         for (size_t v = 0; v < p->n; v++) {
             assert_string_equal(p->names[v], q->names[v]);
             assert_true(p->gbps[v] == q->gbps[v]);
+            assert_true(p->cost_s[v] == q->cost_s[v]);
         }
     }
 }
@@ -462,6 +617,33 @@ static void test_repeated_rows_keep_the_fastest_ok(void **state)
     assert_true(rec.problems[0].gbps[1] == 0);
     assert_string_equal(rec.problems[0].names[2], "naive:32x1x1");
     assert_true(rec.problems[0].gbps[2] == 5);
+    fdt_recording_free(&rec);
+    unlink(path);
+}
+
+/* A variant's cost is its compile and its timing (samples x reps x median), the fastest
+ * row's where it was measured again; an export without those columns replays with none. */
+static void test_recorded_costs(void **state)
+{
+    (void)state;
+    char err[512] = "", path[] = "/tmp/test_search.XXXXXX";
+    temp_file(path, "fingerprint,device,stencil,radius,precision,nx,ny,nz,cache,job,variant,"
+                    "status,leader,median_ms,samples,reps,gbps,compile_ms\n"
+                    "d,D,laplacian,1,double,8,8,8,hot,1,naive:64x1x1,ok,0,2,10,3,10,100\n"
+                    "d,D,laplacian,1,double,8,8,8,hot,1,naive:64x1x1,ok,0,1,10,3,12,400\n"
+                    "d,D,laplacian,1,double,8,8,8,hot,1,naive:32x1x1,crashed,0,0,0,0,0,250\n"
+                    "d,D,laplacian,1,double,8,8,8,hot,1,naive:32x1x1,crashed,0,0,0,0,0,50\n");
+    fdt_recording rec = {0};
+    assert_int_equal(fdt_recording_load(&rec, path, err, sizeof err), 0);
+    assert_int_equal(rec.problems[0].n, 2);
+    assert_true(fabs(rec.problems[0].cost_s[0] - 0.43) < 1e-12); /* 400 ms + 10 x 3 x 1 ms */
+    assert_true(fabs(rec.problems[0].cost_s[1] - 0.25) < 1e-12); /* the first of none ran */
+    fdt_recording_free(&rec);
+    write_file(path, "fingerprint,device,stencil,radius,precision,nx,ny,nz,cache,job,variant,"
+                     "status,leader,gbps\n"
+                     "d,D,laplacian,1,double,8,8,8,hot,1,naive:64x1x1,ok,0,10\n");
+    assert_int_equal(fdt_recording_load(&rec, path, err, sizeof err), 0);
+    assert_true(isnan(rec.problems[0].cost_s[0]));
     fdt_recording_free(&rec);
     unlink(path);
 }
@@ -528,6 +710,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rebuilt_search_proposes_the_same_sequence),
+        cmocka_unit_test(test_rows_stored_another_way_count_once),
+        cmocka_unit_test(test_every_budget_ends_the_search_in_both_drivers),
         cmocka_unit_test(test_budget_and_patience_stop_the_search),
         cmocka_unit_test(test_guided_finds_a_rare_best),
         cmocka_unit_test(test_guided_finds_what_no_neighbour_prefers),
@@ -536,6 +720,7 @@ int main(void)
         cmocka_unit_test(test_loader_refuses_what_is_not_an_export),
         cmocka_unit_test(test_repeated_rows_are_one_variant),
         cmocka_unit_test(test_repeated_rows_keep_the_fastest_ok),
+        cmocka_unit_test(test_recorded_costs),
         cmocka_unit_test(test_loader_bounds_fields_and_lines),
         cmocka_unit_test(test_config_names_every_strategy),
     };

@@ -13,7 +13,6 @@ struct fdt_job_search {
     fdt_warm warm;
     fdt_search search;
     double *stored; /* per index of the space: the job's stored first-pass speed, or NAN */
-    const char *stopped; /* why the job stopped its search, or NULL */
     size_t pending[FDT_SEARCH_BATCH_MAX];
 };
 
@@ -209,22 +208,27 @@ static int lookup(void *ctx, size_t index, double *gbps)
 /* What the job measured before, by index of the space. The search is rebuilt from it, and
  * asks it again before each batch: a search that goes another way than the one that
  * stored the rows (a daemon of another version, another space) may come to a stored
- * variant later, and must never measure it twice. */
-static int load_stored(fdt_daemon *d, fdt_job_search *js, int64_t job_id)
+ * variant later, and must never measure it twice. Every first-pass row is charged to the
+ * search with the seconds the job spent before, so that its budgets hold for the job as a
+ * whole; the rebuild takes back the rows it comes to. */
+static int load_stored(fdt_daemon *d, fdt_job_search *js, const fdt_job *job)
 {
     fdt_result_row *rows = NULL;
     size_t n = 0;
+    long first_pass = 0;
     js->stored = malloc((js->space.n ? js->space.n : 1) * sizeof *js->stored);
-    if (!js->stored || fdt_store_job_results(d->store, job_id, &rows, &n) != 0)
+    if (!js->stored || fdt_store_job_results(d->store, job->id, &rows, &n) != 0)
         return -1;
     for (size_t i = 0; i < js->space.n; i++)
         js->stored[i] = NAN;
     for (size_t i = 0; i < n; i++) {
         const long k = rows[i].leader ? -1 : fdt_search_space_find(&js->space, rows[i].variant);
+        first_pass += !rows[i].leader;
         if (k >= 0)
             js->stored[k] = fdt_result_row_speed(&rows[i]);
     }
     free(rows);
+    fdt_search_charge(&js->search, first_pass, job->spent_s);
     return 0;
 }
 
@@ -233,7 +237,8 @@ fdt_job_search *fdt_job_search_open(fdt_daemon *d, fdt_job *job, size_t device, 
 {
     fdt_job_search *js = calloc(1, sizeof *js);
     const fdt_strategy *strategy = fdt_strategy_find(job->strategy);
-    const fdt_search_limits limits = {.evals = job->budget, .patience = job->patience};
+    const fdt_search_limits limits = {.evals = job->budget, .seconds = job->budget_s,
+                                      .patience = job->patience};
     const char *why = NULL;
     if (!js)
         why = "out of memory";
@@ -246,7 +251,7 @@ fdt_job_search *fdt_job_search_open(fdt_daemon *d, fdt_job *job, size_t device, 
     else if (fdt_search_init(&js->search, strategy, &js->space, &js->warm, &job->key.problem,
                              (uint64_t)job->id, limits) != 0)
         why = "out of memory";
-    else if (load_stored(d, js, job->id) != 0)
+    else if (load_stored(d, js, job) != 0)
         why = "cannot read the job's results";
     if (!why)
         return js;
@@ -269,29 +274,35 @@ void fdt_job_search_close(fdt_job_search *js)
 
 size_t fdt_job_search_next(fdt_job_search *js, const char **names, size_t cap)
 {
-    if (js->stopped)
-        return 0;
     if (cap > FDT_SEARCH_BATCH_MAX)
         cap = FDT_SEARCH_BATCH_MAX;
     fdt_search_replay(&js->search, lookup, js->stored);
-    const size_t n = fdt_search_pending(&js->search, js->pending, cap);
+    const size_t n = fdt_search_step(&js->search, NULL, 0, js->pending, cap);
     for (size_t i = 0; i < n; i++)
         names[i] = js->space.names[js->pending[i]];
     return n;
 }
 
-void fdt_job_search_feed(fdt_job_search *js, const char *variant, double gbps)
+void fdt_job_search_feed(fdt_job_search *js, const char *variant, double gbps, double cost_s)
 {
     const long k = fdt_search_space_find(&js->space, variant);
-    if (k < 0)
+    if (k < 0) {
+        fdt_search_charge(&js->search, 1, cost_s); /* stored all the same: the job spent it */
         return;
+    }
     js->stored[k] = gbps > 0 ? gbps : 0;
-    fdt_search_feed(&js->search, (size_t)k, gbps);
+    const fdt_search_result r = {.index = (size_t)k, .gbps = gbps, .cost_s = cost_s};
+    fdt_search_step(&js->search, &r, 1, NULL, 0);
 }
 
-void fdt_job_search_stop(fdt_job_search *js, const char *why)
+void fdt_job_search_charge(fdt_job_search *js, double seconds)
 {
-    js->stopped = why;
+    fdt_search_charge(&js->search, 0, seconds);
+}
+
+double fdt_job_search_spent_s(const fdt_job_search *js)
+{
+    return fdt_search_spent_s(&js->search);
 }
 
 int fdt_job_search_total(const fdt_job_search *js)
@@ -302,8 +313,7 @@ int fdt_job_search_total(const fdt_job_search *js)
 
 const char *fdt_job_search_end(const fdt_job_search *js)
 {
-    static const char *const names[] = {NULL, "space", "budget", "patience"};
-    return js->stopped ? js->stopped : names[js->search.end];
+    return fdt_search_end_name(js->search.end);
 }
 
 int fdt_instant_answer(fdt_daemon *d, size_t device, int64_t device_id, const fdt_key *key,

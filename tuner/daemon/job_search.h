@@ -20,14 +20,18 @@ fdt_job_search *fdt_job_search_open(fdt_daemon *d, fdt_job *job, size_t device, 
                                     size_t errlen);
 void fdt_job_search_close(fdt_job_search *js);
 
-/* The variants to measure next (names valid until the next call), at most cap; 0 when the
- * search is over. */
+/* The variants to measure next (names valid until the next call): at most cap, and at
+ * most what the job's budgets allow (the search's step enforces them, over the whole job);
+ * 0 when the search is over. */
 size_t fdt_job_search_next(fdt_job_search *js, const char **names, size_t cap);
-/* A first-pass result of the job landed: gbps for an ok variant, else 0. */
-void fdt_job_search_feed(fdt_job_search *js, const char *variant, double gbps);
-/* Stops proposing: a budget of the job is spent; why (a static string) is what
- * fdt_job_search_end says. */
-void fdt_job_search_stop(fdt_job_search *js, const char *why);
+/* A first-pass result of the job landed and is stored: gbps for an ok variant, else 0;
+ * cost_s, the seconds of measuring it took. */
+void fdt_job_search_feed(fdt_job_search *js, const char *variant, double gbps,
+                         double cost_s);
+/* Seconds of measuring that no result took (a task's tail after its last result). */
+void fdt_job_search_charge(fdt_job_search *js, double seconds);
+/* Seconds of measuring the job spent, over every run of it: what its budget_s counts. */
+double fdt_job_search_spent_s(const fdt_job_search *js);
 
 /* Variants the job measures at most: the space, or its evaluation budget if smaller. */
 int fdt_job_search_total(const fdt_job_search *js);

@@ -65,7 +65,7 @@ typedef struct lane {
     int quick_done;     /* the quick job's leaders were timed (a leader row is stored) */
     char chunk[CHUNK][FDT_VARIANT_NAME_MAX]; /* the variants of the task in flight */
     size_t nchunk;
-    uint64_t chunk_sent_ms; /* when it was sent (uv_now), for the job's time spent */
+    uint64_t measured_to_ms; /* the chunk's measuring time is counted up to here (uv_now) */
     uint64_t wall_mark_ms;  /* the job's wall time is counted up to here (uv_now) */
     int64_t task;       /* the task id last sent; events of older tasks are ignored */
     size_t readied, cached; /* this run of the job's variants made ready, and of those how
@@ -231,7 +231,7 @@ static void send_chunk(lane *l, const char **names, size_t n)
         json_array_append_new(list, json_string(names[i]));
     }
     l->nchunk = n;
-    l->chunk_sent_ms = uv_now(l->s->d->loop);
+    l->measured_to_ms = uv_now(l->s->d->loop);
     l->job.phase = FDT_JOB_PHASE_MEASURE;
     if (save_job(l) != 0) {
         json_decref(list);
@@ -333,31 +333,13 @@ static int plan(lane *l)
     return 0;
 }
 
-/* How many variants the job may still measure (at most a chunk): its budgets hold for
- * the job as a whole, also where a resumed search went another way than the one that
- * stored its first rows. 0 stops the search. */
-static size_t allowance(lane *l)
-{
-    if (l->job.budget_s > 0 && l->job.spent_s >= l->job.budget_s) {
-        fdt_job_search_stop(l->search, "time");
-        return 0;
-    }
-    if (l->job.budget > 0 && l->job.done >= l->job.budget) {
-        fdt_job_search_stop(l->search, "budget");
-        return 0;
-    }
-    const int64_t left = l->job.budget > 0 ? l->job.budget - l->job.done : CHUNK;
-    return left < CHUNK ? (size_t)left : CHUNK;
-}
-
 /* The job's next step: the next batch its search proposes, the quick job's leaders once
  * their evaluations are in (and one of them ran), or, when the search is over, the
  * leaders. */
 static void next_step(lane *l)
 {
     const char *names[CHUNK];
-    const size_t cap = allowance(l);
-    const size_t n = cap ? fdt_job_search_next(l->search, names, cap) : 0;
+    const size_t n = fdt_job_search_next(l->search, names, CHUNK);
     if (n > 0 && l->job.quick && !l->quick_done && l->job.done >= FDT_SEARCH_QUICK_EVALS &&
         l->job.ok > 0)
         send_leaders(l, FDT_JOB_PHASE_QUICK);
@@ -433,6 +415,15 @@ void fdt_scheduler_kick(fdt_daemon *d)
     }
 }
 
+/* The chunk's measuring time since it was last counted, in seconds, now counted. */
+static double measuring_since(lane *l)
+{
+    const uint64_t now = uv_now(l->s->d->loop);
+    const double seconds = (double)(now - l->measured_to_ms) / 1e3;
+    l->measured_to_ms = now;
+    return seconds;
+}
+
 /* 0 stored (or unreadable, and said), -1 the store refused it: every job is paused. */
 static int store_result(lane *l, json_t *ev)
 {
@@ -455,7 +446,8 @@ static int store_result(lane *l, json_t *ev)
     if (r.leader)
         return 0;
     if (l->search)
-        fdt_job_search_feed(l->search, r.variant, fdt_result_row_speed(&r));
+        fdt_job_search_feed(l->search, r.variant, fdt_result_row_speed(&r),
+                            l->nchunk ? measuring_since(l) : 0);
     count_result(&l->job, &r);
     return save_job(l);
 }
@@ -595,12 +587,14 @@ static void conclude_quick(lane *l, json_t *ev)
     next_step(l);
 }
 
-/* Measuring time counts toward the job's budget_s, over every run of the job. */
+/* The chunk is over: its time after its last result goes to the search too, which holds
+ * the job's budget_s, and the job keeps what it spent, over every run of the job. */
 static void count_time(lane *l)
 {
     if (l->nchunk == 0)
         return;
-    l->job.spent_s += (double)(uv_now(l->s->d->loop) - l->chunk_sent_ms) / 1e3;
+    fdt_job_search_charge(l->search, measuring_since(l));
+    l->job.spent_s = fdt_job_search_spent_s(l->search);
     l->nchunk = 0;
 }
 

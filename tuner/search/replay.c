@@ -9,7 +9,8 @@
  * of its own samples), a search looks for the fastest a variant can run, and a row that did
  * not run beside one that did is an attempt that failed, as a crashed worker's; and one
  * number a variant, whatever the order of its rows, keeps memory to the variants, not the
- * rows. Where several jobs measured one problem, the job with the most variants is kept.
+ * rows. Its cost is that row's (the first row's if none ran): what one measurement of it
+ * takes. Where several jobs measured one problem, the job with the most variants is kept.
  *
  * Linear time: a row finds its problem and its variant in a hash table, a jansson object
  * (jansson, linked already for the JSON of the socket and the worker's pipes, keeps its
@@ -33,12 +34,16 @@
 #include <string.h>
 #include <zlib.h>
 
-/* The columns the replay needs, by their names in the export's header. */
+/* The columns the replay reads, by their names in the export's header: those it needs,
+ * then those of a variant's cost, without which a file replays with no costs. */
 enum { COL_FINGERPRINT, COL_DEVICE, COL_STENCIL, COL_RADIUS, COL_PRECISION, COL_NX, COL_NY,
-       COL_NZ, COL_CACHE, COL_JOB, COL_VARIANT, COL_STATUS, COL_LEADER, COL_GBPS, NCOLS };
+       COL_NZ, COL_CACHE, COL_JOB, COL_VARIANT, COL_STATUS, COL_LEADER, COL_GBPS,
+       COL_COMPILE_MS, COL_SAMPLES, COL_REPS, COL_MEDIAN_MS, NCOLS };
+#define NNEEDED COL_COMPILE_MS
 static const char *const column_names[NCOLS] = {
     "fingerprint", "device", "stencil", "radius", "precision", "nx", "ny", "nz",
-    "cache", "job", "variant", "status", "leader", "gbps"};
+    "cache", "job", "variant", "status", "leader", "gbps",
+    "compile_ms", "samples", "reps", "median_ms"};
 
 #define MAX_FIELDS 64
 #define FIELD_MAX 256 /* what is kept of a field: every value the replay reads is shorter */
@@ -59,7 +64,8 @@ typedef struct reader {
     const char *path;
     long line;               /* the file's line being read, from 1 */
     size_t line_bytes;       /* the bytes of that line read so far */
-    int col[NCOLS];          /* field index of each needed column; -1 before the header */
+    int col[NCOLS];          /* field index of each column; -1 before the header or absent */
+    int has_cost;            /* the header has every cost column */
     char field[MAX_FIELDS][FIELD_MAX];
     size_t nfields;
     json_t *problems;        /* problem_key (with the job) -> its index in rec->problems */
@@ -106,15 +112,46 @@ static void read_header(reader *r)
         for (size_t f = 0; f < r->nfields && f < MAX_FIELDS; f++)
             if (strcmp(r->field[f], column_names[c]) == 0)
                 r->col[c] = (int)f;
-        if (r->col[c] < 0)
+        if (r->col[c] < 0 && c < NNEEDED)
             fail(r, "not an export of results (`fdtune export --what results --format csv`): "
                     "no column", column_names[c]);
     }
+    r->has_cost = 1;
+    for (int c = NNEEDED; c < NCOLS; c++)
+        r->has_cost &= r->col[c] >= 0;
 }
 
 static const char *get(const reader *r, int c)
 {
     return (size_t)r->col[c] < r->nfields ? r->field[r->col[c]] : "";
+}
+
+/* A number of column c from 0 up; -1 (reported) when it is not one. */
+static int get_amount(reader *r, int c, double *out)
+{
+    char *end;
+    const double v = strtod(get(r, c), &end);
+    if (end == get(r, c) || *end || !isfinite(v) || v < 0) {
+        fail(r, "bad value in column", column_names[c]);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* What measuring the row's variant took, in seconds: its compile, then its samples of
+ * reps launches each (their median for their duration); NAN when the file has no costs. */
+static int row_cost(reader *r, double *cost_s)
+{
+    double compile_ms, samples, reps, median_ms;
+    *cost_s = NAN;
+    if (!r->has_cost)
+        return 0;
+    if (get_amount(r, COL_COMPILE_MS, &compile_ms) || get_amount(r, COL_SAMPLES, &samples) ||
+        get_amount(r, COL_REPS, &reps) || get_amount(r, COL_MEDIAN_MS, &median_ms))
+        return -1;
+    *cost_s = (compile_ms + samples * reps * median_ms) / 1e3;
+    return 0;
 }
 
 static int get_long(reader *r, int c, long min, long max, long *out)
@@ -222,7 +259,7 @@ static long problem_of(reader *r, const fdt_recorded_problem *id)
     return (long)rec->n++;
 }
 
-static int append(fdt_recorded_problem *p, const char *name, double gbps)
+static int append(fdt_recorded_problem *p, const char *name, double gbps, double cost_s)
 {
     if (must_grow(p->n)) {
         void *names = realloc(p->names, grown(p->n) * sizeof *p->names);
@@ -231,27 +268,38 @@ static int append(fdt_recorded_problem *p, const char *name, double gbps)
         void *speeds = realloc(p->gbps, grown(p->n) * sizeof *p->gbps);
         if (speeds)
             p->gbps = speeds;
-        if (!names || !speeds)
+        void *costs = realloc(p->cost_s, grown(p->n) * sizeof *p->cost_s);
+        if (costs)
+            p->cost_s = costs;
+        if (!names || !speeds || !costs)
             return -1;
     }
     snprintf(p->names[p->n], sizeof p->names[p->n], "%s", name);
-    p->gbps[p->n++] = gbps;
+    p->gbps[p->n] = gbps;
+    p->cost_s[p->n++] = cost_s;
     return 0;
 }
 
 /* A measurement of variant name for problem `which`: a new variant, or a repeated one
- * merged into the fastest (see the top of the file). -1 when out of memory. */
-static int add_measurement(reader *r, size_t which, const char *name, double gbps)
+ * merged into the fastest, whose cost it keeps (see the top of the file). -1 when out of
+ * memory. */
+static int add_measurement(reader *r, size_t which, const char *name, double gbps,
+                           double cost_s)
 {
     fdt_recorded_problem *p = &r->rec->problems[which];
     char key[FDT_VARIANT_NAME_MAX + 24];
     snprintf(key, sizeof key, "%zu %s", which, name);
     const long at = index_get(r->variants, key);
     if (at >= 0) {
-        p->gbps[at] = fmax(p->gbps[at], gbps);
+        if (gbps > p->gbps[at]) {
+            p->gbps[at] = gbps;
+            p->cost_s[at] = cost_s;
+        }
         return 0;
     }
-    return append(p, name, gbps) != 0 || index_set(r->variants, key, p->n - 1) != 0 ? -1 : 0;
+    return append(p, name, gbps, cost_s) != 0 || index_set(r->variants, key, p->n - 1) != 0
+               ? -1
+               : 0;
 }
 
 static void read_row(reader *r)
@@ -265,7 +313,9 @@ static void read_row(reader *r)
         fail(r, "variant name too long:", name);
         return;
     }
-    double gbps = 0;
+    double gbps = 0, cost_s;
+    if (row_cost(r, &cost_s) != 0)
+        return;
     if (strcmp(get(r, COL_STATUS), "ok") == 0) {
         char *end;
         gbps = strtod(get(r, COL_GBPS), &end);
@@ -275,7 +325,7 @@ static void read_row(reader *r)
         }
     }
     const long which = problem_of(r, &id);
-    if (which < 0 || add_measurement(r, (size_t)which, name, gbps > 0 ? gbps : 0) != 0)
+    if (which < 0 || add_measurement(r, (size_t)which, name, gbps > 0 ? gbps : 0, cost_s) != 0)
         fail(r, "out of memory", NULL);
 }
 
@@ -330,6 +380,7 @@ static void free_problem(fdt_recorded_problem *p)
 {
     free(p->names);
     free(p->gbps);
+    free(p->cost_s);
 }
 
 /* Where jobs measured one problem more than once, only the job with the most variants

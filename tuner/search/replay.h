@@ -24,6 +24,8 @@ typedef struct fdt_recorded_problem {
     size_t n;
     char (*names)[FDT_VARIANT_NAME_MAX];
     double *gbps; /* names[i] ran at gbps[i]; 0 when it did not run correctly */
+    double *cost_s; /* what measuring names[i] took, in seconds (its compile and its
+                       timing); NAN when its file has no cost columns */
 } fdt_recorded_problem;
 
 typedef struct fdt_recording {

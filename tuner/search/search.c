@@ -1,8 +1,10 @@
 /* search.c - the search driver every strategy shares: the space and its name index, the
- * warm start, batches, the stopping rules and the rebuild from stored results. */
+ * warm start, batches, the step every caller drives a search through, the budgets (the one
+ * place they are enforced) and the rebuild from stored results. */
 #include "search/search.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,6 +190,12 @@ void fdt_search_free(fdt_search *s)
     memset(s, 0, sizeof *s);
 }
 
+const char *fdt_search_end_name(fdt_search_end end)
+{
+    static const char *const names[] = {NULL, "space", "budget", "patience", "time"};
+    return (unsigned)end < sizeof names / sizeof names[0] ? names[end] : NULL;
+}
+
 /* The completed batch joins the sequence in proposal order; the patience rule counts along
  * that order, so it does not depend on the order results came back in. */
 static void close_batch(fdt_search *s)
@@ -207,17 +215,48 @@ static void close_batch(fdt_search *s)
     s->nbatch = 0;
 }
 
+double fdt_search_spent_s(const fdt_search *s)
+{
+    return s->spent_s + s->charged_s;
+}
+
+static long spent_evals(const fdt_search *s)
+{
+    return (long)s->nfed + s->charged_evals;
+}
+
+/* The budget of seconds or of evaluations that is spent, seconds first. */
+static fdt_search_end budget_spent(const fdt_search *s)
+{
+    if (s->limits.seconds > 0 && fdt_search_spent_s(s) >= s->limits.seconds)
+        return FDT_SEARCH_TIME;
+    if (s->limits.evals > 0 && spent_evals(s) >= s->limits.evals)
+        return FDT_SEARCH_BUDGET;
+    return FDT_SEARCH_GOING;
+}
+
+size_t fdt_search_allowed(const fdt_search *s)
+{
+    if (s->end || budget_spent(s))
+        return 0;
+    return s->limits.evals > 0 ? (size_t)(s->limits.evals - spent_evals(s)) : SIZE_MAX;
+}
+
+/* Why the search stops at a batch's end, if it does. */
 static fdt_search_end stop_reason(const fdt_search *s)
 {
+    const fdt_search_end spent = budget_spent(s);
+    if (spent)
+        return spent;
     if (s->nmeasured >= s->space->n)
         return FDT_SEARCH_SPACE;
-    if (s->limits.evals > 0 && (long)s->nmeasured >= s->limits.evals)
-        return FDT_SEARCH_BUDGET;
     if (s->limits.patience > 0 && s->since_gain >= s->limits.patience)
         return FDT_SEARCH_PATIENCE;
     return FDT_SEARCH_GOING;
 }
 
+/* A batch is sized by the search's own sequence, never by charges: a rebuilt search must
+ * propose the batches the uninterrupted one did, and a step holds the rest to the budget. */
 static void next_batch(fdt_search *s)
 {
     size_t cap = FDT_SEARCH_BATCH_MAX;
@@ -239,14 +278,21 @@ static size_t unmeasured_of_batch(const fdt_search *s, size_t *out, size_t cap)
     return n;
 }
 
-size_t fdt_search_pending(fdt_search *s, size_t *out, size_t cap)
+/* The current batch's variants still to measure, at most cap, closing complete batches and
+ * proposing the next until the search ends. within_budgets: at most what the budgets
+ * allow; a rebuild sees the whole batch, as what it takes was measured already. */
+static size_t pending(fdt_search *s, size_t *out, size_t cap, int within_budgets)
 {
-    if (cap == 0)
-        return 0; /* an empty answer would read as a complete batch */
     while (!s->end) {
         const size_t n = unmeasured_of_batch(s, out, cap);
-        if (n > 0)
+        if (n > 0 && !within_budgets)
             return n;
+        if (n > 0) {
+            const size_t allowed = fdt_search_allowed(s);
+            if (allowed == 0)
+                s->end = budget_spent(s);
+            return n < allowed ? n : allowed;
+        }
         if (s->nbatch > 0)
             close_batch(s);
         s->end = stop_reason(s);
@@ -256,29 +302,66 @@ size_t fdt_search_pending(fdt_search *s, size_t *out, size_t cap)
     return 0;
 }
 
-int fdt_search_feed(fdt_search *s, size_t index, double gbps)
+void fdt_search_charge(fdt_search *s, long evals, double seconds)
 {
-    if (index >= s->space->n || !s->queued[index] || !isnan(s->gbps[index]))
-        return -1;
-    s->gbps[index] = gbps > 0 && isfinite(gbps) ? gbps : 0;
-    return 0;
+    s->charged_evals += evals > 0 ? evals : 0;
+    s->charged_s += seconds > 0 && isfinite(seconds) ? seconds : 0;
+}
+
+/* A result of a variant given and not told yet is the search's; any other was spent all
+ * the same, outside it. */
+static void take(fdt_search *s, const fdt_search_result *r)
+{
+    const size_t k = r->index;
+    if (k >= s->space->n || !s->queued[k] || !isnan(s->gbps[k])) {
+        fdt_search_charge(s, 1, r->cost_s);
+        return;
+    }
+    s->gbps[k] = r->gbps > 0 && isfinite(r->gbps) ? r->gbps : 0;
+    s->spent_s += r->cost_s > 0 && isfinite(r->cost_s) ? r->cost_s : 0;
+    s->nfed++;
+}
+
+size_t fdt_search_step(fdt_search *s, const fdt_search_result *results, size_t nresults,
+                       size_t *next, size_t cap)
+{
+    for (size_t i = 0; i < nresults; i++)
+        take(s, &results[i]);
+    return cap ? pending(s, next, cap, 1) : 0;
+}
+
+void fdt_search_run(fdt_search *s, void (*measure)(void *ctx, fdt_search_result *r),
+                    void *ctx)
+{
+    size_t next[FDT_SEARCH_BATCH_MAX];
+    fdt_search_result done[FDT_SEARCH_BATCH_MAX];
+    size_t n = fdt_search_step(s, NULL, 0, next, FDT_SEARCH_BATCH_MAX);
+    while (n > 0) {
+        for (size_t i = 0; i < n; i++) {
+            done[i] = (fdt_search_result){.index = next[i]};
+            measure(ctx, &done[i]);
+        }
+        n = fdt_search_step(s, done, n, next, FDT_SEARCH_BATCH_MAX);
+    }
 }
 
 void fdt_search_replay(fdt_search *s, int (*lookup)(void *ctx, size_t index, double *gbps),
                        void *ctx)
 {
-    size_t pending[FDT_SEARCH_BATCH_MAX];
+    size_t given[FDT_SEARCH_BATCH_MAX];
     for (;;) {
-        const size_t n = fdt_search_pending(s, pending, FDT_SEARCH_BATCH_MAX);
-        size_t fed = 0;
+        const size_t n = pending(s, given, FDT_SEARCH_BATCH_MAX, 0);
+        size_t known = 0;
         for (size_t i = 0; i < n; i++) {
-            double gbps;
-            if (lookup(ctx, pending[i], &gbps)) {
-                fdt_search_feed(s, pending[i], gbps);
-                fed++;
+            fdt_search_result r = {.index = given[i]};
+            if (lookup(ctx, given[i], &r.gbps)) {
+                take(s, &r);
+                known++;
             }
         }
-        if (n == 0 || fed < n)
+        /* Taken, a charged row counts as the search's own. */
+        s->charged_evals -= (long)known < s->charged_evals ? (long)known : s->charged_evals;
+        if (n == 0 || known < n)
             return;
     }
 }

@@ -1,16 +1,20 @@
 /* search.h - which variants of a space to measure next, learned from what was measured.
  *
- * A strategy never measures. Its caller (the daemon's scheduler, fdtune replay) asks for
- * the pending variants, measures them in any order, feeds each result back, and asks again.
- * A search proposes in batches; a batch joins the sequence, in the order it was proposed,
- * only once every member of it is measured, and the next batch is a function of the seed,
- * the warm start and the measured set alone. So a job killed with -9 is rebuilt from its
- * stored rows by asking and feeding again (fdt_search_replay): it proposes exactly the
- * batches an uninterrupted run of the same seed would have.
+ * A strategy never measures. Its caller (the daemon's job, fdtune replay) steps the search
+ * (fdt_search_step): it hands in the results it measured, each with what measuring it
+ * cost, and gets the variants to measure next. A search proposes in batches; a batch joins
+ * the sequence, in the order it was proposed, only once every member of it is measured,
+ * and the next batch is a function of the seed, the warm start and the measured set alone.
+ * So a job killed with -9 is rebuilt from its stored rows (fdt_search_replay): it proposes
+ * exactly the batches an uninterrupted run of the same seed would have.
  *
- * Lifetime: fdt_search_space_init, fdt_warm_* (optional), fdt_search_init; pending/feed
- * until pending answers 0; fdt_search_free, fdt_warm_free, fdt_search_space_free. The
- * space and the warm start must outlive every search that uses them. */
+ * The budgets (evaluations, seconds, patience) are enforced here and nowhere else: a step
+ * gives no more variants than they allow, and the search ends with the budget that was
+ * spent. What a caller spent outside the search counts too (fdt_search_charge).
+ *
+ * Lifetime: fdt_search_space_init, fdt_warm_* (optional), fdt_search_init; steps until a
+ * step answers 0; fdt_search_free, fdt_warm_free, fdt_search_space_free. The space and the
+ * warm start must outlive every search that uses them. */
 #ifndef FDT_SEARCH_H
 #define FDT_SEARCH_H
 
@@ -78,10 +82,12 @@ const char *const *fdt_strategy_names(void);
  * search's first evaluations, whose winner replaces the instant answer at once. */
 #define FDT_SEARCH_QUICK_EVALS 24
 
-/* When a search stops besides running out of variants; 0 means no limit. */
+/* When a search stops besides running out of variants; 0 means no limit. Evaluations and
+ * seconds count what the search measured and what was charged to it from outside. */
 typedef struct fdt_search_limits {
-    long evals;    /* evaluations in all */
-    long patience; /* evaluations in a row without a gain of FDT_SEARCH_GAIN over the best */
+    long evals;     /* evaluations in all */
+    double seconds; /* seconds of measuring in all: the results' costs and the charges */
+    long patience;  /* evaluations in a row without a gain of FDT_SEARCH_GAIN over the best */
 } fdt_search_limits;
 
 /* What counts as a gain for the patience rule: 0.5% faster than the best so far. */
@@ -92,7 +98,11 @@ typedef enum fdt_search_end {
     FDT_SEARCH_SPACE,    /* every variant is measured */
     FDT_SEARCH_BUDGET,   /* limits.evals reached */
     FDT_SEARCH_PATIENCE, /* limits.patience evaluations without a gain */
+    FDT_SEARCH_TIME,     /* limits.seconds spent */
 } fdt_search_end;
+
+/* "space", "budget", "patience" or "time" (the names the daemon logs); NULL while going. */
+const char *fdt_search_end_name(fdt_search_end end);
 
 struct fdt_search {
     const fdt_strategy *strategy;
@@ -104,7 +114,11 @@ struct fdt_search {
     double *gbps;          /* per index: NAN until measured; 0 for a failure */
     unsigned char *queued; /* per index: 1 while in the current batch */
     size_t *sequence;      /* indices of completed batches, in proposal order */
-    size_t nmeasured;
+    size_t nmeasured;      /* in the sequence */
+    size_t nfed;           /* results taken, the current batch's with them */
+    double spent_s;        /* what the results taken cost */
+    long charged_evals;    /* spent outside the search (fdt_search_charge) */
+    double charged_s;
     size_t *batch, nbatch;
     double best;
     long since_gain;
@@ -118,19 +132,50 @@ int fdt_search_init(fdt_search *s, const fdt_strategy *strategy, const fdt_searc
                     fdt_search_limits limits);
 void fdt_search_free(fdt_search *s);
 
-/* The variants of the current batch not measured yet, at most cap of them (a batch holds
- * at most FDT_SEARCH_BATCH_MAX). When the batch is complete it joins the sequence and the
- * next is proposed. 0: the search is over (s->end says why), or cap was 0, which changes
- * nothing. */
-#define FDT_SEARCH_BATCH_MAX 256
-size_t fdt_search_pending(fdt_search *s, size_t *out, size_t cap);
-/* The measured speed of a pending variant (0 if it failed). -1 if index is not pending. */
-int fdt_search_feed(fdt_search *s, size_t index, double gbps);
+/* One measured variant: its index in the space, its speed (0 if it failed), and what
+ * measuring it cost, in seconds (its compile and its timing, or the wall time it took). */
+typedef struct fdt_search_result {
+    size_t index;
+    double gbps;
+    double cost_s;
+} fdt_search_result;
 
-/* Rebuilds a search from results measured before (a resumed job's stored rows): feeds
- * every pending variant that lookup knows, batch after batch, and stops at the first batch
- * with a variant it does not know (to be measured now) or at the end of the search.
- * lookup answers 1 with *gbps, or 0. */
+/* The seam every caller drives a search through, the daemon's job (a step each time a
+ * result lands, and one when its worker is free) and fdt_search_run alike. Takes results
+ * of the variants it gave (in any order; a result for a variant it did not give, or gave
+ * and was told already, is charged as spent outside it), then writes the variants to
+ * measure next into next: at most cap, at most FDT_SEARCH_BATCH_MAX, and at most what the
+ * budgets allow. When the current batch is complete it joins the sequence and the next is
+ * proposed. 0: the search is over (s->end says why), or cap was 0, which only takes the
+ * results. */
+#define FDT_SEARCH_BATCH_MAX 256
+size_t fdt_search_step(fdt_search *s, const fdt_search_result *results, size_t nresults,
+                       size_t *next, size_t cap);
+
+/* Steps the search until it ends, measuring each variant it gives, in the order given,
+ * with measure (which fills r->gbps and r->cost_s). */
+void fdt_search_run(fdt_search *s, void (*measure)(void *ctx, fdt_search_result *r),
+                    void *ctx);
+
+/* Adds what was spent outside the search to what its budgets count: evaluations it did not
+ * take (a resumed job's stored rows, until the rebuild takes them) and seconds no result
+ * was fed with (the runs of a job before this one, a task's tail after its last result). */
+void fdt_search_charge(fdt_search *s, long evals, double seconds);
+
+/* How many more evaluations the budgets allow: 0 once one is spent (or the search is
+ * over), SIZE_MAX with no budget of evaluations. Every step is held to it. */
+size_t fdt_search_allowed(const fdt_search *s);
+/* Seconds spent: the costs of the results taken and the seconds charged. */
+double fdt_search_spent_s(const fdt_search *s);
+
+/* Rebuilds a search from results measured before (a resumed job's stored rows): takes
+ * every variant it gives that lookup knows (answering 1 with *gbps, or 0), batch after
+ * batch, and stops at the first batch with a variant lookup does not know (to be measured
+ * now) or at the end of the search. The rows were spent before: they come at no cost, and
+ * the rebuild sees a batch whole, however few evaluations the budget leaves (the budgets
+ * still end the search at a batch's end); each one taken was among the evaluations
+ * charged as the caller's rows, if they were charged: it moves into the search and counts
+ * once. */
 void fdt_search_replay(fdt_search *s, int (*lookup)(void *ctx, size_t index, double *gbps),
                        void *ctx);
 
