@@ -45,7 +45,8 @@ else
 LDLIBS := -lsqlite3 -ljansson -linih -luv -lmsgpackc -lelf -lcsv -lz -ldl -lm
 endif
 
-KERNELS := naive tiled zmarch zvec zroll smem xytile broken hazard compare persist copy l2read
+KERNELS := naive tiled zmarch zvec zroll smem xytile snaive smarch broken hazard compare persist \
+           copy l2read
 # The store's schema (version 1) and its migrations, in order.
 SQL := schema migrate_2 migrate_3 migrate_4 migrate_5 migrate_6 migrate_7 migrate_8
 STORE := store store_devices store_jobs store_results store_code
@@ -54,7 +55,8 @@ STORE := store store_devices store_jobs store_results store_code
 # settings.
 COMMON := util device problem hashes base64 jsonl
 BACKENDS := backend hip cuda cpu amdgpu_codeobj amdgpu_archs
-ENGINE := variant stencil spec sources measure runner compile_pool compile_helper session bench wire balance
+ENGINE := variant stencil spec spec_code sources measure runner compile_pool compile_helper \
+          session bench wire balance
 # The search strategies and the replay backend they are compared on.
 SEARCH := search exhaustive random guided replay
 CORE_OBJS := $(COMMON:%=$(BUILD)/common/%.o) $(BACKENDS:%=$(BUILD)/tuner/backends/%.o) $(ENGINE:%=$(BUILD)/tuner/engine/%.o) \
@@ -69,7 +71,8 @@ DAEMON_OBJS := $(DAEMON:%=$(BUILD)/tuner/daemon/%.o)
 # the figure of merit, the kernel sources), from position-independent objects of its own.
 LIB_PARTS := cli/client cli/kernel cli/module_cache config/paths $(BACKENDS:%=tuner/backends/%) \
              common/util common/device common/problem common/hashes \
-             tuner/engine/variant tuner/engine/stencil tuner/engine/spec tuner/engine/sources tuner/engine/measure
+             tuner/engine/variant tuner/engine/stencil tuner/engine/spec tuner/engine/spec_code \
+             tuner/engine/sources tuner/engine/measure
 LIB_PIC := $(LIB_PARTS:%=$(BUILD)/pic/%.o) $(BUILD)/pic/kernel_sources.o
 LIB_LIBS := -ljansson -lelf -lmsgpackc -ldl -lpthread -lm
 LIB_HEADERS := cli/include/fdtune.h cli/include/fdtune_kernel.h

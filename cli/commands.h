@@ -32,7 +32,7 @@ int fdt_cmd_shutdown(int argc, char **argv);
 int fdt_cmd_replay(int argc, char **argv);
 
 /* The kernel families a user may pick with --family (the test-only ones are not listed). */
-#define FDT_FAMILIES_HELP "naive, tiled, zmarch, zvec, zroll, smem, xytile"
+#define FDT_FAMILIES_HELP "naive, tiled, zmarch, zvec, zroll, smem, xytile; for a spec: snaive, smarch"
 
 /* Parses a whole decimal integer in [min, max]; on failure prints why, naming what, and
  * returns -1. */

@@ -417,10 +417,10 @@ static fdt_status load_answer(fdtune_kernel *k, fdtune_conn *c, const fdtune_ans
 static fdt_status load_kernel1(fdtune_kernel *k, fdt_module_cache *cache,
                                module_tally *tally, fdt_error *e)
 {
-    const fdt_variant v = fdt_variant_kernel1();
+    const fdt_variant v = fdt_variant_kernel1(&k->problem);
     fdt_defines defines;
     fdt_variant_defines(&v, &k->problem, &defines);
-    const char *text = fdt_family_source(v.family);
+    const char *text = fdt_variant_source(&v, &k->problem);
     const module_src m = {.d = k->d, .entry = fdt_stencil_of(&k->problem)->entry,
                           .defines = defines.list, .ndefines = defines.count, .hash = fdt_built_in_hash(text),
                           .text = text};
@@ -570,7 +570,7 @@ double fdtune_laplacian_bytes(const fdtune_problem *p)
     fdt_problem q;
     if (problem_from(p, &q, NULL, 0) != FDTUNE_OK)
         return 0.0;
-    return fdt_stencil_of(&q)->ideal_bytes(&q);
+    return fdt_stencil_ideal_bytes(fdt_stencil_of(&q), &q);
 }
 
 /* --- the solver's own functions ------------------------------------------------------ */

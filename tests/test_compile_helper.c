@@ -44,13 +44,14 @@ static int children(pid_t *out, int max)
     return n;
 }
 
-/* Kernel 1's defines, as the pool makes them, for a small double problem. */
+/* A small double problem, and its kernel 1's defines as the pool makes them. */
+static const fdt_problem small = {.stencil = "laplacian", .nx = 20, .ny = 18, .nz = 16,
+                                  .radius = 1, .precision = FDT_DOUBLE};
+
 static void kernel1_defines(fdt_defines *d)
 {
-    const fdt_problem p = {.stencil = "laplacian", .nx = 20, .ny = 18, .nz = 16, .radius = 1,
-                           .precision = FDT_DOUBLE};
-    const fdt_variant v = fdt_variant_kernel1();
-    fdt_variant_defines(&v, &p, d);
+    const fdt_variant v = fdt_variant_kernel1(&small);
+    fdt_variant_defines(&v, &small, d);
 }
 
 static fdt_status compile_kernel1(fdt_compile_helpers *set, int slot, fdt_code *code,
@@ -58,8 +59,9 @@ static fdt_status compile_kernel1(fdt_compile_helpers *set, int slot, fdt_code *
 {
     fdt_defines d;
     kernel1_defines(&d);
-    const fdt_variant v = fdt_variant_kernel1();
-    return fdt_compile_helpers_compile(set, slot, "host", v.family, "fdt_laplacian", d.list,
+    const fdt_variant v = fdt_variant_kernel1(&small);
+    return fdt_compile_helpers_compile(set, slot, "host", fdt_family_name(v.family),
+                                       fdt_variant_source(&v, &small), "fdt_laplacian", d.list,
                                        d.count, code, err);
 }
 
@@ -95,10 +97,11 @@ static void test_compile_error_comes_back(void **state)
     fdt_defines d;
     kernel1_defines(&d);
     d.list[2] = "FDT_RADIUS=not_a_number"; /* list[2] is the radius: see fdt_variant_defines */
-    const fdt_variant v = fdt_variant_kernel1();
+    const fdt_variant v = fdt_variant_kernel1(&small);
     fdt_code code = {0};
     fdt_error err = {0};
-    assert_int_equal(fdt_compile_helpers_compile(set, 0, "host", v.family, "fdt_laplacian",
+    assert_int_equal(fdt_compile_helpers_compile(set, 0, "host", fdt_family_name(v.family),
+                                                 fdt_variant_source(&v, &small), "fdt_laplacian",
                                                  d.list, d.count, &code, &err),
                      FDT_COMPILE_ERROR);
     assert_non_null(strstr(err.msg, "not_a_number"));

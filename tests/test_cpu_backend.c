@@ -23,6 +23,8 @@
 #include "hashes.h"
 #include "engine/runner.h"
 #include "engine/session.h"
+#include "engine/spec.h"
+#include "engine/stencil.h"
 
 /* Variants tried per family and configuration: spread over the space so that every
  * option (m, order, mz, lb, nt, map, block shape) is exercised across the configurations. */
@@ -80,7 +82,7 @@ static void expect_status(fixture *f, fdt_runner *r, fdt_compile_job *job, fdt_s
         fail_msg("%s: %s: %s", name, fdt_status_name(job->status), job->message);
     fdt_kernel *k = NULL;
     fdt_error err = {0};
-    assert_int_equal(f->ops->load(f->backend, &job->code, "fdt_laplacian", &k, &err), FDT_OK);
+    assert_int_equal(f->ops->load(f->backend, &job->code, r->stencil->entry, &k, &err), FDT_OK);
     const fdt_status got = fdt_runner_verify(r, k, &job->variant, verdict, &err);
     f->ops->unload(f->backend, k);
     if (got != want)
@@ -142,6 +144,50 @@ static void test_barrier_families_verify_on_odd_shapes(void **state)
                  "xytile cannot be verified here", f->ops->info(f->backend)->arch);
     const char *const families[] = {"smem", "xytile"};
     verify_on_odd_shapes(f, families, sizeof families / sizeof *families);
+}
+
+/* The row of the example spec examples/specs/NAME.json (read from the repository root). */
+static const fdt_stencil *example_spec(const char *name)
+{
+    char path[128], text[65536], err[256];
+    snprintf(path, sizeof path, "examples/specs/%s.json", name);
+    FILE *in = fopen(path, "r");
+    if (!in)
+        fail_msg("%s: cannot be read (run from the repository root)", path);
+    const size_t len = fread(text, 1, sizeof text, in);
+    fclose(in);
+    static fdt_spec spec; /* 17 KiB: off the stack; the row keeps its own copy */
+    if (fdt_spec_parse(text, len, &spec, err, sizeof err) != 0)
+        fail_msg("%s: %s", path, err);
+    const fdt_stencil *st = fdt_stencil_from_spec(&spec, err, sizeof err);
+    if (!st)
+        fail_msg("%s: %s", path, err);
+    return st;
+}
+
+/* The six example specs, kernels generated from them, on the odd shapes in both precisions:
+ * every spec family's variants agree with the host reference evaluated from the spec. A
+ * wrong tap, weight, constant or coefficient field in the generated code fails here. */
+static void test_spec_families_verify_on_odd_shapes(void **state)
+{
+    fixture *f = *state;
+    const char *const specs[] = {"laplacian_r1", "anisotropic", "div_k_grad", "acoustic8",
+                                 "gradient4", "box27"};
+    const char *const families[] = {"snaive", "smarch"};
+    const int shapes[][3] = {{13, 17, 11}, {33, 9, 21}};
+    size_t salt = 0;
+    for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
+        const fdt_stencil *st = example_spec(specs[k]);
+        for (size_t s = 0; s < 2; s++)
+            for (int prec = 0; prec < 2; prec++) {
+                fdt_problem p = {.nx = shapes[s][0], .ny = shapes[s][1], .nz = shapes[s][2],
+                                 .radius = st->min_radius,
+                                 .precision = prec ? FDT_DOUBLE : FDT_FLOAT};
+                fdt_copy_text(p.stencil, sizeof p.stencil, st->name);
+                for (size_t fam = 0; fam < sizeof families / sizeof *families; fam++)
+                    run_family(f, &p, families[fam], salt++);
+            }
+    }
 }
 
 /* y-subdomains renumber the blocks: every tile must still be computed once, with a short
@@ -227,8 +273,8 @@ static const char perturbed_kernel[] =
  * point: what it says, and the error it measured. */
 static fdt_status verify_perturbed(fixture *f, fdt_runner *r, double eps, fdt_verdict *v)
 {
-    const fdt_variant k1 = fdt_variant_kernel1();
-    const char *family = fdt_family_source(k1.family);
+    const fdt_variant k1 = fdt_variant_kernel1(&r->problem);
+    const char *family = fdt_variant_source(&k1, &r->problem);
     const size_t len = strlen(family) + sizeof perturbed_kernel + 64;
     char *source = malloc(len);
     assert_non_null(source);
@@ -783,7 +829,7 @@ static void test_cache_mode_switch_keeps_the_reference(void **state)
     assert_int_equal(s.references, 1);
 
     race_seen seen = {0};
-    fdt_variant v = fdt_variant_kernel1();
+    fdt_variant v = fdt_variant_kernel1(&p);
     const fdt_session_hooks h = {.ctx = &seen, .result = race_result};
     assert_int_equal(fdt_session_measure(&s, &v, 1, &h, &err), FDT_OK);
     assert_int_equal(seen.n, 1);
@@ -803,6 +849,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_families_verify_on_odd_shapes),
         cmocka_unit_test(test_barrier_families_verify_on_odd_shapes),
+        cmocka_unit_test(test_spec_families_verify_on_odd_shapes),
         cmocka_unit_test(test_banded_variants_verify),
         cmocka_unit_test(test_broken_variants_are_caught),
         cmocka_unit_test(test_tolerances_are_pinned),

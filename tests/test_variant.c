@@ -53,9 +53,10 @@ static void test_every_family_has_variants_and_all_pass_their_constraints(void *
     (void)state;
     size_t total = 0;
     for (size_t f = 0; fdt_families()[f]; f++) {
-        if (fdt_family_test_only(fdt_families()[f]))
-            continue; /* offered only when test_families is on */
-        const char *name = fdt_family_name(fdt_families()[f]);
+        const fdt_family *family = fdt_families()[f];
+        if (fdt_family_test_only(family) || fdt_family_serves_specs(family))
+            continue; /* offered only when test_families is on; a spec's (test_spec) */
+        const char *name = fdt_family_name(family);
         size_t n;
         fdt_variant *vs = space(&cube, &nvidia, name, &n);
         assert_true(n > 0);
@@ -378,13 +379,15 @@ static void test_help_names_every_family(void **state)
 {
     (void)state;
     char names[256] = "";
-    for (const fdt_family *const *f = fdt_families(); *f; f++) {
-        if (fdt_family_test_only(*f))
-            continue;
-        if (names[0])
-            strcat(names, ", ");
-        strcat(names, fdt_family_name(*f));
-    }
+    for (int spec = 0; spec <= 1; spec++)
+        for (const fdt_family *const *f = fdt_families(); *f; f++) {
+            if (fdt_family_test_only(*f) || fdt_family_serves_specs(*f) != spec)
+                continue;
+            const int first_of_specs = spec && !strstr(names, ";");
+            if (names[0])
+                strcat(names, first_of_specs ? "; for a spec: " : ", ");
+            strcat(names, fdt_family_name(*f));
+        }
     assert_string_equal(names, FDT_FAMILIES_HELP);
 }
 
@@ -638,7 +641,7 @@ static void test_problem_check(void **state)
 static void test_defines_pick_wide_indices_only_when_needed(void **state)
 {
     (void)state;
-    fdt_variant v = fdt_variant_kernel1();
+    fdt_variant v = fdt_variant_kernel1(&cube);
     fdt_defines d;
     fdt_variant_defines(&v, &cube, &d);
     assert_string_equal(d.list[0], "FDT_REAL=double");
@@ -663,14 +666,14 @@ static void test_effective_bytes_match_the_seed_formula(void **state)
                          .nz = shapes[s][2], .radius = 1, .precision = FDT_DOUBLE};
         const double seed = (nx * ny * nz - 8 - 4 * (nx - 2) - 4 * (ny - 2) - 4 * (nz - 2)) +
                             (nx - 2) * (ny - 2) * (nz - 2);
-        assert_near(laplacian->ideal_bytes(&p), seed * 8, 1e-6);
+        assert_near(fdt_stencil_ideal_bytes(laplacian, &p), seed * 8, 1e-6);
         p.precision = FDT_FLOAT;
-        assert_near(laplacian->ideal_bytes(&p), seed * 4, 1e-6);
+        assert_near(fdt_stencil_ideal_bytes(laplacian, &p), seed * 4, 1e-6);
     }
     /* Radius 2 on 5^3: one interior point, its 12 arm points, written once: 14 elements. */
     fdt_problem tiny = {.stencil = "laplacian", .nx = 5, .ny = 5, .nz = 5, .radius = 2,
                         .precision = FDT_DOUBLE};
-    assert_near(laplacian->ideal_bytes(&tiny), 14 * 8, 1e-9);
+    assert_near(fdt_stencil_ideal_bytes(laplacian, &tiny), 14 * 8, 1e-9);
 }
 
 /* Cache mode auto's rule: faster by more than either spread and by the least gain. */

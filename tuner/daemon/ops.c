@@ -399,7 +399,7 @@ static int add_answer_fields(op_ctx *c, const fdt_answer *a, const fdt_problem *
     const char *variant = a->match == FDT_MATCH_DEFAULT ? NULL : a->best.variant;
     char kernel1[FDT_VARIANT_NAME_MAX];
     if (!variant) {
-        const fdt_variant k1 = fdt_variant_kernel1();
+        const fdt_variant k1 = fdt_variant_kernel1(asked);
         fdt_variant_name(&k1, kernel1, sizeof kernel1);
         variant = kernel1;
     }

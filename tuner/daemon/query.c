@@ -310,11 +310,16 @@ json_t *fdt_query_config_json(const char *name, const fdt_problem *asked)
     json_t *defines = json_array();
     for (size_t i = 0; i < defs.count; i++)
         json_array_append_new(defines, json_string(defs.list[i]));
-    char source[32];
+    char source[32], hash[33];
     snprintf(source, sizeof source, "%s.hip", fdt_family_name(v.family));
+    const char *text = fdt_variant_source(&v, asked);
+    if (fdt_built_in_hash(text)) /* a built-in's, computed once */
+        fdt_copy_text(hash, sizeof hash, fdt_built_in_hash(text));
+    else
+        fdt_source_hash(text, hash);
     return json_pack("{s:s, s:s, s:[s,s], s:s, s:s, s:o, s:o, s:o, s:o}", "variant", name,
                      "family", fdt_family_name(v.family), "sources", "common.h", source,
-                     "source_hash", fdt_built_in_hash(fdt_family_source(v.family)), "entry",
+                     "source_hash", hash, "entry",
                      stencil->entry, "params", params_json(&v), "block", dim3_json(block), "grid",
                      dim3_json(grid), "defines", defines);
 }

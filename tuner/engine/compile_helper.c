@@ -1,10 +1,11 @@
 /* compile_helper.c - compile helper processes: the parent's slots and the helper's loop;
  * see compile_helper.h. One JSON object a line each way on a socket pair (not pipes: a
  * write to a helper that died must fail, not raise SIGPIPE in the worker):
- *   request  {"arch":"sm_90","family":"zvec","entry":E,"defines":["FDT_BX=32",..]}
+ *   request  {"arch":"sm_90","source":S,"entry":E,"defines":["FDT_BX=32",..]}
  *   answer   {"status":0,"code":"<base64>"}, or {"status":N,"message":"..."}
- * where E is the entry point of the problem's stencil (engine/stencil.h). status is an
- * fdt_status, which both sides read alike: they are the same program. */
+ * where S is the variant's whole source (engine/variant.h: fdt_variant_source, a spec's
+ * macros included) and E the entry point of the problem's stencil (engine/stencil.h).
+ * status is an fdt_status, which both sides read alike: they are the same program. */
 #include "engine/compile_helper.h"
 
 #include <errno.h>
@@ -145,14 +146,14 @@ static int send_all(int fd, const char *text, size_t len)
     return 0;
 }
 
-static json_t *request_json(const char *arch, const fdt_family *family, const char *entry,
+static json_t *request_json(const char *arch, const char *source, const char *entry,
                             const char *const *defines, size_t ndefines)
 {
     json_t *list = json_array();
     for (size_t i = 0; list && i < ndefines; i++)
         json_array_append_new(list, json_string(defines[i]));
-    return json_pack("{s:s, s:s, s:s, s:o*}", "arch", arch, "family", fdt_family_name(family),
-                     "entry", entry, "defines", list);
+    return json_pack("{s:s, s:s, s:s, s:o*}", "arch", arch, "source", source, "entry", entry,
+                     "defines", list);
 }
 
 /* How a request ended: answered (the answer may still be nonsense), the helper gone, or
@@ -284,7 +285,7 @@ static int ensure_started(const fdt_compile_helpers *set, helper *h)
  * on a hung NFS mount), and waiting longer would hold the job for good. The helper is ended
  * with the compiler, the next compile starts another, and the variant is a timeout: not
  * tried again, which would cost the deadline twice. */
-static fdt_status overdue(const fdt_compile_helpers *set, helper *h, const fdt_family *family,
+static fdt_status overdue(const fdt_compile_helpers *set, helper *h, const char *name,
                           const char *const *defines, size_t ndefines, fdt_error *err)
 {
     char named[512] = "";
@@ -295,7 +296,7 @@ static fdt_status overdue(const fdt_compile_helpers *set, helper *h, const fdt_f
     end_helper(h, &status);
     fprintf(stderr, "fdtune: a compile of %s (%s) ran past the compile deadline of %d ms: "
             "its helper process %d was killed with the compiler, and the next compile starts "
-            "another\n", fdt_family_name(family), named + 1, set->deadline_ms, (int)pid);
+            "another\n", name, named + 1, set->deadline_ms, (int)pid);
     return fdt_fail(err, FDT_TIMEOUT, "the compile ran past the compile deadline of %d ms "
                     "(the compiler stopped or hung); it was killed", set->deadline_ms);
 }
@@ -306,7 +307,7 @@ static fdt_status overdue(const fdt_compile_helpers *set, helper *h, const fdt_f
 #define HELPER_TRIES 2
 
 fdt_status fdt_compile_helpers_compile(fdt_compile_helpers *set, int slot, const char *arch,
-                                       const fdt_family *family, const char *entry,
+                                       const char *name, const char *source, const char *entry,
                                        const char *const *defines, size_t ndefines,
                                        fdt_code *out, fdt_error *err)
 {
@@ -314,10 +315,9 @@ fdt_status fdt_compile_helpers_compile(fdt_compile_helpers *set, int slot, const
     char why[64] = "";
     for (int t = 0; t < HELPER_TRIES; t++) {
         if (ensure_started(set, h) != 0)
-            return set->ops->compile(arch, fdt_family_source(family), entry, defines,
-                                     ndefines, out, err);
+            return set->ops->compile(arch, source, entry, defines, ndefines, out, err);
         json_t *answer;
-        const ask_end end = ask(h, request_json(arch, family, entry, defines, ndefines),
+        const ask_end end = ask(h, request_json(arch, source, entry, defines, ndefines),
                                 set->deadline_ms, &answer);
         if (answer) {
             const fdt_status st = take_answer(answer, out, err);
@@ -325,7 +325,7 @@ fdt_status fdt_compile_helpers_compile(fdt_compile_helpers *set, int slot, const
             return st;
         }
         if (end == ASK_OVERDUE)
-            return overdue(set, h, family, defines, ndefines, err);
+            return overdue(set, h, name, defines, ndefines, err);
         helper_lost(h, why, sizeof why);
     }
     return fdt_fail(err, FDT_COMPILE_ERROR, "the compiler's helper process ended during the "
@@ -355,18 +355,17 @@ static json_t *serve(const fdt_backend_ops *ops, const char *line)
     const json_t *list = json_object_get(req, "defines");
     const char *arch = json_string_value(json_object_get(req, "arch"));
     const char *entry = json_string_value(json_object_get(req, "entry"));
-    const char *name = json_string_value(json_object_get(req, "family"));
-    const fdt_family *family = name ? fdt_family_find(name) : NULL;
+    const char *source = json_string_value(json_object_get(req, "source"));
     const size_t n = json_array_size(list);
     const char **defines = calloc(n ? n : 1, sizeof *defines);
     fdt_error err = {0};
     fdt_code code = {0};
     fdt_status st = FDT_ERROR;
-    int readable = arch && entry && family && json_is_array(list) && defines;
+    int readable = arch && entry && source && json_is_array(list) && defines;
     for (size_t i = 0; readable && i < n; i++)
         readable = (defines[i] = json_string_value(json_array_get(list, i))) != NULL;
     if (readable)
-        st = ops->compile(arch, fdt_family_source(family), entry, defines, n, &code, &err);
+        st = ops->compile(arch, source, entry, defines, n, &code, &err);
     else
         fdt_fail(&err, FDT_ERROR, "a compile request the helper cannot read");
     char *text = st == FDT_OK ? fdt_base64_encode(code.data, code.size) : NULL;

@@ -43,15 +43,16 @@ fdt_compile_helpers *fdt_compile_helpers_new(const char *exe, const char *backen
 /* From now on a compile waits at most ms for its helper's answer (FDT_COMPILE_DEADLINE_MS
  * until told). */
 void fdt_compile_helpers_set_deadline(fdt_compile_helpers *set, int ms);
-/* Compiles the family's source with defines for arch in the helper of slot, starting it
- * first if it is not running. A helper that dies during a compile is replaced and the
+/* Compiles source (a variant's, fdt_variant_source; name, its family's, says which in
+ * messages) with defines for arch in the helper of slot, starting it first if it is not
+ * running. A helper that dies during a compile is replaced and the
  * compile tried again; a second death makes it a FDT_COMPILE_ERROR (the compiler crashed).
  * A compile past the deadline is FDT_TIMEOUT: the helper and every compiler it started are
  * killed (a process group), and the next compile starts another; the stderr names it.
  * A helper that cannot be started makes the slot compile in the calling process instead,
  * with no deadline. */
 fdt_status fdt_compile_helpers_compile(fdt_compile_helpers *set, int slot, const char *arch,
-                                       const fdt_family *family, const char *entry,
+                                       const char *name, const char *source, const char *entry,
                                        const char *const *defines, size_t ndefines,
                                        fdt_code *out, fdt_error *err);
 /* Ends every helper (killed with what it started, then reaped: one stopped between compiles

@@ -37,15 +37,20 @@ void fdt_compile_one(const fdt_backend_ops *ops, fdt_compile_helpers *helpers, i
 {
     fdt_defines defines;
     fdt_error err = {0};
-    const fdt_family *family = job->variant.family;
+    const char *name = fdt_family_name(job->variant.family);
+    const char *source = fdt_variant_source(&job->variant, p);
     const char *entry = fdt_stencil_of(p)->entry;
     fdt_variant_defines(&job->variant, p, &defines);
     const uint64_t start = uv_hrtime();
-    job->status = helpers ? fdt_compile_helpers_compile(helpers, slot, arch, family, entry,
-                                                        defines.list, defines.count,
-                                                        &job->code, &err)
-                          : ops->compile(arch, fdt_family_source(family), entry, defines.list,
-                                         defines.count, &job->code, &err);
+    if (!source)
+        job->status = fdt_fail(&err, FDT_ERROR, "out of memory for the source of %s", name);
+    else if (helpers)
+        job->status = fdt_compile_helpers_compile(helpers, slot, arch, name, source, entry,
+                                                  defines.list, defines.count, &job->code,
+                                                  &err);
+    else
+        job->status = ops->compile(arch, source, entry, defines.list, defines.count,
+                                   &job->code, &err);
     job->ms = (double)(uv_hrtime() - start) / 1e6;
     if (job->status != FDT_OK)
         fdt_copy_text(job->message, sizeof job->message, err.msg);

@@ -63,7 +63,7 @@ static void host_reference(const fdt_runner *r, const void *const *in, int outpu
         for (int j = R; j < p->ny - R; j++)
             for (int i = R; i < p->nx - R; i++) {
                 const size_t at = i + line * j + slice * k;
-                out[at] = r->stencil->point(p, in, r->coeffs, output, at);
+                out[at] = fdt_stencil_point(r->stencil, p, in, r->coeffs, output, at);
             }
 }
 
@@ -399,12 +399,12 @@ static fdt_status check_reference(fdt_runner *r, unsigned seed, fdt_error *err)
     fdt_status s = h.out && h.ref ? FDT_OK : fdt_fail(err, FDT_ERROR, "out of host memory "
                                                       "for the %zu-point reference", r->points);
     fdt_kernel *k1 = NULL;
-    const fdt_variant v1 = fdt_variant_kernel1();
+    const fdt_variant v1 = fdt_variant_kernel1(&r->problem);
     if (s == FDT_OK)
         s = upload_inputs(r, &h, seed, err);
     if (s == FDT_OK)
-        s = compile_and_load(r, fdt_family_source(v1.family), r->stencil->entry, &v1, &k1,
-                             err);
+        s = compile_and_load(r, fdt_variant_source(&v1, &r->problem), r->stencil->entry, &v1,
+                             &k1, err);
     double ms;
     if (s == FDT_OK)
         s = run_once(r, k1, &v1, &ms, err);
@@ -502,7 +502,7 @@ fdt_status fdt_runner_open(fdt_runner *r, const fdt_backend_ops *ops, fdt_backen
     r->timing = *timing;
     r->tolerance = p->precision == FDT_FLOAT ? float_tolerance : double_tolerance;
     r->stencil = fdt_stencil_of(p); /* known: fdt_problem_check passed */
-    r->stencil->coefficients(spacing, r->coeffs);
+    fdt_stencil_coefficients(r->stencil, spacing, r->coeffs);
     r->points = (size_t)p->nx * p->ny * p->nz;
     r->bytes = r->points * fdt_real_size(p->precision);
     r->compare_block = (fdt_dim3){256, 1, 1};

@@ -103,7 +103,7 @@ fdt_status fdt_session_prepare(fdt_session *s, const fdt_problem *p, const fdt_t
     s->prepared = 1;
     s->references++;
     s->seed = seed;
-    s->bytes = fdt_stencil_of(p)->ideal_bytes(p); /* known: the check passed */
+    s->bytes = fdt_stencil_ideal_bytes(fdt_stencil_of(p), p); /* known: the check passed */
     return FDT_OK;
 }
 
@@ -124,8 +124,8 @@ static void code_key(const fdt_session *s, const fdt_variant *v, char key[33])
 {
     fdt_defines defines;
     fdt_variant_defines(v, &s->runner.problem, &defines);
-    fdt_code_key(fdt_family_source(v->family), defines.list, defines.count, s->device->arch,
-                 s->device->compiler_version, key);
+    fdt_code_key(fdt_variant_source(v, &s->runner.problem), defines.list, defines.count,
+                 s->device->arch, s->device->compiler_version, key);
 }
 
 /* The variants of one call being made ready: each refused (it cannot run here), found in
@@ -683,7 +683,7 @@ fdt_status fdt_session_leaders(fdt_session *s, const fdt_variant *vs, size_t n, 
         free(results);
         return fdt_fail(err, FDT_ERROR, "out of memory");
     }
-    all[0] = fdt_variant_kernel1();
+    all[0] = fdt_variant_kernel1(&s->runner.problem);
     memcpy(all + 1, vs, n * sizeof *vs);
     ready_set r;
     if (ready_open(s, all, n + 1, h, 1, &r, err) != 0)

@@ -10,7 +10,8 @@ const char *fdt_built_in_hash(const char *text);
 /* The built-in source whose hash is hash (the "source" operation's answer), or NULL. */
 const char *fdt_built_in_source(const char *hash);
 
-/* The kernel sources' version: a hash over every family's source, as 16 hex digits. */
+/* The kernel sources' version: a hash over the source of every family that serves the
+ * built-in stencils, as 16 hex digits. */
 const char *fdt_kernels_version(void);
 
 #endif

@@ -964,7 +964,7 @@ double fdt_spec_ideal_bytes(const fdt_spec *spec, int nx, int ny, int nz, size_t
     const int n[3] = {nx, ny, nz};
     int64_t interior[3];
     for (int a = 0; a < 3; a++) {
-        interior[a] = (int64_t)n[a] - 2 * spec->reach[a];
+        interior[a] = (int64_t)n[a] - 2 * spec->radius; /* the kernels' interior */
         if (interior[a] <= 0)
             return 0;
     }

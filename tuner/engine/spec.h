@@ -60,7 +60,8 @@ typedef struct fdt_spec {
     char constants[FDT_SPEC_CONSTANTS_MAX][FDT_SPEC_NAME_MAX + 1];
     fdt_spec_output outputs[FDT_SPEC_OUTPUTS_MAX];
     /* The largest |offset| of any tap (input or coefficient field) along x, y, z, and over
-     * the three: the interior is the grid less reach[a] points at both ends of axis a. */
+     * the three: the interior is the grid less radius points at both ends of every axis
+     * (one interior for every axis, as the kernels and the verification share it). */
     int reach[3];
     int radius;
     /* The largest |dz| at which each input and each coefficient field is read: the depth

@@ -1,8 +1,22 @@
-/* stencil.c - the stencils' table and the built-in Laplacian of radius R; see stencil.h. */
+/* stencil.c - the stencils: the built-in Laplacian of radius R, and the rows made from
+ * users' specs; see stencil.h. */
 #include "engine/stencil.h"
 
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "engine/spec_code.h"
+#include "engine/variant.h"
+
+/* A built-in's own functions, as stencil.h's wrappers describe them. */
+struct fdt_stencil_fns {
+    void (*coefficients)(const double h[3], double *out);
+    double (*ideal_bytes)(const fdt_problem *p);
+    double (*point)(const fdt_problem *p, const void *const *in, const double *coeffs,
+                    int output, size_t at);
+};
 
 /* Weights w[R][r] of the central second difference of order 2R (Fornberg's tables), the
  * same as kernels_src/common.h's fdt_weight:
@@ -55,28 +69,61 @@ static double laplacian_point(const fdt_problem *p, const void *const *in, const
     return acc;
 }
 
-static const fdt_stencil stencils[] = {
-    {.name = "laplacian", .entry = "fdt_laplacian", .max_radius = 4, .outputs = 1, .inputs = 1,
-     .ncoeffs = 3, .coefficients = laplacian_coefficients,
-     .ideal_bytes = laplacian_ideal_bytes, .point = laplacian_point},
-};
-#define NSTENCILS (sizeof stencils / sizeof stencils[0])
+static const fdt_stencil_fns laplacian_fns = {
+    .coefficients = laplacian_coefficients, .ideal_bytes = laplacian_ideal_bytes,
+    .point = laplacian_point};
 
-static const char *names[NSTENCILS + 1];
+static const fdt_stencil built_in[] = {
+    {.name = "laplacian", .entry = "fdt_laplacian", .kernel1 = "naive", .min_radius = 1,
+     .max_radius = FDT_MAX_RADIUS, .outputs = 1, .inputs = 1, .ncoeffs = 3,
+     .fns = &laplacian_fns},
+};
+#define NBUILT_IN (sizeof built_in / sizeof built_in[0])
+
+static const char *names[NBUILT_IN + 1];
 static pthread_once_t names_once = PTHREAD_ONCE_INIT;
 
 static void names_fill(void)
 {
-    for (size_t i = 0; i < NSTENCILS; i++)
-        names[i] = stencils[i].name;
+    for (size_t i = 0; i < NBUILT_IN; i++)
+        names[i] = built_in[i].name;
+}
+
+/* The most families a spec is served by (those with fdt_family_serves_specs). */
+#define SPEC_FAMILIES_MAX 8
+
+/* The specs' rows, each with its own copy of the spec, its name and the source of every
+ * family that serves it (its macros, then the family's source), made with the row: a job
+ * compiles hundreds of variants of a few of them. Only ever added to. */
+typedef struct spec_row {
+    fdt_stencil row;
+    fdt_spec spec;
+    char name[FDT_STENCIL_NAME_MAX];
+    const fdt_family *families[SPEC_FAMILIES_MAX];
+    char *sources[SPEC_FAMILIES_MAX];
+} spec_row;
+
+static spec_row *spec_rows[FDT_STENCIL_SPECS_MAX];
+static size_t nspec_rows;
+static pthread_mutex_t spec_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const fdt_stencil *spec_find_locked(const char *name)
+{
+    for (size_t i = 0; i < nspec_rows; i++)
+        if (strcmp(spec_rows[i]->name, name) == 0)
+            return &spec_rows[i]->row;
+    return NULL;
 }
 
 const fdt_stencil *fdt_stencil_find(const char *name)
 {
-    for (size_t i = 0; i < NSTENCILS; i++)
-        if (strcmp(stencils[i].name, name) == 0)
-            return &stencils[i];
-    return NULL;
+    for (size_t i = 0; i < NBUILT_IN; i++)
+        if (strcmp(built_in[i].name, name) == 0)
+            return &built_in[i];
+    pthread_mutex_lock(&spec_lock);
+    const fdt_stencil *st = spec_find_locked(name);
+    pthread_mutex_unlock(&spec_lock);
+    return st;
 }
 
 const fdt_stencil *fdt_stencil_of(const fdt_problem *p)
@@ -86,11 +133,113 @@ const fdt_stencil *fdt_stencil_of(const fdt_problem *p)
 
 const fdt_stencil *fdt_stencil_default(void)
 {
-    return &stencils[0];
+    return &built_in[0];
 }
 
 const char *const *fdt_stencil_names(void)
 {
     pthread_once(&names_once, names_fill);
     return names;
+}
+
+static void spec_row_free(spec_row *r, char *code)
+{
+    for (int i = 0; r && i < SPEC_FAMILIES_MAX; i++)
+        free(r->sources[i]);
+    free(r);
+    free(code);
+}
+
+/* The sources of the spec families, code before each; -1 when out of memory. */
+static int spec_row_sources(spec_row *r, const char *code)
+{
+    int n = 0;
+    for (const fdt_family *const *f = fdt_families(); *f && n < SPEC_FAMILIES_MAX; f++) {
+        if (!fdt_family_serves_specs(*f))
+            continue;
+        r->families[n] = *f;
+        if (asprintf(&r->sources[n++], "%s%s", code, fdt_family_source(*f)) < 0) {
+            r->sources[n - 1] = NULL;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A new row for spec, named name; NULL when out of memory. */
+static spec_row *spec_row_make(const fdt_spec *spec, const char *name)
+{
+    spec_row *r = calloc(1, sizeof *r);
+    char *code = fdt_spec_code(spec);
+    if (!r || !code || spec_row_sources(r, code) != 0) {
+        spec_row_free(r, code);
+        return NULL;
+    }
+    r->spec = *spec;
+    fdt_copy_text(r->name, sizeof r->name, name);
+    r->row = (fdt_stencil){.name = r->name, .entry = "fdt_spec", .kernel1 = "snaive",
+                           .min_radius = spec->radius, .max_radius = spec->radius,
+                           .outputs = (int)spec->noutputs,
+                           .inputs = (int)(spec->ninputs + spec->ncoefficients),
+                           .ncoeffs = spec->nconstants, .code = code, .spec = &r->spec};
+    return r;
+}
+
+const fdt_stencil *fdt_stencil_from_spec(const fdt_spec *spec, char *err, size_t errlen)
+{
+    if (spec->radius < 1 || spec->radius > FDT_MAX_RADIUS) {
+        snprintf(err, errlen, "spec %s reaches %d points: the kernel families serve a reach "
+                 "of 1 to %d", spec->name, spec->radius, FDT_MAX_RADIUS);
+        return NULL;
+    }
+    char hash[17], name[FDT_STENCIL_NAME_MAX];
+    fdt_spec_hash(spec, hash);
+    snprintf(name, sizeof name, "spec-%s", hash);
+    pthread_mutex_lock(&spec_lock);
+    const fdt_stencil *st = spec_find_locked(name);
+    if (!st && nspec_rows == FDT_STENCIL_SPECS_MAX)
+        snprintf(err, errlen, "this process holds %d specs already, the most it takes",
+                 FDT_STENCIL_SPECS_MAX);
+    else if (!st && (spec_rows[nspec_rows] = spec_row_make(spec, name)) != NULL)
+        st = &spec_rows[nspec_rows++]->row;
+    else if (!st)
+        snprintf(err, errlen, "out of memory for spec %s", spec->name);
+    pthread_mutex_unlock(&spec_lock);
+    return st;
+}
+
+const char *fdt_stencil_source(const fdt_stencil *st, const fdt_family *f)
+{
+    if (!st->spec)
+        return fdt_family_source(f);
+    const spec_row *r = (const spec_row *)st; /* a spec's row is its spec_row's first member */
+    for (int i = 0; i < SPEC_FAMILIES_MAX && r->families[i]; i++)
+        if (r->families[i] == f)
+            return r->sources[i];
+    return fdt_family_source(f); /* a family that does not serve specs: compiles no spec */
+}
+
+void fdt_stencil_coefficients(const fdt_stencil *st, const double h[3], double *out)
+{
+    if (st->fns) {
+        st->fns->coefficients(h, out);
+        return;
+    }
+    for (size_t k = 0; k < st->ncoeffs; k++)
+        out[k] = 0.7 + 0.2 * (double)(k % 4); /* distinct, so that swapped constants show */
+}
+
+double fdt_stencil_ideal_bytes(const fdt_stencil *st, const fdt_problem *p)
+{
+    return st->fns ? st->fns->ideal_bytes(p)
+                   : fdt_spec_ideal_bytes(st->spec, p->nx, p->ny, p->nz,
+                                          fdt_real_size(p->precision));
+}
+
+double fdt_stencil_point(const fdt_stencil *st, const fdt_problem *p, const void *const *in,
+                         const double *coeffs, int output, size_t at)
+{
+    return st->fns ? st->fns->point(p, in, coeffs, output, at)
+                   : fdt_spec_point(st->spec, (size_t)output, in, coeffs, p->nx, p->ny,
+                                    p->precision, at);
 }

@@ -15,6 +15,7 @@
 extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
     fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_zroll[],
     fdt_kernel_source_xytile[], fdt_kernel_source_smem[], fdt_kernel_source_broken[],
+    fdt_kernel_source_snaive[], fdt_kernel_source_smarch[],
     fdt_kernel_source_hazard[], fdt_kernel_source_compare[], fdt_kernel_source_persist[],
     fdt_kernel_source_copy[];
 
@@ -111,6 +112,7 @@ struct fdt_family {
     int z_chunks;    /* walks chunks of mz planes in z instead of taking blocks in z */
     x_share x;
     int test_only;
+    int spec;        /* generated from a user's spec: serves spec stencils alone */
     int hazard;      /* test only: FDT_HAZARD, what its variant with 64-wide blocks does */
     family_space nvidia; /* chosen on the H100 and H200 (bench/results/) */
     family_space amd;    /* from AMD's published facts (docs/kernels.md); a family without
@@ -219,6 +221,24 @@ static const fdt_family families[] = {
              .band = OFF, .wpe = WAVES, .bug = OFF, .whole_waves = 1,
              .max_windows = 20},
      .max_threads = 1024},
+    /* A user's spec (docs/stencils.md): its kernel 1, one thread a point with blocks deep in
+     * y and z too, and a z-march of mz planes a column; every tap read through the caches. */
+    {.name = "snaive", .source = fdt_kernel_source_snaive, .spec = 1,
+     .nvidia = {.bx = {{32, 64, 128, 256, 512, -1}}, .by = {{1, 2, 4, -1}}, .bz = {{1, 2, -1}},
+                .m = ONE, .mz = ONE, .order = OFF, .lb = BOTH, .nt = BOTH, .map = OFF,
+                .band = OFF, .wpe = OFF, .bug = OFF},
+     .amd = {.bx = {{64, 128, 256, 512, -1}}, .by = {{1, 2, 4, -1}}, .bz = {{1, 2, 8, -1}},
+             .m = ONE, .mz = ONE, .order = OFF, .lb = ONE, .nt = BOTH, .map = OFF,
+             .band = OFF, .wpe = OFF, .bug = OFF, .whole_waves = 1},
+     .max_threads = 1024},
+    {.name = "smarch", .source = fdt_kernel_source_smarch, .spec = 1, .z_chunks = 1,
+     .nvidia = {.bx = {{32, 64, 128, 256, -1}}, .by = {{1, 2, 4, 8, -1}}, .bz = ONE, .m = ONE,
+                .mz = {{4, 8, 16, 32, 64, -1}}, .order = OFF, .lb = BOTH, .nt = BOTH,
+                .map = OFF, .band = OFF, .wpe = OFF, .bug = OFF},
+     .amd = {.bx = {{64, 128, 256, -1}}, .by = {{1, 2, 4, -1}}, .bz = ONE, .m = ONE,
+             .mz = {{16, 32, 64, 128, -1}}, .order = OFF, .lb = ONE, .nt = ONE, .map = OFF,
+             .band = OFF, .wpe = WAVES, .bug = OFF, .whole_waves = 1},
+     .max_threads = 1024},
     {.name = "broken", .source = fdt_kernel_source_broken, .test_only = 1,
      .nvidia = {.bx = {{256, -1}}, .by = ONE, .bz = ONE, .m = ONE, .mz = ONE, .order = OFF,
                 .lb = OFF, .nt = OFF, .map = OFF, .band = OFF, .wpe = OFF,
@@ -245,9 +265,9 @@ const char *fdt_problem_check(const fdt_problem *p)
         snprintf(why, sizeof why, "stencil '%.*s' is not known", FDT_STENCIL_NAME_MAX, p->stencil);
         return why;
     }
-    if (p->radius < 1 || p->radius > st->max_radius) {
-        snprintf(why, sizeof why, "radius %d is not supported by %s (1 to %d)", p->radius,
-                 st->name, st->max_radius);
+    if (p->radius < st->min_radius || p->radius > st->max_radius) {
+        snprintf(why, sizeof why, "radius %d is not supported by %s (%d to %d)", p->radius,
+                 st->name, st->min_radius, st->max_radius);
         return why;
     }
     const int sides[3] = {p->nx, p->ny, p->nz};
@@ -274,6 +294,7 @@ int fdt_family_needs_barriers(const fdt_family *f) { return f->shared != SHARED_
 int fdt_family_test_only(const fdt_family *f) { return f->test_only; }
 int fdt_family_z_chunks(const fdt_family *f) { return f->z_chunks; }
 const char *fdt_family_source(const fdt_family *f) { return f->source; }
+int fdt_family_serves_specs(const fdt_family *f) { return f->spec; }
 const char *fdt_compare_source(void) { return fdt_kernel_source_compare; }
 const char *fdt_persist_source(void) { return fdt_kernel_source_persist; }
 
@@ -294,9 +315,16 @@ const fdt_family *const *fdt_families(void)
     return list;
 }
 
-fdt_variant fdt_variant_kernel1(void)
+fdt_variant fdt_variant_kernel1(const fdt_problem *p)
 {
-    return (fdt_variant){.family = &families[0], .bx = 256, .by = 1, .bz = 1, .m = 1, .mz = 1};
+    return (fdt_variant){.family = fdt_family_find(fdt_stencil_of(p)->kernel1), .bx = 256,
+                         .by = 1, .bz = 1, .m = 1, .mz = 1};
+}
+
+const char *fdt_variant_source(const fdt_variant *v, const fdt_problem *p)
+{
+    const fdt_stencil *st = fdt_stencil_of(p);
+    return st ? fdt_stencil_source(st, v->family) : v->family->source;
 }
 
 static int ceil_div(long long a, long long b)
@@ -536,13 +564,20 @@ int fdt_family_selected(const fdt_family *f, const fdt_space_filter *filter)
                           : !f->test_only || filter->test_families;
 }
 
+/* Whether family f serves p's stencil: spec families serve specs, the others built-ins. */
+static int serves(const fdt_family *f, const fdt_problem *p)
+{
+    const fdt_stencil *st = fdt_stencil_of(p);
+    return st && f->spec == (st->spec != NULL);
+}
+
 size_t fdt_space_enumerate(const fdt_problem *p, const fdt_device_info *dev,
                            const fdt_space_filter *filter, fdt_variant *out, size_t cap)
 {
     const fdt_space_profile s = fdt_space_profile_for(filter, dev);
     size_t n = 0;
     for (size_t i = 0; i < NFAMILIES; i++) {
-        if (fdt_family_selected(&families[i], filter))
+        if (fdt_family_selected(&families[i], filter) && serves(&families[i], p))
             n = enumerate_family(&families[i], lists_of(&families[i], s), p, dev, out, cap, n);
     }
     return n;

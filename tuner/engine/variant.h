@@ -151,8 +151,10 @@ const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
  * leave room for fewer threads), or NULL if it can or the backend cannot tell. */
 const char *fdt_variant_check_compiled(const fdt_variant *v, const fdt_resources *r);
 
-/* The seeds' kernel 1 with block 256x1x1: the baseline of every speedup. */
-fdt_variant fdt_variant_kernel1(void);
+/* The plain kernel of p's stencil (the seeds' kernel 1 for the Laplacian; snaive for a
+ * spec) with block 256x1x1: the baseline of every speedup, and what every variant is
+ * checked against. p's stencil must exist (fdt_problem_check). */
+fdt_variant fdt_variant_kernel1(const fdt_problem *p);
 
 void fdt_variant_name(const fdt_variant *v, char *buf, size_t len);
 /* Parses a name written by fdt_variant_name; returns 0 or -1 with a message in err. */
@@ -169,6 +171,12 @@ size_t fdt_variant_shared_bytes(const fdt_variant *v, const fdt_problem *p);
 /* The family's complete source: common.h followed by the family's template. Owned by the
  * family; valid for the life of the program. */
 const char *fdt_family_source(const fdt_family *f);
+/* Whether the family is generated from a user's spec (its source needs the spec's macros
+ * before it): it serves spec stencils alone, the others the built-ins alone. */
+int fdt_family_serves_specs(const fdt_family *f);
+/* What v compiles for p: its family's source, after the macros of p's stencil when it is a
+ * spec's (fdt_stencil_source). Valid for the life of the program. */
+const char *fdt_variant_source(const fdt_variant *v, const fdt_problem *p);
 /* The verification kernel's source (kernels_src/compare.hip after common.h). */
 const char *fdt_compare_source(void);
 /* Cache mode persist's kernel (kernels_src/persist.hip after common.h); NVIDIA only. */
