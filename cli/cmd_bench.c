@@ -10,6 +10,8 @@
 #include "commands.h"
 #include "progress.h"
 #include "engine/bench.h"
+#include "engine/spec.h"
+#include "engine/stencil.h"
 
 static const char bench_help[] =
     "usage: fdtune bench NX NY NZ [options]\n"
@@ -17,6 +19,8 @@ static const char bench_help[] =
     "\n"
     "  --precision float|double  element type (default double)\n"
     "  --radius R                stencil radius 1..4; R=1 is the 7-point Laplacian (default 1)\n"
+    "  --spec FILE               tune this stencil spec instead of the Laplacian\n"
+    "                            (docs/stencils.md; its radius is its reach)\n"
     "  --cache hot|persist|auto  hot: the same buffers every launch (default); persist: also\n"
     "                            f's row edges held in L2 (NVIDIA sm_80+; docs/measurement.md);\n"
     "                            auto: the leaders timed in both, persist kept only where it\n"
@@ -41,7 +45,8 @@ static const char bench_help[] =
 
 enum { OPT_PRECISION = 256, OPT_RADIUS, OPT_CACHE, OPT_BACKEND, OPT_DEVICE, OPT_FAMILY, OPT_TOP,
        OPT_SAMPLES, OPT_LEADERS, OPT_LEADER_SAMPLES, OPT_MIN_SAMPLE, OPT_TIMEOUT, OPT_THREADS,
-       OPT_SEED, OPT_SUBSET, OPT_VARIANT, OPT_TEST_FAMILIES, OPT_LIST, OPT_SPACE, OPT_HELP };
+       OPT_SEED, OPT_SUBSET, OPT_VARIANT, OPT_TEST_FAMILIES, OPT_LIST, OPT_SPACE, OPT_SPEC,
+       OPT_HELP };
 
 static const struct option options[] = {
     {"precision", required_argument, NULL, OPT_PRECISION},
@@ -63,6 +68,7 @@ static const struct option options[] = {
     {"test-families", no_argument, NULL, OPT_TEST_FAMILIES},
     {"list", no_argument, NULL, OPT_LIST},
     {"space", required_argument, NULL, OPT_SPACE},
+    {"spec", required_argument, NULL, OPT_SPEC},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -72,6 +78,8 @@ typedef struct bench_args {
     fdt_variant only;
     long top;
     int list;
+    const char *spec;   /* --spec's file, read once the options are all parsed */
+    int radius_given;
 } bench_args;
 
 int fdt_parse_int(const char *text, long min, long max, const char *what, long *out)
@@ -85,6 +93,36 @@ int fdt_parse_int(const char *text, long min, long max, const char *what, long *
         return -1;
     }
     *out = v;
+    return 0;
+}
+
+int fdt_parse_spec_file(const char *path, fdt_problem *p)
+{
+    static char text[FDT_SPEC_TEXT_MAX + 1];
+    static fdt_spec spec; /* 17 KiB: off the stack; the row keeps its own copy */
+    char why[256];
+    FILE *in = fopen(path, "r");
+    if (!in) {
+        fprintf(stderr, "fdtune: --spec %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    const size_t len = fread(text, 1, sizeof text, in);
+    const int failed = ferror(in);
+    fclose(in);
+    if (failed) {
+        fprintf(stderr, "fdtune: --spec %s: cannot be read\n", path);
+        return -1;
+    }
+    /* A file past the bound reaches the parser one byte too long, which it refuses. */
+    const fdt_stencil *st = NULL;
+    if (fdt_spec_parse(text, len, &spec, why, sizeof why) == 0)
+        st = fdt_stencil_from_spec(&spec, why, sizeof why);
+    if (!st) {
+        fprintf(stderr, "fdtune: --spec %s: %s\n", path, why);
+        return -1;
+    }
+    fdt_copy_text(p->stencil, sizeof p->stencil, st->name);
+    p->radius = st->min_radius;
     return 0;
 }
 
@@ -117,6 +155,7 @@ static int parse_int_option(int opt, const char *arg, bench_args *a)
     case OPT_RADIUS:
         if (fdt_parse_int(arg, 1, FDT_MAX_RADIUS, "--radius", &v)) return -1;
         o->problem.radius = (int)v;
+        a->radius_given = 1;
         return 0;
     case OPT_DEVICE:
         if (fdt_parse_int(arg, 0, 1024, "--device", &v)) return -1;
@@ -192,6 +231,7 @@ static int parse_option(int opt, const char *arg, bench_args *a)
     case OPT_MIN_SAMPLE: return parse_ms(arg, "--min-sample-ms", &o->timing.min_sample_ms);
     case OPT_TIMEOUT: return parse_ms(arg, "--timeout-ms", &o->timing.timeout_ms);
     case OPT_TEST_FAMILIES: o->filter.test_families = 1; return 0;
+    case OPT_SPEC: a->spec = arg; return 0;
     case OPT_LIST: a->list = 1; return 0;
     }
     return parse_int_option(opt, arg, a);
@@ -217,8 +257,7 @@ static int parse_shape(char **pos, fdt_problem *p)
 static int parse_args(int argc, char **argv, bench_args *a)
 {
     fdt_bench_defaults(&a->opts);
-    a->top = 20;
-    a->list = 0;
+    *a = (bench_args){.opts = a->opts, .top = 20};
     optind = 1;
     opterr = 0;
     int opt;
@@ -239,6 +278,13 @@ static int parse_args(int argc, char **argv, bench_args *a)
         fprintf(stderr, "fdtune %s: expected the grid shape NX NY NZ (see --help)\n", argv[0]);
         return -1;
     }
+    if (a->spec && a->radius_given) {
+        fprintf(stderr, "fdtune %s: --radius and --spec: a spec's radius is its reach\n",
+                argv[0]);
+        return -1;
+    }
+    if (a->spec && fdt_parse_spec_file(a->spec, &a->opts.problem) != 0)
+        return -1;
     return parse_shape(argv + optind, &a->opts.problem);
 }
 
@@ -349,11 +395,11 @@ static void print_summary(const fdt_bench_report *r)
     printf("summary shape=%dx%dx%d precision=%s radius=%d backend=%s variants=%zu ok=%zu "
            "wrong=%zu failed=%zu copy_gbps=%.1f interior_copy_gbps=%.1f kernel1_gbps=%.1f "
            "best_gbps=%.1f best_over_copy=%.4f best_over_interior_copy=%.4f "
-           "best_over_kernel1=%.4f best=%s\n",
+           "best_over_kernel1=%.4f best=%s stencil=%s\n",
            p->nx, p->ny, p->nz, fdt_precision_name(p->precision), p->radius, r->backend, r->count,
            r->ok, r->wrong, r->failed, copy_gbps, b->interior_copy_gbps, b->kernel1.gbps,
            best_gbps, ratio(best_gbps, copy_gbps), ratio(best_gbps, b->interior_copy_gbps),
-           ratio(best_gbps, b->kernel1.gbps), name);
+           ratio(best_gbps, b->kernel1.gbps), name, p->stencil);
     if (p->cache == FDT_CACHE_AUTO)
         printf("auto cache_chosen=%s hot_gbps=%.1f persist_gbps=%.1f\n",
                fdt_cache_mode_name(b->cache), r->ok ? r->results[0].gbps : 0,

@@ -2,6 +2,8 @@
 #ifndef FDT_COMMANDS_H
 #define FDT_COMMANDS_H
 
+#include "problem.h"
+
 /* The exit codes `fdtune --help` documents. */
 enum {
     FDT_EXIT_OK = 0,
@@ -39,5 +41,9 @@ int fdt_cmd_replay(int argc, char **argv);
 int fdt_parse_int(const char *text, long min, long max, const char *what, long *out);
 /* Checks that name is a kernel family; on failure prints why and returns -1. */
 int fdt_parse_family(const char *name);
+/* Reads the stencil spec in the file at path (docs/stencils.md) and sets p's stencil and
+ * radius to its row's; on failure prints why (the file, the place in the spec, what is
+ * wrong) and returns -1. */
+int fdt_parse_spec_file(const char *path, fdt_problem *p);
 
 #endif

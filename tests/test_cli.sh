@@ -52,6 +52,15 @@ expect 2 "--space must be auto, nvidia or amd, not 'AMD'" -- bench 64 64 64 --sp
 expect 0 'amd space' -- variants 64 64 64 --backend cpu --space amd
 # The AMD profile's variants (L2 bands, long walks, wpe) computed right, on the cpu backend.
 expect 0 'wrong=0 failed=0' -- bench 21 19 37 --backend cpu --space amd --subset 20 --samples 1 --leaders 0 --min-sample-ms 0.01
+# A user's stencil spec (docs/stencils.md), generated, verified and timed on the cpu backend;
+# a spec that cannot be read or makes no sense is refused with where and why.
+expect 0 'wrong=0 failed=0 .* stencil=spec-[0-9a-f]{16}' \
+    -- bench 19 14 12 --backend cpu --spec examples/specs/acoustic8.json --subset 6 --samples 1 --leaders 0 --min-sample-ms 0.01
+expect 0 'smarch:' -- variants 64 64 64 --backend cpu --spec examples/specs/gradient4.json --list
+expect 2 "--spec $dir/none.json: No such file or directory" -- bench 64 64 64 --spec "$dir/none.json"
+printf '{"fdtune_stencil": 1, "name": "x", "inputs": ["u"], "outputs": {"f": [{"tap": "u", "at": [0, 0, 9]}]}}' >"$dir/far.json"
+expect 2 "--spec $dir/far.json: outputs.f\\[0\\].at" -- bench 64 64 64 --spec "$dir/far.json"
+expect 2 'a spec.s radius is its reach' -- bench 64 64 64 --radius 2 --spec examples/specs/box27.json
 expect 2 "unknown option or missing value: '--bogus'" -- bench 64 64 64 --bogus
 expect 2 "unknown option or missing value: '--top'" -- bench 64 64 64 --top
 expect 2 '--timeout-ms must be a positive number' -- bench 64 64 64 --timeout-ms -1
@@ -72,7 +81,7 @@ expect 0 'auto cache_chosen=hot hot_gbps=[0-9.]+ persist_gbps=0.0' \
 
 # Every broken test variant is caught (three wrong, one that does not compile); nothing is
 # ok, so there is no best.
-expect 0 '^summary shape=13x17x11 precision=double radius=1 backend=cpu variants=4 ok=0 wrong=3 failed=1 .* best=none$' \
+expect 0 '^summary shape=13x17x11 precision=double radius=1 backend=cpu variants=4 ok=0 wrong=3 failed=1 .* best=none stencil=laplacian$' \
     -- bench 13 17 11 --backend cpu --family broken --test-families --samples 2 --leader-samples 2 --min-sample-ms 0.01
 # A real run: every variant of the subset verified and timed, and the interior copy timed
 # beside them (its row; its speed on a loaded 2-core host can round to 0.0 GB/s); the
