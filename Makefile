@@ -48,8 +48,8 @@ endif
 KERNELS := naive tiled zmarch zvec zroll smem xytile snaive smarch broken hazard compare persist \
            copy l2read
 # The store's schema (version 1) and its migrations, in order.
-SQL := schema migrate_2 migrate_3 migrate_4 migrate_5 migrate_6 migrate_7 migrate_8
-STORE := store store_devices store_jobs store_results store_code
+SQL := schema migrate_2 migrate_3 migrate_4 migrate_5 migrate_6 migrate_7 migrate_8 migrate_9
+STORE := store store_devices store_jobs store_results store_code store_stencils
 # What every program shares: the vocabulary and helpers of every part (common/), the
 # backends, the tuning engine (tuner/engine/, the worker's main aside), the store and the
 # settings.
@@ -238,7 +238,8 @@ $(BUILD)/tests/fortran_layout: tests/fortran_layout.f90 tests/fortran_layout.c $
 # the short ones fill in beside them; a test that fails lets the others run on (-k), so that
 # one run shows every failure. test_noisy.sh needs the host to itself (its subject is
 # a busy host, of its own making): it runs alone, once the others are done.
-SH_TESTS := daemon cli install heal watchdog security client_trust export devices replay balance
+SH_TESTS := daemon cli install heal watchdog security client_trust export devices replay balance \
+            specs
 LONGEST := test-c-test_hip_variants test-sh-daemon test-c-test_cpu_backend test-sh-cli \
            test-sh-install test-c-test_protocol test-sh-heal test-sh-watchdog
 TEST_JOBS ?= $(shell nproc)

@@ -10,7 +10,6 @@
 #include "commands.h"
 #include "progress.h"
 #include "engine/bench.h"
-#include "engine/spec.h"
 #include "engine/stencil.h"
 
 static const char bench_help[] =
@@ -96,17 +95,16 @@ int fdt_parse_int(const char *text, long min, long max, const char *what, long *
     return 0;
 }
 
-int fdt_parse_spec_file(const char *path, fdt_problem *p)
+int fdt_parse_spec_file(const char *path, fdt_problem *p, const char **text_out)
 {
     static char text[FDT_SPEC_TEXT_MAX + 1];
-    static fdt_spec spec; /* 17 KiB: off the stack; the row keeps its own copy */
     char why[256];
     FILE *in = fopen(path, "r");
     if (!in) {
         fprintf(stderr, "fdtune: --spec %s: %s\n", path, strerror(errno));
         return -1;
     }
-    const size_t len = fread(text, 1, sizeof text, in);
+    const size_t len = fread(text, 1, sizeof text - 1, in);
     const int failed = ferror(in);
     fclose(in);
     if (failed) {
@@ -114,15 +112,16 @@ int fdt_parse_spec_file(const char *path, fdt_problem *p)
         return -1;
     }
     /* A file past the bound reaches the parser one byte too long, which it refuses. */
-    const fdt_stencil *st = NULL;
-    if (fdt_spec_parse(text, len, &spec, why, sizeof why) == 0)
-        st = fdt_stencil_from_spec(&spec, why, sizeof why);
+    const fdt_stencil *st = fdt_stencil_from_text(text, len, why, sizeof why);
     if (!st) {
         fprintf(stderr, "fdtune: --spec %s: %s\n", path, why);
         return -1;
     }
     fdt_copy_text(p->stencil, sizeof p->stencil, st->name);
     p->radius = st->min_radius;
+    text[len] = '\0';
+    if (text_out)
+        *text_out = text;
     return 0;
 }
 
@@ -283,7 +282,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
                 argv[0]);
         return -1;
     }
-    if (a->spec && fdt_parse_spec_file(a->spec, &a->opts.problem) != 0)
+    if (a->spec && fdt_parse_spec_file(a->spec, &a->opts.problem, NULL) != 0)
         return -1;
     return parse_shape(argv + optind, &a->opts.problem);
 }

@@ -25,8 +25,9 @@ int fdt_usage_error(const char *cmd, const char *fmt, ...)
     return FDT_EXIT_USAGE;
 }
 
-static int parse_problem_option(int opt, const char *arg, fdtune_problem *p)
+static int parse_problem_option(int opt, const char *arg, fdt_daemon_args *a)
 {
+    fdtune_problem *p = &a->problem;
     long v;
     fdt_cache_mode mode;
     switch (opt) {
@@ -52,6 +53,13 @@ static int parse_problem_option(int opt, const char *arg, fdtune_problem *p)
             return -1;
         p->radius = (int)v;
         return 0;
+    case FDT_OPT_SPEC: {
+        fdt_problem e = {0};
+        if (fdt_parse_spec_file(arg, &e, &a->spec))
+            return -1;
+        p->radius = e.radius; /* its reach: the shape is checked against it */
+        return 0;
+    }
     case FDT_OPT_DEVICE:
         if (strcmp(arg, "any") == 0) {
             p->device = FDTUNE_DEVICE_ANY;
@@ -77,7 +85,8 @@ static int parse_common_option(int opt, const char *arg, fdt_daemon_args *a)
         a->timeout_ms = (int)(v * 1000);
         return 0;
     }
-    return parse_problem_option(opt, arg, &a->problem);
+    a->radius_given |= opt == FDT_OPT_RADIUS;
+    return parse_problem_option(opt, arg, a);
 }
 
 int fdt_daemon_parse(int argc, char **argv, const char *shortopts,
@@ -107,9 +116,27 @@ int fdt_daemon_parse(int argc, char **argv, const char *shortopts,
         if (st)
             return -1;
     }
+    if (a->spec && a->radius_given) {
+        fprintf(stderr, "fdtune %s: --radius and --spec: a spec's radius is its reach\n",
+                argv[0]);
+        return -1;
+    }
     a->pos = argv + optind;
     a->npos = argc - optind;
     return 0;
+}
+
+json_t *fdt_problem_request(const fdt_daemon_args *a, const char *op, int with_shape)
+{
+    json_t *req = fdtune_problem_request(op, &a->problem, with_shape);
+    if (req && a->spec) {
+        json_object_del(req, "radius"); /* the spec's own: its reach */
+        if (json_object_set_new(req, "spec", json_loads(a->spec, 0, NULL)) != 0) {
+            json_decref(req);
+            return NULL;
+        }
+    }
+    return req;
 }
 
 /* fdtune_problem names no stencil yet: the command's problems are the default stencil's. */

@@ -12,7 +12,7 @@
 
 enum {
     FDT_OPT_SOCKET = 512, FDT_OPT_JSON, FDT_OPT_TIMEOUT, FDT_OPT_HELP,
-    FDT_OPT_PRECISION, FDT_OPT_RADIUS, FDT_OPT_CACHE, FDT_OPT_DEVICE,
+    FDT_OPT_PRECISION, FDT_OPT_RADIUS, FDT_OPT_CACHE, FDT_OPT_DEVICE, FDT_OPT_SPEC,
     FDT_OPT_OWN /* a command's own options are numbered from here */
 };
 
@@ -26,7 +26,8 @@ enum {
     {"precision", required_argument, NULL, FDT_OPT_PRECISION},  \
     {"radius", required_argument, NULL, FDT_OPT_RADIUS},        \
     {"cache", required_argument, NULL, FDT_OPT_CACHE},          \
-    {"device", required_argument, NULL, FDT_OPT_DEVICE}
+    {"device", required_argument, NULL, FDT_OPT_DEVICE},        \
+    {"spec", required_argument, NULL, FDT_OPT_SPEC}
 
 /* Their lines of a command's --help. */
 #define FDT_PROBLEM_HELP                                                                  \
@@ -36,6 +37,8 @@ enum {
     "                            or persist; hot: the same buffers every step, as a solver;\n" \
     "                            persist: also f's row edges held in L2 (NVIDIA sm_80+);\n" \
     "                            cold: not measured yet\n" \
+    "  --spec FILE               a stencil spec of your own instead of the Laplacian\n" \
+    "                            (docs/stencils.md; its radius is its reach)\n"         \
     "  --device N|any            the daemon's device index; a job also takes any (any\n" \
     "                            device); default: device 0 for a query, any device of\n" \
     "                            device 0's kind for a job\n"
@@ -51,6 +54,8 @@ typedef struct fdt_daemon_args {
     int json;
     int timeout_ms;
     fdtune_problem problem;  /* the problem options; the shape comes from fdt_parse_shape */
+    const char *spec;        /* --spec's JSON text, checked (a buffer of the command's); NULL */
+    int radius_given;        /* --radius was given (refused with --spec) */
     char **pos;              /* the positional arguments */
     int npos;
 } fdt_daemon_args;
@@ -65,6 +70,9 @@ typedef int (*fdt_own_option_fn)(int opt, const char *arg, void *ctx);
 int fdt_daemon_parse(int argc, char **argv, const char *shortopts,
                      const struct option *options, const char *help, fdt_own_option_fn own,
                      void *ctx, fdt_daemon_args *a);
+
+/* The request of op for a's problem (with its shape when with_shape), --spec's included. */
+json_t *fdt_problem_request(const fdt_daemon_args *a, const char *op, int with_shape);
 
 /* Reports bad usage of command cmd and returns FDT_EXIT_USAGE. */
 int fdt_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

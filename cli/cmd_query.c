@@ -97,7 +97,7 @@ int fdt_cmd_query(int argc, char **argv)
     if (rc)
         return rc;
     json_t *answer;
-    rc = fdt_client_call(&c, fdtune_problem_request("query", &a.problem, 1), &answer);
+    rc = fdt_client_call(&c, fdt_problem_request(&a, "query", 1), &answer);
     if (rc == FDT_EXIT_OK && !c.json) {
         fdtune_answer ans;
         char err[256];

@@ -281,10 +281,10 @@ static int wait_jobs(fdt_client *c, const long long *ids, size_t n)
 }
 
 /* A tune or batch request: the problem and the search's options. */
-static json_t *tuning_request(const char *op, const fdtune_problem *p, const tune_args *t,
+static json_t *tuning_request(const char *op, const fdt_daemon_args *a, const tune_args *t,
                               int with_shape)
 {
-    json_t *req = fdtune_problem_request(op, p, with_shape);
+    json_t *req = fdt_problem_request(a, op, with_shape);
     if (t->family)
         json_object_set_new(req, "family", json_string(t->family));
     if (t->subset)
@@ -313,7 +313,7 @@ int fdt_cmd_tune(int argc, char **argv)
     if (fdt_parse_shape(a.pos, &a.problem))
         return FDT_EXIT_USAGE;
 
-    json_t *req = tuning_request("tune", &a.problem, &t, 1);
+    json_t *req = tuning_request("tune", &a, &t, 1);
     fdt_client c;
     int rc = fdt_client_open(&c, "tune", &a);
     if (rc) {
@@ -470,7 +470,7 @@ static json_t *batch_requests(const fdt_daemon_args *a, const tune_args *t)
             json_decref(reqs);
             return NULL;
         }
-        json_t *req = tuning_request("batch", &a->problem, t, 0);
+        json_t *req = tuning_request("batch", a, t, 0);
         json_object_set_new(req, "sweep", sweep);
         json_array_append_new(reqs, req);
         return reqs;
@@ -482,7 +482,7 @@ static json_t *batch_requests(const fdt_daemon_args *a, const tune_args *t)
         return NULL;
     }
     for (size_t first = 0; first < json_array_size(s.shapes); first += BATCH_MAX_SHAPES) {
-        json_t *req = tuning_request("batch", &a->problem, t, 0), *part = json_array();
+        json_t *req = tuning_request("batch", a, t, 0), *part = json_array();
         for (size_t i = first; i < json_array_size(s.shapes) && i < first + BATCH_MAX_SHAPES;
              i++)
             json_array_append(part, json_array_get(s.shapes, i));

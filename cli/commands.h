@@ -42,8 +42,9 @@ int fdt_parse_int(const char *text, long min, long max, const char *what, long *
 /* Checks that name is a kernel family; on failure prints why and returns -1. */
 int fdt_parse_family(const char *name);
 /* Reads the stencil spec in the file at path (docs/stencils.md) and sets p's stencil and
- * radius to its row's; on failure prints why (the file, the place in the spec, what is
- * wrong) and returns -1. */
-int fdt_parse_spec_file(const char *path, fdt_problem *p);
+ * radius to its row's, and *text (when text is not NULL) to the file's text, in a buffer
+ * of its own that the next call overwrites; on failure prints why (the file, the place in
+ * the spec, what is wrong) and returns -1. */
+int fdt_parse_spec_file(const char *path, fdt_problem *p, const char **text);
 
 #endif

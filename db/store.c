@@ -22,7 +22,7 @@
 /* Generated from db/schema.sql and db/migrate_N.sql by the Makefile. */
 extern const char fdt_schema_sql[], fdt_migrate_2_sql[], fdt_migrate_3_sql[],
     fdt_migrate_4_sql[], fdt_migrate_5_sql[], fdt_migrate_6_sql[], fdt_migrate_7_sql[],
-    fdt_migrate_8_sql[];
+    fdt_migrate_8_sql[], fdt_migrate_9_sql[];
 
 /* Written into every store's header, so that another program's SQLite file is refused
  * rather than migrated. "FDTu". */
@@ -32,7 +32,7 @@ extern const char fdt_schema_sql[], fdt_migrate_2_sql[], fdt_migrate_3_sql[],
 static const char *const migrations[] = {fdt_schema_sql, fdt_migrate_2_sql, fdt_migrate_3_sql,
                                          fdt_migrate_4_sql, fdt_migrate_5_sql,
                                          fdt_migrate_6_sql, fdt_migrate_7_sql,
-                                         fdt_migrate_8_sql};
+                                         fdt_migrate_8_sql, fdt_migrate_9_sql};
 _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
                "one migration step per schema version");
 
@@ -110,6 +110,7 @@ static const char *const statements[ST_COUNT] = {
         "(?1, ?2, ?3, ?4, ?8, ?5, ?6, ?7) "
         "ORDER BY device_id, stencil, radius, precision, cache, nx, ny, nz LIMIT ?9",
     [ST_CODE_GET] = "SELECT code FROM code_cache WHERE key = ?",
+    [ST_STENCILS] = "SELECT name, spec FROM stencils ORDER BY created, name",
 
     [ST_DEVICE_UPSERT] =
         "INSERT INTO devices (fingerprint, " DEVICE_COLUMNS ", first_seen, last_seen) "
@@ -159,6 +160,10 @@ static const char *const statements[ST_COUNT] = {
     [ST_CODE_PUT] =
         "INSERT INTO code_cache (key, code, created) VALUES (?, ?, ?) "
         "ON CONFLICT (key) DO UPDATE SET code = excluded.code, created = excluded.created",
+    /* One pattern, one row: the first spec of it stays (stencil.c's rows do the same). */
+    [ST_STENCIL_PUT] =
+        "INSERT INTO stencils (name, spec, created) VALUES (?, ?, ?) "
+        "ON CONFLICT (name) DO NOTHING",
 };
 
 int64_t store_now(void)

@@ -21,7 +21,7 @@
 
 /* The schema version this build writes; older files are migrated on open, newer ones are
  * refused (a downgrade must not damage data it does not understand). */
-#define FDT_SCHEMA_VERSION 8
+#define FDT_SCHEMA_VERSION 9
 
 typedef struct fdt_store fdt_store;
 
@@ -232,6 +232,12 @@ int fdt_store_best_page(fdt_store *s, const fdt_best *after, size_t limit, fdt_b
 
 /* Code cache. key: fdt_code_key's text. get: 1 found (*code malloc'd), 0 missing, -1 error. */
 int fdt_store_code_get(fdt_store *s, const char *key, fdt_code *code);
+
+/* Users' stencil specs by name (db/migrate_9.sql): put keeps the first text of a name; each
+ * calls fn(ctx, name, spec) for every row, oldest first, until fn answers nonzero. 0 or -1. */
+int fdt_store_stencil_put(fdt_store *s, const char *name, const char *spec);
+int fdt_store_stencils_each(fdt_store *s, int (*fn)(void *ctx, const char *name,
+                                                    const char *spec), void *ctx);
 int fdt_store_code_put(fdt_store *s, const char *key, const void *data, size_t size);
 
 #endif

@@ -30,6 +30,7 @@ enum {
     ST_BEST_ALL,
     ST_BEST_PAGE,
     ST_CODE_GET,
+    ST_STENCILS,
     ST_FIRST_WRITE,
     ST_DEVICE_UPSERT = ST_FIRST_WRITE,
     ST_DEVICE_BALANCE_PUT,
@@ -39,6 +40,7 @@ enum {
     ST_RESULT_ADD,
     ST_BEST_PUT,
     ST_CODE_PUT,
+    ST_STENCIL_PUT,
     ST_COUNT
 };
 

@@ -23,7 +23,6 @@
 #include "hashes.h"
 #include "engine/runner.h"
 #include "engine/session.h"
-#include "engine/spec.h"
 #include "engine/stencil.h"
 
 /* Variants tried per family and configuration: spread over the space so that every
@@ -156,10 +155,7 @@ static const fdt_stencil *example_spec(const char *name)
         fail_msg("%s: cannot be read (run from the repository root)", path);
     const size_t len = fread(text, 1, sizeof text, in);
     fclose(in);
-    static fdt_spec spec; /* 17 KiB: off the stack; the row keeps its own copy */
-    if (fdt_spec_parse(text, len, &spec, err, sizeof err) != 0)
-        fail_msg("%s: %s", path, err);
-    const fdt_stencil *st = fdt_stencil_from_spec(&spec, err, sizeof err);
+    const fdt_stencil *st = fdt_stencil_from_text(text, len, err, sizeof err);
     if (!st)
         fail_msg("%s: %s", path, err);
     return st;

@@ -20,6 +20,7 @@
 #include "daemon/scheduler.h"
 #include "daemon/server.h"
 #include "daemon/supervisor.h"
+#include "engine/stencil.h"
 #include "paths.h"
 
 /* Read by a system service when no --config is given. */
@@ -256,6 +257,21 @@ static void log_devices(const fdt_daemon *d)
     }
 }
 
+/* One stored spec made a row again; a spec this build no longer takes is logged and left
+ * in the store (its jobs then fail with the reason, its answers are not served). */
+static int know_stencil(void *ctx, const char *name, const char *spec)
+{
+    (void)ctx;
+    char why[256];
+    const fdt_stencil *st = fdt_stencil_from_text(spec, strlen(spec), why, sizeof why);
+    if (!st)
+        fdt_log("stored stencil %s: %s; its jobs and answers are not served", name, why);
+    else if (strcmp(st->name, name) != 0)
+        fdt_log("stored stencil %s is the pattern of %s in this build; its jobs and answers "
+                "are not served", name, st->name);
+    return 0;
+}
+
 static int start(fdt_daemon *d)
 {
     char err[512];
@@ -273,6 +289,10 @@ static int start(fdt_daemon *d)
     d->store = fdt_store_open(d->config.db, err, sizeof err);
     if (!d->store) {
         fprintf(stderr, "fdtuned: %s\n", err);
+        return -1;
+    }
+    if (fdt_store_stencils_each(d->store, know_stencil, NULL) != 0) {
+        fprintf(stderr, "fdtuned: %s\n", fdt_store_error(d->store));
         return -1;
     }
     if (fdt_worker_probe(d, err, sizeof err) != 0) {

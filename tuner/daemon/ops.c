@@ -142,6 +142,28 @@ static int parse_device(op_ctx *c, int *device)
     return 0;
 }
 
+/* A request's "spec" (a stencil spec as a JSON object, docs/stencils.md): its row's name
+ * and radius into p. It names the stencil and the radius itself, so neither may be sent. */
+static int parse_spec(op_ctx *c, json_t *spec, fdt_problem *p)
+{
+    if (json_object_get(c->req, "stencil") || json_object_get(c->req, "radius"))
+        return fail(c, "bad_request", "a 'spec' names its stencil and its radius (its reach): "
+                    "send neither 'stencil' nor 'radius' with it");
+    if (!json_is_object(spec))
+        return fail(c, "bad_request", "'spec' must be a stencil spec, a JSON object "
+                    "(docs/stencils.md)");
+    char *text = json_dumps(spec, JSON_COMPACT);
+    char why[256] = "out of memory";
+    const fdt_stencil *st = text ? fdt_stencil_from_text(text, strlen(text), why, sizeof why)
+                                 : NULL;
+    free(text);
+    if (!st)
+        return fail(c, "bad_request", "spec: %s", why);
+    fdt_copy_text(p->stencil, sizeof p->stencil, st->name);
+    p->radius = st->min_radius;
+    return 0;
+}
+
 static int parse_problem_options(op_ctx *c, fdt_key *key, int *device)
 {
     int precision = 1, cache = FDT_CACHE_AUTO, stencil = -1; /* -1: the default stencil */
@@ -157,7 +179,8 @@ static int parse_problem_options(op_ctx *c, fdt_key *key, int *device)
     fdt_copy_text(key->problem.stencil, sizeof key->problem.stencil,
                   stencil < 0 ? fdt_stencil_default()->name : fdt_stencil_names()[stencil]);
     key->problem.cache = (fdt_cache_mode)cache;
-    return 0;
+    json_t *spec = json_object_get(c->req, "spec");
+    return spec ? parse_spec(c, spec, &key->problem) : 0;
 }
 
 static int check_shape(op_ctx *c, const fdt_problem *p)
@@ -278,8 +301,13 @@ static int op_devices(op_ctx *c)
 }
 
 /* Queues a job unless the same one is queued or running; the answer names it either way. */
+/* A job of a spec's stencil keeps the spec in the store first, so that the daemon knows the
+ * stencil again after a restart (a resumed job, a query of its answers). */
 static int queue_job(op_ctx *c, fdt_job *job, int *existing)
 {
+    const fdt_stencil *st = fdt_stencil_of(&job->key.problem);
+    if (st && st->text && fdt_store_stencil_put(c->d->store, st->name, st->text) != 0)
+        return store_failed(c);
     fdt_job found;
     const int active = fdt_store_job_find_active(c->d->store, job, &found);
     if (active < 0)

@@ -98,6 +98,7 @@ static void names_fill(void)
 typedef struct spec_row {
     fdt_stencil row;
     fdt_spec spec;
+    char *text;
     char name[FDT_STENCIL_NAME_MAX];
     const fdt_family *families[SPEC_FAMILIES_MAX];
     char *sources[SPEC_FAMILIES_MAX];
@@ -146,6 +147,8 @@ static void spec_row_free(spec_row *r, char *code)
 {
     for (int i = 0; r && i < SPEC_FAMILIES_MAX; i++)
         free(r->sources[i]);
+    if (r)
+        free(r->text);
     free(r);
     free(code);
 }
@@ -166,12 +169,15 @@ static int spec_row_sources(spec_row *r, const char *code)
     return 0;
 }
 
-/* A new row for spec, named name; NULL when out of memory. */
-static spec_row *spec_row_make(const fdt_spec *spec, const char *name)
+/* A new row for spec (parsed from text, len bytes), named name; NULL when out of memory. */
+static spec_row *spec_row_make(const fdt_spec *spec, const char *text, size_t len,
+                               const char *name)
 {
     spec_row *r = calloc(1, sizeof *r);
     char *code = fdt_spec_code(spec);
-    if (!r || !code || spec_row_sources(r, code) != 0) {
+    if (r)
+        r->text = strndup(text, len);
+    if (!r || !code || !r->text || spec_row_sources(r, code) != 0) {
         spec_row_free(r, code);
         return NULL;
     }
@@ -181,11 +187,14 @@ static spec_row *spec_row_make(const fdt_spec *spec, const char *name)
                            .min_radius = spec->radius, .max_radius = spec->radius,
                            .outputs = (int)spec->noutputs,
                            .inputs = (int)(spec->ninputs + spec->ncoefficients),
-                           .ncoeffs = spec->nconstants, .code = code, .spec = &r->spec};
+                           .ncoeffs = spec->nconstants, .code = code, .spec = &r->spec,
+                           .text = r->text};
     return r;
 }
 
-const fdt_stencil *fdt_stencil_from_spec(const fdt_spec *spec, char *err, size_t errlen)
+/* The row of spec, parsed from text: found, made, or NULL with err saying why. */
+static const fdt_stencil *from_spec(const fdt_spec *spec, const char *text, size_t len,
+                                    char *err, size_t errlen)
 {
     if (spec->radius < 1 || spec->radius > FDT_MAX_RADIUS) {
         snprintf(err, errlen, "spec %s reaches %d points: the kernel families serve a reach "
@@ -200,11 +209,26 @@ const fdt_stencil *fdt_stencil_from_spec(const fdt_spec *spec, char *err, size_t
     if (!st && nspec_rows == FDT_STENCIL_SPECS_MAX)
         snprintf(err, errlen, "this process holds %d specs already, the most it takes",
                  FDT_STENCIL_SPECS_MAX);
-    else if (!st && (spec_rows[nspec_rows] = spec_row_make(spec, name)) != NULL)
+    else if (!st && (spec_rows[nspec_rows] = spec_row_make(spec, text, len, name)) != NULL)
         st = &spec_rows[nspec_rows++]->row;
     else if (!st)
         snprintf(err, errlen, "out of memory for spec %s", spec->name);
     pthread_mutex_unlock(&spec_lock);
+    return st;
+}
+
+const fdt_stencil *fdt_stencil_from_text(const char *text, size_t len, char *err,
+                                         size_t errlen)
+{
+    fdt_spec *spec = malloc(sizeof *spec); /* 17 KiB: kept off the callers' stacks */
+    if (!spec) {
+        snprintf(err, errlen, "out of memory for a spec");
+        return NULL;
+    }
+    const fdt_stencil *st = fdt_spec_parse(text, len, spec, err, errlen) == 0
+                                ? from_spec(spec, text, len, err, errlen)
+                                : NULL;
+    free(spec);
     return st;
 }
 

@@ -10,7 +10,7 @@
  *             each axis, weighted by cx, cy, cz = 1/h^2), served by the hand-written
  *             families of kernels_src/;
  *   spec      a user's stencil spec (engine/spec.h, docs/stencils.md) made a row at run
- *             time by fdt_stencil_from_spec, named "spec-" and its pattern's hash, served by
+ *             time by fdt_stencil_from_text, named "spec-" and its pattern's hash, served by
  *             the spec families, whose sources are its generated macros (engine/spec_code.h)
  *             followed by their templates. Its radius is its reach.
  * Rows live as long as the process: pointers to them stay valid. */
@@ -43,6 +43,7 @@ typedef struct fdt_stencil {
     size_t ncoeffs;         /* constants given at launch */
     const char *code;       /* a spec's macros, put before every family's source; NULL */
     const fdt_spec *spec;   /* the spec a row was made from; NULL for a built-in */
+    const char *text;       /* that spec's JSON text, as it came; NULL for a built-in */
     const fdt_stencil_fns *fns; /* a built-in's own functions (stencil.c) */
 } fdt_stencil;
 
@@ -55,10 +56,12 @@ const fdt_stencil *fdt_stencil_default(void);
 /* Every built-in's name, NULL-terminated, for the protocol's choices and messages. */
 const char *const *fdt_stencil_names(void);
 
-/* The row of spec: made the first time its pattern is seen (later specs of one pattern get
- * the first one's row: one pattern is one key), or NULL with err saying why (a reach the
+/* The row of the spec in text (len bytes of JSON, docs/stencils.md): made the first time
+ * its pattern is seen (later specs of one pattern get the first one's row: one pattern is
+ * one key), or NULL with err saying why (where the spec is wrong and how, a reach the
  * families do not serve, too many specs, out of memory). Thread-safe. */
-const fdt_stencil *fdt_stencil_from_spec(const fdt_spec *spec, char *err, size_t errlen);
+const fdt_stencil *fdt_stencil_from_text(const char *text, size_t len, char *err,
+                                         size_t errlen);
 
 /* What family f compiles for st: f's source (fdt_family_source), after st's macros when st
  * is a spec's (made with its row). Valid for the life of the program. */

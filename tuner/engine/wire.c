@@ -205,10 +205,13 @@ int fdt_wire_balance_parse(const json_t *j, fdt_balance *b, char *err, size_t er
 
 /* ---- problems ---- */
 
+/* A spec's stencil travels with its text, so that a worker knows it. */
 json_t *fdt_wire_problem_json(const fdt_problem *p)
 {
-    return json_pack("{s:s,s:i,s:i,s:i,s:i,s:s,s:s}", "stencil", p->stencil, "nx", p->nx,
-                     "ny", p->ny, "nz", p->nz, "radius", p->radius, "precision", fdt_precision_name(p->precision), "cache",
+    const fdt_stencil *st = fdt_stencil_of(p);
+    return json_pack("{s:s,s:s*,s:i,s:i,s:i,s:i,s:s,s:s}", "stencil", p->stencil, "spec",
+                     st ? st->text : NULL, "nx", p->nx, "ny", p->ny, "nz", p->nz, "radius",
+                     p->radius, "precision", fdt_precision_name(p->precision), "cache",
                      fdt_cache_mode_name(p->cache));
 }
 
@@ -220,6 +223,23 @@ static const field problem_sides[] = {
 static const field problem_radius = INT(fdt_problem, radius, "radius", 1, FDT_MAX_RADIUS);
 static const field problem_stencil = TEXT(fdt_problem, stencil, "stencil");
 
+/* Makes the row of the spec a problem carries (its text), which must be the stencil the
+ * problem names. 0, or -1 with err saying why. */
+static int known_spec(const json_t *spec, const fdt_problem *p, char *err, size_t errlen)
+{
+    if (!json_is_string(spec))
+        return fail(err, errlen, "'%s' must be a spec's JSON text", "spec");
+    char why[256];
+    const fdt_stencil *st =
+        fdt_stencil_from_text(json_string_value(spec), json_string_length(spec), why, sizeof why);
+    if (!st)
+        return fail(err, errlen, "'spec': %s", why);
+    if (strcmp(st->name, p->stencil) == 0)
+        return 0;
+    snprintf(err, errlen, "'spec' is the pattern of %s, not of %s", st->name, p->stencil);
+    return -1;
+}
+
 /* stencil, radius, precision and cache may be left out: the default stencil, 1, double and
  * hot, as for a client's request. */
 int fdt_wire_problem_parse(const json_t *j, fdt_problem *p, char *err, size_t errlen)
@@ -229,6 +249,8 @@ int fdt_wire_problem_parse(const json_t *j, fdt_problem *p, char *err, size_t er
     if (parse_fields(j, problem_sides, COUNT(problem_sides), p, err, errlen) != 0)
         return -1;
     if (json_object_get(j, "stencil") && parse_field(&problem_stencil, j, p, err, errlen) != 0)
+        return -1;
+    if (json_object_get(j, "spec") && known_spec(json_object_get(j, "spec"), p, err, errlen))
         return -1;
     if (json_object_get(j, "radius") && parse_field(&problem_radius, j, p, err, errlen) != 0)
         return -1;
