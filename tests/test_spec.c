@@ -675,6 +675,38 @@ static void test_mangled_examples_never_crash(void **state)
     }
 }
 
+/* A process makes rows of at most FDT_STENCIL_SPECS_MAX patterns (docs/protocol.md): the
+ * next is refused with the reason, one of a pattern it knows is still found, and the rows
+ * made before stay. */
+static void test_specs_a_process_holds_are_bounded(void **state)
+{
+    (void)state;
+    char text[256], err[256];
+    const fdt_stencil *first = NULL;
+    int made = 0, refused = 0;
+    for (int i = 0; i < 9 * 9 * 9 && !refused; i++) {
+        const int dx = i % 9 - 4, dy = i / 9 % 9 - 4, dz = i / 81 - 4;
+        if (!dx && !dy && !dz)
+            continue; /* reaches nothing: refused for another reason */
+        snprintf(text, sizeof text, "{\"fdtune_stencil\": 1, \"name\": \"b\", \"inputs\": "
+                 "[\"u\"], \"outputs\": {\"f\": [{\"tap\": \"u\", \"at\": [%d, %d, %d]}]}}",
+                 dx, dy, dz);
+        const fdt_stencil *st = fdt_stencil_from_text(text, strlen(text), err, sizeof err);
+        if (!st) {
+            refused = 1;
+            assert_non_null(strstr(err, "the most it takes"));
+        } else {
+            first = first ? first : st;
+            made++;
+        }
+    }
+    assert_true(refused);
+    assert_int_equal(made, FDT_STENCIL_SPECS_MAX); /* no other test here makes rows */
+    assert_ptr_equal(fdt_stencil_find(first->name), first);
+    assert_ptr_equal(fdt_stencil_from_text(first->text, strlen(first->text), err, sizeof err),
+                     first);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -688,6 +720,7 @@ int main(void)
         cmocka_unit_test(test_hash_follows_the_pattern_alone),
         cmocka_unit_test(test_bad_specs_refused_each_with_its_message),
         cmocka_unit_test(test_mangled_examples_never_crash),
+        cmocka_unit_test(test_specs_a_process_holds_are_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
