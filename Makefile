@@ -45,6 +45,8 @@ else
 LDLIBS := -lsqlite3 -ljansson -linih -luv -lmsgpackc -lelf -lcsv -lz -ldl -lm
 endif
 
+# The example stencil specs (examples/specs/, docs/stencils.md), installed with the examples.
+SPECS := laplacian_r1 anisotropic div_k_grad acoustic8 gradient4 box27
 KERNELS := naive tiled zmarch zvec zroll smem xytile snaive smarch broken hazard compare persist \
            copy l2read
 # The store's schema (version 1) and its migrations, in order.
@@ -103,7 +105,7 @@ HEADERS := $(wildcard common/*.h tuner/*/*.h cli/*.h cli/include/*.h db/*.h conf
 
 .PHONY: all check test fuzz run clean install uninstall hip-nvidia
 all: $(PROGRAMS) $(BUILD)/libfdtune.a $(BUILD)/libfdtune.so $(BUILD)/fdtune.pc \
-     $(BUILD)/examples/heat $(BUILD)/examples/heat_f
+     $(BUILD)/examples/heat $(BUILD)/examples/heat_f $(BUILD)/examples/wave
 
 $(BUILD)/fdtuned: $(BUILD)/tuner/daemon/fdtuned.o $(DAEMON_OBJS) $(CORE_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -169,6 +171,12 @@ endif
 $(BUILD)/examples/heat: examples/heat.c $(BUILT_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(EXAMPLE_FLAGS) -lm
+
+# The wave solver reads its spec from the source tree's copy unless told (--spec).
+$(BUILD)/examples/wave: examples/wave.c $(BUILT_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DWAVE_SPEC='"$(CURDIR)/examples/specs/acoustic8.json"' -o $@ $< \
+	  $(EXAMPLE_FLAGS) -lm
 
 $(BUILD)/examples/heat_f: examples/heat.f90 $(BUILT_LIB) $(BUILD)/include/fdtune.mod
 	@mkdir -p $(dir $@)
@@ -337,11 +345,13 @@ INSTALLED := $(BINDIR)/fdtuned $(BINDIR)/fdtune $(LIBEXECDIR)/fdtune-worker \
              $(INCLUDEDIR)/fdtune.mod $(DATADIR)/fortran/fdtune.f90 \
              $(DATADIR)/kernels/common.h $(KERNELS:%=$(DATADIR)/kernels/%.hip) \
              $(DATADIR)/examples/heat.c $(DATADIR)/examples/heat.f90 \
+             $(DATADIR)/examples/wave.c $(SPECS:%=$(DATADIR)/examples/specs/%.json) \
              $(DATADIR)/fdtuned.conf $(UNITDIR)/fdtuned.service
 
 install: all $(BUILD)/include/fdtune.mod
 	install -d $(addprefix $(DESTDIR),$(BINDIR) $(LIBEXECDIR) $(LIBDIR)/pkgconfig \
-	  $(INCLUDEDIR) $(DATADIR)/kernels $(DATADIR)/fortran $(DATADIR)/examples $(UNITDIR) \
+	  $(INCLUDEDIR) $(DATADIR)/kernels $(DATADIR)/fortran $(DATADIR)/examples \
+	  $(DATADIR)/examples/specs $(UNITDIR) \
 	  $(SYSCONFDIR)/fdtuned)
 	install -m 755 $(BUILD)/fdtuned $(BUILD)/fdtune $(DESTDIR)$(BINDIR)
 	install -m 755 $(BUILD)/fdtune-worker $(DESTDIR)$(LIBEXECDIR)
@@ -353,7 +363,8 @@ install: all $(BUILD)/include/fdtune.mod
 	install -m 644 $(LIB_HEADERS) $(BUILD)/include/fdtune.mod $(DESTDIR)$(INCLUDEDIR)
 	install -m 644 cli/fortran/fdtune.f90 $(DESTDIR)$(DATADIR)/fortran
 	install -m 644 kernels_src/common.h $(KERNELS:%=kernels_src/%.hip) $(DESTDIR)$(DATADIR)/kernels
-	install -m 644 examples/heat.c examples/heat.f90 $(DESTDIR)$(DATADIR)/examples
+	install -m 644 examples/heat.c examples/heat.f90 examples/wave.c $(DESTDIR)$(DATADIR)/examples
+	install -m 644 $(SPECS:%=examples/specs/%.json) $(DESTDIR)$(DATADIR)/examples/specs
 	install -m 644 config/fdtuned.conf $(DESTDIR)$(DATADIR)
 	[ -e $(DESTDIR)$(SYSCONFDIR)/fdtuned/fdtuned.conf ] || \
 	  install -m 644 config/fdtuned.conf $(DESTDIR)$(SYSCONFDIR)/fdtuned

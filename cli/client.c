@@ -776,8 +776,24 @@ int fdtune_request_json(fdtune_conn *c, json_t *req, json_t **answer, char *err,
 int fdtune_query(fdtune_conn *c, const fdtune_problem *p, fdtune_answer *a, char *err,
                  size_t errlen)
 {
+    return fdtune_query_spec(c, p, NULL, a, err, errlen);
+}
+
+int fdtune_query_spec(fdtune_conn *c, const fdtune_problem *p, const char *spec,
+                      fdtune_answer *a, char *err, size_t errlen)
+{
     memset(a, 0, sizeof *a);
     json_t *req = fdtune_problem_request("query", p, 1), *answer;
+    json_t *spec_json = spec ? json_loads(spec, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    if (spec && !spec_json) { /* the connection is fine: nothing was sent */
+        json_decref(req);
+        snprintf(err, errlen, "the stencil spec is not JSON (docs/stencils.md)");
+        return FDTUNE_ERR_ARG;
+    }
+    if (spec_json) { /* it names the stencil and its radius */
+        json_object_del(req, "radius");
+        json_object_set_new(req, "spec", spec_json);
+    }
     int st = fdtune_request_json(c, req, &answer, err, errlen);
     json_decref(req);
     if (st == FDTUNE_OK) {

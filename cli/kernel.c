@@ -260,8 +260,10 @@ static fdt_status load_module(const module_src *m, fdt_module_cache *cache,
 
 /* --- the problem --------------------------------------------------------------------- */
 
-/* fdtune_problem names no stencil yet: the library's problems are the default stencil's. */
-static int problem_from(const fdtune_problem *p, fdt_problem *out, char *err, size_t errlen)
+/* p as the engine names it: the default stencil's (the Laplacian), or spec's when there is
+ * one (its row made here, its radius its reach). */
+static int problem_from(const fdtune_problem *p, const char *spec, fdt_problem *out, char *err,
+                        size_t errlen)
 {
     if (!p)
         return fail(err, errlen, FDTUNE_ERR_ARG, "no problem given");
@@ -270,7 +272,13 @@ static int problem_from(const fdtune_problem *p, fdt_problem *out, char *err, si
     *out = (fdt_problem){.nx = p->nx, .ny = p->ny, .nz = p->nz, .radius = p->radius ?: 1,
                          .precision = p->precision == FDTUNE_FLOAT ? FDT_FLOAT : FDT_DOUBLE,
                          .cache = (fdt_cache_mode)p->cache};
-    fdt_copy_text(out->stencil, sizeof out->stencil, fdt_stencil_default()->name);
+    const fdt_stencil *st = fdt_stencil_default();
+    char bad[256];
+    if (spec && !(st = fdt_stencil_from_text(spec, strlen(spec), bad, sizeof bad)))
+        return fail(err, errlen, FDTUNE_ERR_ARG, "the stencil spec: %s", bad);
+    fdt_copy_text(out->stencil, sizeof out->stencil, st->name);
+    if (st->spec)
+        out->radius = st->min_radius;
     const char *why = fdt_problem_check(out);
     return why ? fail(err, errlen, FDTUNE_ERR_ARG, "%s", why) : FDTUNE_OK;
 }
@@ -386,6 +394,23 @@ static void note_device(fdtune_kernel *k, const fdtune_answer *a)
                  dev->name);
 }
 
+/* The source of v for k's problem as this library builds it, and its hash: a built-in one
+ * (the Laplacian's families) is the answer's hash, the text found by it (or fetched when
+ * the daemon is of another version); a spec's is generated from the solver's own spec, and
+ * hashed here: the daemon's weights for the same pattern may differ, and are not used. */
+static void own_source(const fdtune_kernel *k, const fdt_variant *v, const char *answer_hash,
+                       module_src *m, char hash[33])
+{
+    if (!fdt_stencil_of(&k->problem)->spec) {
+        m->hash = answer_hash;
+        m->text = fdt_built_in_source(answer_hash);
+        return;
+    }
+    m->text = fdt_variant_source(v, &k->problem);
+    fdt_source_hash(m->text, hash);
+    m->hash = hash;
+}
+
 static fdt_status load_answer(fdtune_kernel *k, fdtune_conn *c, const fdtune_answer *a,
                               fdt_module_cache *cache, module_tally *tally, fdt_error *e)
 {
@@ -393,10 +418,10 @@ static fdt_status load_answer(fdtune_kernel *k, fdtune_conn *c, const fdtune_ans
     fdt_status st = check_answer(a, &k->problem, k->d->ops->info(k->d->b), &r, e);
     if (st != FDT_OK)
         return st;
-    const module_src m = {.d = k->d, .entry = fdt_stencil_of(&k->problem)->entry,
-                          .defines = r.defines.list, .ndefines = r.defines.count,
-                          .hash = a->source_hash, .text = fdt_built_in_source(a->source_hash),
-                          .conn = c};
+    module_src m = {.d = k->d, .entry = fdt_stencil_of(&k->problem)->entry,
+                    .defines = r.defines.list, .ndefines = r.defines.count, .conn = c};
+    char hash[33];
+    own_source(k, &r.variant, a->source_hash, &m, hash);
     st = load_module(&m, cache, &k->stencil, tally, e);
     if (st == FDT_OK)
         st = load_persist(k, c, a, &r, cache, tally, e);
@@ -413,7 +438,7 @@ static fdt_status load_answer(fdtune_kernel *k, fdtune_conn *c, const fdtune_ans
     return FDT_OK;
 }
 
-/* The seeds' kernel 1, from the source built into the library. */
+/* Kernel 1 of k's stencil (the seeds' for the Laplacian), from the library's own source. */
 static fdt_status load_kernel1(fdtune_kernel *k, fdt_module_cache *cache,
                                module_tally *tally, fdt_error *e)
 {
@@ -421,8 +446,10 @@ static fdt_status load_kernel1(fdtune_kernel *k, fdt_module_cache *cache,
     fdt_defines defines;
     fdt_variant_defines(&v, &k->problem, &defines);
     const char *text = fdt_variant_source(&v, &k->problem);
+    char hash[33];
+    fdt_source_hash(text, hash);
     const module_src m = {.d = k->d, .entry = fdt_stencil_of(&k->problem)->entry,
-                          .defines = defines.list, .ndefines = defines.count, .hash = fdt_built_in_hash(text),
+                          .defines = defines.list, .ndefines = defines.count, .hash = hash,
                           .text = text};
     const fdt_status st = load_module(&m, cache, &k->stencil, tally, e);
     if (st != FDT_OK)
@@ -448,7 +475,7 @@ static void set_reason(fdtune_kernel *k, const char *why)
 
 /* The answer's kernel when there is one that builds, else kernel 1 (no_answer says why
  * there is none). */
-static int build(fdtune_device *d, fdtune_conn *c, const fdtune_problem *p,
+static int build(fdtune_device *d, fdtune_conn *c, const fdtune_problem *p, const char *spec,
                  const fdtune_answer *a, const fdtune_kernel_options *o, const char *no_answer,
                  fdtune_kernel **out, char *err, size_t errlen)
 {
@@ -460,7 +487,7 @@ static int build(fdtune_device *d, fdtune_conn *c, const fdtune_problem *p,
     if (!k)
         return fail(err, errlen, FDTUNE_ERR_DEVICE, "out of memory");
     k->d = d;
-    int st = problem_from(p, &k->problem, err, errlen);
+    int st = problem_from(p, spec, &k->problem, err, errlen);
     if (st != FDTUNE_OK) {
         free(k);
         return st;
@@ -499,41 +526,94 @@ int fdtune_kernel_load(fdtune_device *d, fdtune_conn *c, const fdtune_problem *p
                        const fdtune_answer *a, const fdtune_kernel_options *o,
                        fdtune_kernel **out, char *err, size_t errlen)
 {
-    return build(d, c, p, a, o, "no answer was given", out, err, errlen);
+    return build(d, c, p, NULL, a, o, "no answer was given", out, err, errlen);
+}
+
+int fdtune_kernel_open_spec(fdtune_device *d, const fdtune_problem *p, const char *spec,
+                            const fdtune_kernel_options *o, fdtune_kernel **out, char *err,
+                            size_t errlen)
+{
+    if (o && o->kernel1)
+        return build(d, NULL, p, spec, NULL, o, "kernel 1 was asked for", out, err, errlen);
+    char why[512];
+    const int timeout = o && o->timeout_ms > 0 ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
+    fdtune_conn *c = fdtune_connect(o ? o->socket : NULL, timeout, why, sizeof why);
+    fdtune_answer a;
+    const int asked = c && p && fdtune_query_spec(c, p, spec, &a, why, sizeof why) == FDTUNE_OK;
+    const int st = build(d, c, p, spec, asked ? &a : NULL, o, why, out, err, errlen);
+    fdtune_close(c);
+    return st;
 }
 
 int fdtune_kernel_open(fdtune_device *d, const fdtune_problem *p,
                        const fdtune_kernel_options *o, fdtune_kernel **out, char *err,
                        size_t errlen)
 {
-    if (o && o->kernel1)
-        return build(d, NULL, p, NULL, o, "kernel 1 was asked for", out, err, errlen);
-    char why[512];
-    const int timeout = o && o->timeout_ms > 0 ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
-    fdtune_conn *c = fdtune_connect(o ? o->socket : NULL, timeout, why, sizeof why);
-    fdtune_answer a;
-    const int asked = c && p && fdtune_query(c, p, &a, why, sizeof why) == FDTUNE_OK;
-    const int st = build(d, c, p, asked ? &a : NULL, o, why, out, err, errlen);
-    fdtune_close(c);
-    return st;
+    return fdtune_kernel_open_spec(d, p, NULL, o, out, err, errlen);
 }
 
 int fdtune_kernel_launch(fdtune_kernel *k, void *f, const void *u, double cx, double cy,
                          double cz, char *err, size_t errlen)
 {
-    if (!k)
-        return fail(err, errlen, FDTUNE_ERR_ARG, "no kernel given");
-    fdt_devptr fp = devptr(f), up = devptr(u);
-    int nx = k->problem.nx, ny = k->problem.ny, nz = k->problem.nz;
-    double d[3] = {cx, cy, cz};
-    float s[3] = {(float)cx, (float)cy, (float)cz};
-    void *const *c = k->problem.precision == FDT_FLOAT ? (void *[]){&s[0], &s[1], &s[2]}
-                                                        : (void *[]){&d[0], &d[1], &d[2]};
-    void *args[] = {&fp, &up, &nx, &ny, &nz, c[0], c[1], c[2]};
+    if (k && fdt_stencil_of(&k->problem)->spec)
+        return fail(err, errlen, FDTUNE_ERR_ARG, "this kernel is a spec's: launch it with "
+                    "fdtune_kernel_launch_fields");
+    void *const outputs[] = {f};
+    const void *const inputs[] = {u};
+    const double constants[] = {cx, cy, cz};
+    return fdtune_kernel_launch_fields(k, outputs, inputs, constants, err, errlen);
+}
+
+/* The arguments of one launch of k: outputs, inputs, shape, constants (stencil.h). */
+typedef struct launch_args {
+    fdt_devptr grids[2 * FDT_STENCIL_FIELDS_MAX];
+    int shape[3];
+    double d[FDT_STENCIL_COEFFS_MAX];
+    float s[FDT_STENCIL_COEFFS_MAX];
+    void *list[2 * FDT_STENCIL_FIELDS_MAX + 3 + FDT_STENCIL_COEFFS_MAX];
+} launch_args;
+
+static void launch_args_fill(const fdtune_kernel *k, void *const *outputs,
+                             const void *const *inputs, const double *constants, launch_args *a)
+{
+    const fdt_stencil *st = fdt_stencil_of(&k->problem);
+    size_t n = 0, g = 0;
+    for (int i = 0; i < st->outputs; i++, g++) {
+        a->grids[g] = devptr(outputs[i]);
+        a->list[n++] = &a->grids[g];
+    }
+    for (int i = 0; i < st->inputs; i++, g++) {
+        a->grids[g] = devptr(inputs[i]);
+        a->list[n++] = &a->grids[g];
+    }
+    a->shape[0] = k->problem.nx, a->shape[1] = k->problem.ny, a->shape[2] = k->problem.nz;
+    for (int i = 0; i < 3; i++)
+        a->list[n++] = &a->shape[i];
+    for (size_t i = 0; i < st->ncoeffs; i++) {
+        a->d[i] = constants[i];
+        a->s[i] = (float)constants[i];
+        a->list[n++] = k->problem.precision == FDT_FLOAT ? (void *)&a->s[i] : (void *)&a->d[i];
+    }
+}
+
+int fdtune_kernel_launch_fields(fdtune_kernel *k, void *const *outputs,
+                                const void *const *inputs, const double *constants,
+                                char *err, size_t errlen)
+{
+    if (!k || !outputs || !inputs || (!constants && fdt_stencil_of(&k->problem)->ncoeffs))
+        return fail(err, errlen, FDTUNE_ERR_ARG, "no %s given",
+                    !k ? "kernel" : !outputs ? "outputs" : !inputs ? "inputs" : "constants");
+    launch_args a;
+    launch_args_fill(k, outputs, inputs, constants, &a);
     fdt_error e = {0};
-    if (k->d->ops->launch(k->d->b, k->stencil, k->grid, k->block, args, &e) != FDT_OK)
+    if (k->d->ops->launch(k->d->b, k->stencil, k->grid, k->block, a.list, &e) != FDT_OK)
         return backend_failure(&e, err, errlen);
     return FDTUNE_OK;
+}
+
+double fdtune_kernel_bytes(const fdtune_kernel *k)
+{
+    return k ? fdt_stencil_ideal_bytes(fdt_stencil_of(&k->problem), &k->problem) : 0.0;
 }
 
 int fdtune_kernel_persist(fdtune_kernel *k, void *f, int release, char *err, size_t errlen)
@@ -568,7 +648,7 @@ void fdtune_kernel_close(fdtune_kernel *k)
 double fdtune_laplacian_bytes(const fdtune_problem *p)
 {
     fdt_problem q;
-    if (problem_from(p, &q, NULL, 0) != FDTUNE_OK)
+    if (problem_from(p, NULL, &q, NULL, 0) != FDTUNE_OK)
         return 0.0;
     return fdt_stencil_ideal_bytes(fdt_stencil_of(&q), &q);
 }

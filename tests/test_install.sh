@@ -5,7 +5,9 @@
 # solvers, copied out of the installed share/ and built with nothing but pkg-config, run
 # without a daemon (fallback), against the installed fdtuned (tuned; the module cache
 # reused, a damaged module rebuilt, an unsafe cache dir ignored) and against a hostile
-# daemon that names a source and sends other text (fallback); make uninstall removes it
+# daemon that names a source and sends other text (fallback); the wave solver runs its own
+# stencil spec, tuned by the installed fdtuned (and its kernel 1 with none); make uninstall
+# removes it
 # all and keeps an fdtuned.conf the administrator edited. No GPU needed (cpu backend).
 # Usage: BUILD=build SANFLAGS= MAKE=make sh tests/test_install.sh
 #        (the sanitizer build: BUILD=build-san SANFLAGS="-fsanitize=..." ...)
@@ -74,6 +76,7 @@ for f in bin/fdtuned bin/fdtune libexec/fdtuned/fdtune-worker lib/libfdtune.a \
     lib/libfdtune.so.1 lib/libfdtune.so lib/pkgconfig/fdtune.pc include/fdtune.h \
     include/fdtune_kernel.h include/fdtune.mod share/fdtuned/kernels/common.h \
     share/fdtuned/examples/heat.c share/fdtuned/examples/heat.f90 \
+    share/fdtuned/examples/wave.c share/fdtuned/examples/specs/acoustic8.json \
     share/fdtuned/fortran/fdtune.f90 share/fdtuned/fdtuned.conf \
     lib/systemd/system/fdtuned.service; do
     [ -f "$R/$f" ] || missing="$missing $P/$f"
@@ -159,7 +162,9 @@ fi
 # --- 3. the solvers, built from the installed tree with pkg-config alone ----------------
 src=$tmp/src
 mkdir -p "$src"
-cp "$R/share/fdtuned/examples/heat.c" "$R/share/fdtuned/examples/heat.f90" "$src/" 2>/dev/null
+cp "$R/share/fdtuned/examples/heat.c" "$R/share/fdtuned/examples/heat.f90" \
+    "$R/share/fdtuned/examples/wave.c" "$src/" 2>/dev/null
+spec=$R/share/fdtuned/examples/specs/acoustic8.json
 # pkg-config finds fdtune.pc in the staging root only (LIBDIR replaces the system's
 # fdtune.pc directories; PKG_CONFIG_PATH would be searched first, so it goes); the system's
 # directories stay after it for jansson, libelf and msgpack, which fdtune.pc requires.
@@ -185,12 +190,15 @@ fi
 (cd "$src" && unset CPATH C_INCLUDE_PATH LIBRARY_PATH &&
     $CC $SANFLAGS heat.c $flags -lm -o heat) >"$tmp/out" 2>&1
 if [ -x "$src/heat" ]; then ok "heat.c builds from the installed tree"; else not_ok "heat.c builds from the installed tree" "$tmp/out"; fi
+(cd "$src" && unset CPATH C_INCLUDE_PATH LIBRARY_PATH &&
+    $CC $SANFLAGS wave.c $flags -lm -o wave) >"$tmp/out" 2>&1
+if [ -x "$src/wave" ]; then ok "wave.c builds from the installed tree"; else not_ok "wave.c builds from the installed tree" "$tmp/out"; fi
 (cd "$src" && unset CPATH LIBRARY_PATH &&
     $FORTRAN $SANFLAGS heat.f90 $flags -o heat_f) >"$tmp/out" 2>&1
 if [ -x "$src/heat_f" ]; then ok "heat.f90 builds from the installed tree"; else not_ok "heat.f90 builds from the installed tree" "$tmp/out"; fi
 
 export LD_LIBRARY_PATH="$R/lib"
-for prog in heat heat_f; do
+for prog in heat heat_f wave; do
     [ -x "$src/$prog" ] || continue
     ldd "$src/$prog" >"$tmp/out" 2>&1
     if grep -q "libfdtune\.so\.1 => $R/lib/libfdtune\.so\.1 " "$tmp/out"; then
@@ -247,6 +255,8 @@ export FDTUNE_CACHE_DIR="$tmp/cache-nodaemon"
 for prec in double float; do
     heat_ok "no daemon: heat $prec runs kernel 1 (source=fallback)" heat fallback $prec ""
     heat_ok "no daemon: heat_f $prec runs kernel 1 (source=fallback)" heat_f fallback $prec ""
+    heat_ok "no daemon: wave $prec runs its spec's kernel 1 (source=fallback)" wave fallback \
+        $prec snaive:256x1x1 --spec "$spec"
 done
 
 # --- 5. the installed fdtuned -----------------------------------------------------------
@@ -306,6 +316,20 @@ if [ $up -eq 1 ]; then
         cat "$tmp/answer.json" "$tmp/answer_float.json" >"$tmp/out"
         not_ok "fdtune query: exact answers" "$tmp/out"
     fi
+    # A stencil of the solver's own: the wave update's spec, tuned, answered, and run by
+    # the wave solver built from the installed tree.
+    check "fdtune tune $SHAPE --spec acoustic8.json --wait" \
+        timeout $RUN_LIMIT "$FDTUNE" tune $SHAPE --spec "$spec" --wait
+    "$FDTUNE" query $SHAPE --spec "$spec" --json >"$tmp/answer_spec.json" 2>&1
+    variant_spec=$(sed -n 's/.*"variant":"\([^"]*\)".*/\1/p' "$tmp/answer_spec.json" | head -1)
+    if grep -q '"match":"exact"' "$tmp/answer_spec.json" && grep -q '"entry":"fdt_spec"' \
+        "$tmp/answer_spec.json"; then
+        ok "fdtune query --spec: exact ($variant_spec)"
+    else
+        not_ok "fdtune query --spec: exact" "$tmp/answer_spec.json"
+    fi
+    heat_ok "daemon: wave runs the tuned $variant_spec" wave tuned double "$variant_spec" \
+        --spec "$spec"
 fi
 
 if [ $up -eq 1 ] && [ -n "$variant_double" ]; then

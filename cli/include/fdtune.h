@@ -153,6 +153,10 @@ typedef struct fdtune_answer {
 /* Asks the daemon for the best configuration of problem p. */
 int fdtune_query(fdtune_conn *c, const fdtune_problem *p, fdtune_answer *a, char *err,
                  size_t errlen);
+/* The same for a stencil of the solver's own: spec is its JSON text (docs/stencils.md),
+ * which names the stencil and its radius (p's radius is not sent). */
+int fdtune_query_spec(fdtune_conn *c, const fdtune_problem *p, const char *spec,
+                      fdtune_answer *a, char *err, size_t errlen);
 
 /* Reads a query's answer line (what fdtune_request returned) into a; an answer with
  * "ok": false gives FDTUNE_ERR_REFUSED and "code: message" in err. */

@@ -95,6 +95,16 @@ int fdtune_kernel_open(fdtune_device *d, const fdtune_problem *p,
                        const fdtune_kernel_options *o, fdtune_kernel **out, char *err,
                        size_t errlen);
 
+/* Call 1 for a stencil of the solver's own: spec is its JSON text (docs/stencils.md), which
+ * names its fields, constants and taps, and its radius (p's radius is not read). The kernel
+ * is generated from this spec by the library itself: an answer gives only the variant (its
+ * family, parameters, defines and launch, checked as for the Laplacian), so specs that share
+ * a pattern share answers whatever their weights. A spec that is wrong is FDTUNE_ERR_ARG
+ * with where and why in err; the fallback is the spec's kernel 1 (snaive, 256x1x1). */
+int fdtune_kernel_open_spec(fdtune_device *d, const fdtune_problem *p, const char *spec,
+                            const fdtune_kernel_options *o, fdtune_kernel **out, char *err,
+                            size_t errlen);
+
 /* The same from an answer the caller already has (fdtune_query); c fetches the source when
  * the disk cache lacks the module, and may be NULL (then a miss falls back to kernel 1). */
 int fdtune_kernel_load(fdtune_device *d, fdtune_conn *c, const fdtune_problem *p,
@@ -103,9 +113,25 @@ int fdtune_kernel_load(fdtune_device *d, fdtune_conn *c, const fdtune_problem *p
 
 /* Call 2: queues f = Laplacian(u) on the device's stream, with cx = 1/hx^2 and so on
  * (converted to the problem's precision). Only f's interior is written: its R outermost
- * layers are the solver's boundary. */
+ * layers are the solver's boundary. A spec's kernel is launched with
+ * fdtune_kernel_launch_fields instead (FDTUNE_ERR_ARG here). */
 int fdtune_kernel_launch(fdtune_kernel *k, void *f, const void *u, double cx, double cy,
                          double cz, char *err, size_t errlen);
+
+/* Call 2 for any kernel: queues its stencil on the device's stream: outputs[i] (the spec's
+ * outputs, in its order) from inputs[i] (its inputs, then its coefficient fields), with
+ * constants[i] (its constants' values in its order, converted to the problem's precision).
+ * The Laplacian's are outputs {f}, inputs {u}, constants {cx, cy, cz}. Only the outputs'
+ * interiors are written: their R outermost layers are the solver's boundary. */
+int fdtune_kernel_launch_fields(fdtune_kernel *k, void *const *outputs,
+                                const void *const *inputs, const double *constants,
+                                char *err, size_t errlen);
+
+/* The bytes one launch of k moves as fdtuned counts them (each field read once over the
+ * points its interior's taps reach, each output written once over the interior:
+ * docs/stencils.md; for the Laplacian fdtune_laplacian_bytes), so that a solver's own GB/s
+ * compare with the stored ones. */
+double fdtune_kernel_bytes(const fdtune_kernel *k);
 
 /* Cache mode persist (info.persist): holds the row edges of buffer f in L2 (release 0,
  * once per buffer the stencil writes, before the time steps) or gives them back (release
