@@ -19,6 +19,11 @@
 !     end do
 !     call fdtune_kernel_close(k); call fdtune_device_close(dev)
 !
+! A stencil of the solver's own (a spec, docs/stencils.md) is opened from its JSON text with
+! fdtune_kernel_open_spec(dev, p, spec//c_null_char, ...) and launched with
+! fdtune_kernel_launch_fields(k, [out], [in1, in2, coef], [c1, c2, c3], err, errlen):
+! examples/wave.f90.
+!
 ! How C maps to Fortran here:
 ! - Handles (fdtune_conn *, fdtune_device *, fdtune_kernel *, fdtune_function *) and
 !   buffers are type(c_ptr); a handle the call creates is an intent(out) type(c_ptr).
@@ -199,6 +204,19 @@ module fdtune
             integer(c_int) :: fdtune_query
         end function fdtune_query
 
+        ! The same for a stencil of the solver's own: spec is its JSON text
+        ! (docs/stencils.md), NUL-terminated; it names the radius (p%radius is not sent).
+        function fdtune_query_spec(c, p, spec, a, err, errlen) bind(C, name="fdtune_query_spec")
+            import :: c_ptr, c_int, c_char, c_size_t, fdtune_problem, fdtune_answer
+            type(c_ptr), value :: c
+            type(fdtune_problem), intent(in) :: p
+            character(kind=c_char), intent(in) :: spec(*)
+            type(fdtune_answer), intent(out) :: a
+            character(kind=c_char), intent(out) :: err(*)
+            integer(c_size_t), value :: errlen
+            integer(c_int) :: fdtune_query_spec
+        end function fdtune_query_spec
+
         function fdtune_answer_parse(answer_line, a, err, errlen) &
                 bind(C, name="fdtune_answer_parse")
             import :: c_int, c_char, c_size_t, fdtune_answer
@@ -264,6 +282,21 @@ module fdtune
             integer(c_int) :: fdtune_kernel_open
         end function fdtune_kernel_open
 
+        ! A stencil of the solver's own: spec is its JSON text, NUL-terminated; the kernel
+        ! is generated from it, launched with fdtune_kernel_launch_fields.
+        function fdtune_kernel_open_spec(d, p, spec, o, out, err, errlen) &
+                bind(C, name="fdtune_kernel_open_spec")
+            import :: c_ptr, c_int, c_char, c_size_t, fdtune_problem, fdtune_kernel_options
+            type(c_ptr), value :: d
+            type(fdtune_problem), intent(in) :: p
+            character(kind=c_char), intent(in) :: spec(*)
+            type(fdtune_kernel_options), intent(in) :: o
+            type(c_ptr), intent(out) :: out
+            character(kind=c_char), intent(out) :: err(*)
+            integer(c_size_t), value :: errlen
+            integer(c_int) :: fdtune_kernel_open_spec
+        end function fdtune_kernel_open_spec
+
         ! c: a connection (fdtune_connect) or c_null_ptr.
         function fdtune_kernel_load(d, c, p, a, o, out, err, errlen) &
                 bind(C, name="fdtune_kernel_load")
@@ -292,6 +325,29 @@ module fdtune
             integer(c_size_t), value :: errlen
             integer(c_int) :: fdtune_kernel_launch
         end function fdtune_kernel_launch
+
+        ! Any kernel's stencil: outputs (the spec's, in its order) from inputs (its inputs,
+        ! then its coefficient fields), device buffers, with constants (its constants'
+        ! values in its order). The Laplacian's: [f], [u], [cx, cy, cz].
+        function fdtune_kernel_launch_fields(k, outputs, inputs, constants, err, errlen) &
+                bind(C, name="fdtune_kernel_launch_fields")
+            import :: c_ptr, c_int, c_double, c_char, c_size_t
+            type(c_ptr), value :: k
+            type(c_ptr), intent(in) :: outputs(*)
+            type(c_ptr), intent(in) :: inputs(*)
+            real(c_double), intent(in) :: constants(*)
+            character(kind=c_char), intent(out) :: err(*)
+            integer(c_size_t), value :: errlen
+            integer(c_int) :: fdtune_kernel_launch_fields
+        end function fdtune_kernel_launch_fields
+
+        ! Bytes one launch of k moves as fdtuned counts them (docs/stencils.md): divided by
+        ! its time, the effective bandwidth fdtuned reports for the stencil.
+        function fdtune_kernel_bytes(k) bind(C, name="fdtune_kernel_bytes")
+            import :: c_ptr, c_double
+            type(c_ptr), value :: k
+            real(c_double) :: fdtune_kernel_bytes
+        end function fdtune_kernel_bytes
 
         function fdtune_kernel_persist(k, f, release, err, errlen) &
                 bind(C, name="fdtune_kernel_persist")
