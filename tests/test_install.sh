@@ -5,8 +5,8 @@
 # solvers, copied out of the installed share/ and built with nothing but pkg-config, run
 # without a daemon (fallback), against the installed fdtuned (tuned; the module cache
 # reused, a damaged module rebuilt, an unsafe cache dir ignored) and against a hostile
-# daemon that names a source and sends other text (fallback); the wave solver runs its own
-# stencil spec, tuned by the installed fdtuned (and its kernel 1 with none); make uninstall
+# daemon that names a source and sends other text (fallback); wave.c and wave.f90 run their
+# own stencil spec, tuned by the installed fdtuned (and kernel 1 with none); make uninstall
 # removes it
 # all and keeps an fdtuned.conf the administrator edited. No GPU needed (cpu backend).
 # Usage: BUILD=build SANFLAGS= MAKE=make sh tests/test_install.sh
@@ -76,7 +76,8 @@ for f in bin/fdtuned bin/fdtune libexec/fdtuned/fdtune-worker lib/libfdtune.a \
     lib/libfdtune.so.1 lib/libfdtune.so lib/pkgconfig/fdtune.pc include/fdtune.h \
     include/fdtune_kernel.h include/fdtune.mod share/fdtuned/kernels/common.h \
     share/fdtuned/examples/heat.c share/fdtuned/examples/heat.f90 \
-    share/fdtuned/examples/wave.c share/fdtuned/examples/specs/acoustic8.json \
+    share/fdtuned/examples/wave.c share/fdtuned/examples/wave.f90 \
+    share/fdtuned/examples/specs/acoustic8.json \
     share/fdtuned/fortran/fdtune.f90 share/fdtuned/fdtuned.conf \
     lib/systemd/system/fdtuned.service; do
     [ -f "$R/$f" ] || missing="$missing $P/$f"
@@ -163,7 +164,7 @@ fi
 src=$tmp/src
 mkdir -p "$src"
 cp "$R/share/fdtuned/examples/heat.c" "$R/share/fdtuned/examples/heat.f90" \
-    "$R/share/fdtuned/examples/wave.c" "$src/" 2>/dev/null
+    "$R/share/fdtuned/examples/wave.c" "$R/share/fdtuned/examples/wave.f90" "$src/" 2>/dev/null
 spec=$R/share/fdtuned/examples/specs/acoustic8.json
 # pkg-config finds fdtune.pc in the staging root only (LIBDIR replaces the system's
 # fdtune.pc directories; PKG_CONFIG_PATH would be searched first, so it goes); the system's
@@ -196,9 +197,12 @@ if [ -x "$src/wave" ]; then ok "wave.c builds from the installed tree"; else not
 (cd "$src" && unset CPATH LIBRARY_PATH &&
     $FORTRAN $SANFLAGS heat.f90 $flags -o heat_f) >"$tmp/out" 2>&1
 if [ -x "$src/heat_f" ]; then ok "heat.f90 builds from the installed tree"; else not_ok "heat.f90 builds from the installed tree" "$tmp/out"; fi
+(cd "$src" && unset CPATH LIBRARY_PATH &&
+    $FORTRAN $SANFLAGS -cpp wave.f90 $flags -o wave_f) >"$tmp/out" 2>&1
+if [ -x "$src/wave_f" ]; then ok "wave.f90 builds from the installed tree"; else not_ok "wave.f90 builds from the installed tree" "$tmp/out"; fi
 
 export LD_LIBRARY_PATH="$R/lib"
-for prog in heat heat_f wave; do
+for prog in heat heat_f wave wave_f; do
     [ -x "$src/$prog" ] || continue
     ldd "$src/$prog" >"$tmp/out" 2>&1
     if grep -q "libfdtune\.so\.1 => $R/lib/libfdtune\.so\.1 " "$tmp/out"; then
@@ -257,6 +261,8 @@ for prec in double float; do
     heat_ok "no daemon: heat_f $prec runs kernel 1 (source=fallback)" heat_f fallback $prec ""
     heat_ok "no daemon: wave $prec runs its spec's kernel 1 (source=fallback)" wave fallback \
         $prec snaive:256x1x1 --spec "$spec"
+    heat_ok "no daemon: wave_f $prec runs its spec's kernel 1 (source=fallback)" wave_f \
+        fallback $prec snaive:256x1x1 --spec "$spec"
 done
 
 # --- 5. the installed fdtuned -----------------------------------------------------------
@@ -330,6 +336,8 @@ if [ $up -eq 1 ]; then
     fi
     heat_ok "daemon: wave runs the tuned $variant_spec" wave tuned double "$variant_spec" \
         --spec "$spec"
+    heat_ok "daemon: wave_f runs the tuned $variant_spec" wave_f tuned double \
+        "$variant_spec" --spec "$spec"
 fi
 
 if [ $up -eq 1 ] && [ -n "$variant_double" ]; then
