@@ -7,8 +7,7 @@
 # reused, a damaged module rebuilt, an unsafe cache dir ignored) and against a hostile
 # daemon that names a source and sends other text (fallback); wave.c and wave.f90 run their
 # own stencil spec, tuned by the installed fdtuned (and kernel 1 with none); make uninstall
-# removes it
-# all and keeps an fdtuned.conf the administrator edited. No GPU needed (cpu backend).
+# removes it all and keeps an fdtuned.conf the administrator edited. No GPU needed (cpu backend).
 # Usage: BUILD=build SANFLAGS= MAKE=make sh tests/test_install.sh
 #        (the sanitizer build: BUILD=build-san SANFLAGS="-fsanitize=..." ...)
 # shellcheck disable=SC2086 # $SHAPE, $SANFLAGS and pkg-config's flags are lists of words
