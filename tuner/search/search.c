@@ -136,10 +136,15 @@ void fdt_warm_free(fdt_warm *w)
 }
 
 /* A shape's effect on speed goes by ratios (twice the rows, half the planes), so shapes
- * are compared on a log scale; another precision or radius counts as a doubling and a half
- * of every side: a weaker hint, never none. */
+ * are compared on a log scale; another precision, radius or operator (stencil) counts as a
+ * doubling and a half of every side: a weaker hint, never none. Another operator is taken
+ * as far as another precision: both change the bytes and the registers a point costs, and
+ * on the Laplacian's recorded spaces another precision of the same shape disagrees with a
+ * problem's profile as much as the same precision at a distance of 2 to 3 does
+ * (bench/results/README.md, issue 30). */
 #define OTHER_PRECISION 2.0
 #define OTHER_RADIUS 2.0
+#define OTHER_STENCIL 2.0
 
 double fdt_warm_distance(const fdt_problem *target, const fdt_problem *other)
 {
@@ -148,7 +153,8 @@ double fdt_warm_distance(const fdt_problem *target, const fdt_problem *other)
     const double dz = log((double)target->nz / other->nz);
     return sqrt(dx * dx + dy * dy + dz * dz) +
            (target->precision != other->precision ? OTHER_PRECISION : 0) +
-           (target->radius != other->radius ? OTHER_RADIUS : 0);
+           (target->radius != other->radius ? OTHER_RADIUS : 0) +
+           (strcmp(target->stencil, other->stencil) != 0 ? OTHER_STENCIL : 0);
 }
 
 /* --- the driver ------------------------------------------------------------------------ */
