@@ -5,6 +5,7 @@
 # bomb are refused, naming the file and line, each run under a bound on its memory and a
 # timeout (a guard against a hang, never a measure of speed). --budget-s holds each run to
 # the seconds the recording says its variants took, and refuses what is not a budget.
+# Specs of one device warm-start each other, and each row names its stencil (issue 30).
 # Usage: BUILD=build sh tests/test_replay.sh
 set -u
 . "$(dirname "$0")/tap.sh"
