@@ -137,14 +137,16 @@ void fdt_warm_free(fdt_warm *w)
 
 /* A shape's effect on speed goes by ratios (twice the rows, half the planes), so shapes
  * are compared on a log scale; another precision, radius or operator (stencil) counts as a
- * doubling and a half of every side: a weaker hint, never none. Another operator is taken
- * as far as another precision: both change the bytes and the registers a point costs, and
- * on the Laplacian's recorded spaces another precision of the same shape disagrees with a
- * problem's profile as much as the same precision at a distance of 2 to 3 does
- * (bench/results/README.md, issue 30). */
+ * doubling and a half of every side: a weaker hint, never none. Another operator is much
+ * weaker still: on the six specs' recorded spaces another operator at the same shape
+ * disagrees with a problem's profile three times as much as the same operator at a distance
+ * of 1.4 to 2.5 does, and at 2 its many rows outvoted the problem's own neighbours (the worst
+ * problem from 5.7% of the space to 7.7%: bench/results/README.md, issue 30). At 6 any
+ * neighbour of the same operator outweighs them, so an operator with tuned problems of its
+ * own searches as before, and one with none starts from the others'. */
 #define OTHER_PRECISION 2.0
 #define OTHER_RADIUS 2.0
-#define OTHER_STENCIL 2.0
+#define OTHER_STENCIL 6.0
 
 double fdt_warm_distance(const fdt_problem *target, const fdt_problem *other)
 {
