@@ -1,8 +1,9 @@
 /* cmd_replay.c - `fdtune replay`: search strategies replayed on recorded spaces, on the
  * CPU, many seeds each. Every problem of the files is tuned again from its recording, with
- * the problem itself left out of its warm start (the other problems of the same device
- * are the warm start, as the daemon's store would be), and the table says how many
- * evaluations each strategy needed to come within 1% of the recording's best. */
+ * the problem itself left out of its warm start (the other problems of the same device,
+ * of every stencil, are the warm start, as the daemon's store would be), and the table
+ * says, per problem and stencil, how many evaluations each strategy needed to come within
+ * 1% of the recording's best. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,7 +19,8 @@ static const char replay_help[] =
     "usage: fdtune replay FILE... [options]\n"
     "\n"
     "Replays search strategies on recorded spaces: FILE is what `fdtune export --what\n"
-    "results --format csv` writes (gzip accepted). For each problem, the evaluations needed\n"
+    "results --format csv` writes (gzip accepted). For each problem (its shape, stencil,\n"
+    "precision and radius; a spec's stencil is \"spec-\" and its hash), the evaluations needed\n"
     "to come within 1% of the recording's best (median and 90th percentile over seeds, in\n"
     "evaluations and in % of the space), random search's beside it, and the instant\n"
     "answer's speed over the best before and after the quick job (the guided search's\n"
@@ -38,6 +40,10 @@ static const char replay_help[] =
     "  --without-nearest N       leave each problem's N nearest problems out of its warm\n"
     "                            start too, as when they are still being tuned on another\n"
     "                            GPU (default 0)\n";
+
+/* The table's stencil column: a spec's name, "spec-" and 16 hex digits, whole, since the
+ * recording has no other name for it. */
+#define STENCIL_WIDTH 21
 
 /* The share of the best that counts as found. */
 #define WITHIN 0.99
@@ -150,11 +156,12 @@ static int parse_args(int argc, char **argv, replay_args *a, int *first_file)
     return -1;
 }
 
+/* Whether b may lend a a warm start: the same device and cache mode, of any stencil (one
+ * of another stencil at fdt_warm_distance's penalty, and lending only the variants their
+ * spaces share: a spec's to a spec, not the Laplacian's). */
 static int same_device(const fdt_recorded_problem *a, const fdt_recorded_problem *b)
 {
-    return strcmp(a->fingerprint, b->fingerprint) == 0 &&
-           strcmp(a->problem.stencil, b->problem.stencil) == 0 &&
-           a->problem.cache == b->problem.cache;
+    return strcmp(a->fingerprint, b->fingerprint) == 0 && a->problem.cache == b->problem.cache;
 }
 
 /* Whether o is among the `without` problems nearest to r (ties go to the earlier one). */
@@ -355,8 +362,8 @@ static void print_row(const prepared *p, const outcome *st, const outcome *rnd, 
     const fdt_problem *q = &p->rec->problem;
     char shape[48];
     snprintf(shape, sizeof shape, "%dx%dx%d", q->nx, q->ny, q->nz);
-    printf("%-16s %-6s %d %6zu %8.1f", shape, fdt_precision_name(q->precision), q->radius,
-           p->space.n, p->best);
+    printf("%-16s %-*s %-6s %d %6zu %8.1f", shape, STENCIL_WIDTH, q->stencil,
+           fdt_precision_name(q->precision), q->radius, p->space.n, p->best);
     print_evals(st->median, p->space.n);
     print_evals(st->p90, p->space.n);
     print_evals(rnd->median, p->space.n);
@@ -406,9 +413,9 @@ static int replay_all(const fdt_recording *rec, const replay_args *a)
     t.med = malloc((rec->n ? rec->n : 1) * sizeof *t.med);
     t.rand_med = malloc((rec->n ? rec->n : 1) * sizeof *t.rand_med);
     int rc = t.med && t.rand_med ? 0 : -1;
-    printf("%-16s %-6s %s %6s %8s %15s %15s %15s %15s %7s %7s\n", "shape", "prec", "R", "space",
-           "best", "median to 1%", "p90 to 1%", "random median", "random p90", "instant",
-           "quick");
+    printf("%-16s %-*s %-6s %s %6s %8s %15s %15s %15s %15s %7s %7s\n", "shape", STENCIL_WIDTH,
+           "stencil", "prec", "R", "space", "best", "median to 1%", "p90 to 1%",
+           "random median", "random p90", "instant", "quick");
     for (size_t i = 0; i < rec->n && rc == 0; i++)
         rc = replay_problem(rec, i, a, &t);
     if (rc != 0)

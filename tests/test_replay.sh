@@ -5,6 +5,7 @@
 # bomb are refused, naming the file and line, each run under a bound on its memory and a
 # timeout (a guard against a hang, never a measure of speed). --budget-s holds each run to
 # the seconds the recording says its variants took, and refuses what is not a budget.
+# Specs of one device warm-start each other, and each row names its stencil (issue 30).
 # Usage: BUILD=build sh tests/test_replay.sh
 set -u
 . "$(dirname "$0")/tap.sh"
@@ -128,6 +129,28 @@ awk -F, 'BEGIN { OFS = "," } { print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $1
     "$scratch/once.csv" >"$scratch/costless.csv"
 usage_refused "replay --budget-s refused on a recording without costs" \
     "fdtune replay: --budget-s needs what each variant cost" "$scratch/costless.csv" --budget-s 2
+
+# Operators of one device lend each other a warm start (issue 30): the three specs of a
+# recording on one shape, each the only problem of its stencil, are each warm-started from
+# the other two (their variants are named alike), so the model has an instant answer for
+# every one; and the table names each row's stencil, as rows of one shape and radius are
+# otherwise alike.
+SPECS=bench/results/h100/issue30/record2/spec_results.csv.gz
+zcat "$SPECS" | awk -F, 'NR == 1 || ($6 == 256 && $7 == 256 && $8 == 256)' >"$scratch/specs.csv"
+replay_bounded "$scratch/specs.csv" --seeds 1
+stencils=$(zcat "$SPECS" | awk -F, 'NR > 1 { print $3 }' | sort -u)
+named=0
+for s in $stencils; do
+    grep -q "^256x256x256 *$s " "$scratch/out" && named=$((named + 1))
+done
+instant_worst=$(sed -n 's/.* instant_worst=\([0-9.]*\).*/\1/p' "$scratch/out")
+if grep -q '^replay problems=3 ' "$scratch/out" && [ "$named" -eq 3 ] &&
+    awk -v w="${instant_worst:-0}" 'BEGIN { exit !(w > 0.5) }'; then
+    ok "replay: three specs of one shape warm-start each other (instant worst $instant_worst), each row named by its stencil"
+else
+    echo "    rows naming their stencil: $named of 3; instant worst '$instant_worst'" >>"$scratch/out"
+    not_ok "replay: three specs of one shape warm-start each other, each row named" "$scratch/out"
+fi
 
 refused "replay: /dev/zero refused within $bound" \
     "fdtune replay: /dev/zero:1: a field longer than 4096 bytes" /dev/zero

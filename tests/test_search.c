@@ -437,6 +437,103 @@ static void test_cold_start_still_searches(void **state)
     close_replay(&r);
 }
 
+/* --- warm starts across operators (issue 30) ------------------------------------------ */
+
+#define ACOUSTIC8 "spec-8b3cff784b1bbe94"
+#define BOX27 "spec-3b12bf2d5708cb75"
+
+static fdt_problem cube(const char *stencil, int n, int radius)
+{
+    fdt_problem p = {.nx = n, .ny = n, .nz = n, .radius = radius, .precision = FDT_DOUBLE};
+    snprintf(p.stencil, sizeof p.stencil, "%s", stencil);
+    return p;
+}
+
+/* Another operator is a weaker hint, as another precision or radius is: farther than the
+ * same operator on a shape twice as large each way, and its penalty adds to theirs. */
+static void test_another_stencil_is_a_weaker_hint(void **state)
+{
+    (void)state;
+    const fdt_problem p = cube(ACOUSTIC8, 256, 4);
+    const fdt_problem other = cube(BOX27, 256, 4), larger = cube(ACOUSTIC8, 512, 4);
+    const fdt_problem other_radius = cube(BOX27, 256, 1), radius = cube(ACOUSTIC8, 256, 1);
+    const double d = fdt_warm_distance(&p, &other);
+    assert_true(d > fdt_warm_distance(&p, &larger));
+    assert_true(fdt_warm_distance(&other, &p) == d);
+    assert_true(fabs(fdt_warm_distance(&p, &other_radius) - (d + fdt_warm_distance(&p, &radius))) <
+                1e-12);
+}
+
+/* A space of the spec families' variants, named as a recording names them. */
+static void spec_space(fdt_search_space *space, const char *const *names, size_t n)
+{
+    fdt_variant vs[8];
+    char err[128];
+    assert_true(n <= 8);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(fdt_variant_parse(names[i], &vs[i], err, sizeof err), 0);
+    assert_int_equal(fdt_search_space_init(space, vs, n), 0);
+}
+
+static void add_warm(fdt_warm *w, const fdt_search_space *space, const fdt_problem *p,
+                     const char (*names)[FDT_VARIANT_NAME_MAX], const double *gbps, size_t n)
+{
+    assert_int_equal(fdt_warm_add(w, space, p, names, gbps, n), 0);
+}
+
+/* Warm problems of another operator are used, at their distance: alone they decide the
+ * instant answer; beside the same operator on a larger shape, which prefers another
+ * variant, they give way to it. */
+static void test_other_stencils_warm_start_with_less_weight(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"snaive:32x1x1", "smarch:64x4x1:mz8"};
+    static const char rows[][FDT_VARIANT_NAME_MAX] = {"snaive:32x1x1", "smarch:64x4x1:mz8"};
+    fdt_search_space space;
+    spec_space(&space, names, 2);
+    const fdt_problem p = cube(ACOUSTIC8, 256, 4);
+    const fdt_problem other = cube(BOX27, 256, 4), larger = cube(ACOUSTIC8, 512, 4);
+    fdt_warm warm = {0};
+    double expected;
+    size_t used;
+    add_warm(&warm, &space, &other, rows, (const double[]){1000, 2000}, 2);
+    assert_int_equal(fdt_search_instant(&space, &warm, &p, &expected, &used), 1);
+    add_warm(&warm, &space, &larger, rows, (const double[]){2000, 1000}, 2);
+    assert_int_equal(fdt_search_instant(&space, &warm, &p, &expected, &used), 0);
+    assert_int_equal(used, 2);
+    fdt_warm_free(&warm);
+    fdt_search_space_free(&space);
+}
+
+/* The Laplacian's rows name its own families, none of the spec's: they lend a spec
+ * nothing, however near its shape, and a spec's rows lend the Laplacian nothing. */
+static void test_rows_of_other_families_lend_nothing(void **state)
+{
+    (void)state;
+    static const char *const spec_names[] = {"snaive:32x1x1", "smarch:64x4x1:mz8"};
+    static const char *const laplacian_names[] = {"naive:64x1x1", "zvec:32x8x1:mz2"};
+    static const char spec_rows[][FDT_VARIANT_NAME_MAX] = {"snaive:32x1x1",
+                                                           "smarch:64x4x1:mz8"};
+    static const char laplacian_rows[][FDT_VARIANT_NAME_MAX] = {"naive:64x1x1",
+                                                                "zvec:32x8x1:mz2"};
+    const double gbps[] = {1000, 2000};
+    fdt_search_space spec, laplacian;
+    spec_space(&spec, spec_names, 2);
+    spec_space(&laplacian, laplacian_names, 2);
+    const fdt_problem p = cube(ACOUSTIC8, 256, 4), lap = cube("laplacian", 256, 4);
+    fdt_warm warm = {0};
+    double expected;
+    size_t used;
+    add_warm(&warm, &spec, &lap, laplacian_rows, gbps, 2);
+    assert_int_equal(warm.n, 0);
+    assert_int_equal(fdt_search_instant(&spec, &warm, &p, &expected, &used), -1);
+    add_warm(&warm, &laplacian, &p, spec_rows, gbps, 2);
+    assert_int_equal(warm.n, 0);
+    fdt_warm_free(&warm);
+    fdt_search_space_free(&spec);
+    fdt_search_space_free(&laplacian);
+}
+
 static void write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -717,6 +814,9 @@ int main(void)
         cmocka_unit_test(test_guided_finds_what_no_neighbour_prefers),
         cmocka_unit_test(test_instant_answer_draws_on_the_warm_start),
         cmocka_unit_test(test_cold_start_still_searches),
+        cmocka_unit_test(test_another_stencil_is_a_weaker_hint),
+        cmocka_unit_test(test_other_stencils_warm_start_with_less_weight),
+        cmocka_unit_test(test_rows_of_other_families_lend_nothing),
         cmocka_unit_test(test_loader_refuses_what_is_not_an_export),
         cmocka_unit_test(test_repeated_rows_are_one_variant),
         cmocka_unit_test(test_repeated_rows_keep_the_fastest_ok),

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/stencil.h"
+
 struct fdt_job_search {
     fdt_search_space space;
     fdt_warm warm;
@@ -46,13 +48,27 @@ static int same_problem(const fdt_key *a, const fdt_key *b)
     return fdt_problem_same(&a->problem, &b->problem);
 }
 
-/* Another problem of key's stencil and cache mode: one more candidate, by its distance to
- * key. fresh: known not to be among the n already (the best rows are one per problem). */
+/* Whether problems of a's stencil and b's are served by the same families, so that b's
+ * rows name variants of a's space: a spec's and a spec's, or two built-ins'. A stencil
+ * this process has no row of is served by none. */
+static int same_families(const fdt_problem *a, const fdt_problem *b)
+{
+    if (strcmp(a->stencil, b->stencil) == 0)
+        return 1;
+    const fdt_stencil *x = fdt_stencil_of(a), *y = fdt_stencil_of(b);
+    return x && y && (x->spec != NULL) == (y->spec != NULL);
+}
+
+/* Another problem of key's cache mode whose rows may name variants of key's space (of
+ * key's stencil, or of another served by the same families: a weaker hint, by its
+ * distance): one more candidate, by its distance to key. The others would only take a
+ * warm start's place. fresh: known not to be among the n already (the best rows are one
+ * per problem). */
 static void add_candidate(candidate *c, size_t *n, const fdt_key *key, const fdt_key *other,
                           int fresh)
 {
-    if (same_problem(other, key) || strcmp(other->problem.stencil, key->problem.stencil) != 0 ||
-        other->problem.cache != key->problem.cache)
+    if (same_problem(other, key) || other->problem.cache != key->problem.cache ||
+        !same_families(&key->problem, &other->problem))
         return;
     for (size_t i = 0; !fresh && i < *n; i++)
         if (same_problem(&c[i].key, other))

@@ -136,10 +136,17 @@ void fdt_warm_free(fdt_warm *w)
 }
 
 /* A shape's effect on speed goes by ratios (twice the rows, half the planes), so shapes
- * are compared on a log scale; another precision or radius counts as a doubling and a half
- * of every side: a weaker hint, never none. */
+ * are compared on a log scale; another precision, radius or operator (stencil) counts as a
+ * doubling and a half of every side: a weaker hint, never none. Another operator is much
+ * weaker still: on the six specs' recorded spaces another operator at the same shape
+ * disagrees with a problem's profile three times as much as the same operator at a distance
+ * of 1.4 to 2.5 does, and at 2 its many rows outvoted the problem's own neighbours (the worst
+ * problem from 5.7% of the space to 7.7%: bench/results/README.md, issue 30). At 6 any
+ * neighbour of the same operator outweighs them, so an operator with tuned problems of its
+ * own searches as before, and one with none starts from the others'. */
 #define OTHER_PRECISION 2.0
 #define OTHER_RADIUS 2.0
+#define OTHER_STENCIL 6.0
 
 double fdt_warm_distance(const fdt_problem *target, const fdt_problem *other)
 {
@@ -148,7 +155,8 @@ double fdt_warm_distance(const fdt_problem *target, const fdt_problem *other)
     const double dz = log((double)target->nz / other->nz);
     return sqrt(dx * dx + dy * dy + dz * dz) +
            (target->precision != other->precision ? OTHER_PRECISION : 0) +
-           (target->radius != other->radius ? OTHER_RADIUS : 0);
+           (target->radius != other->radius ? OTHER_RADIUS : 0) +
+           (strcmp(target->stencil, other->stencil) != 0 ? OTHER_STENCIL : 0);
 }
 
 /* --- the driver ------------------------------------------------------------------------ */

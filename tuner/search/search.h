@@ -58,8 +58,9 @@ int fdt_warm_add(fdt_warm *w, const fdt_search_space *space, const fdt_problem *
 void fdt_warm_free(fdt_warm *w);
 
 /* How far a warm problem is from the problem tuned, in the units of the guided strategy's
- * weights: the distance of the shapes' logarithms, plus a penalty for another precision
- * and another radius (weaker hints). Callers use it to pick the nearest few. */
+ * weights: the distance of the shapes' logarithms, plus a penalty for another precision,
+ * another radius and another stencil (weaker hints). Callers use it to pick the nearest
+ * few; a problem of another stencil lends only the variants its space shares. */
 double fdt_warm_distance(const fdt_problem *target, const fdt_problem *other);
 
 typedef struct fdt_search fdt_search;
