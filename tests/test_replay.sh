@@ -1,14 +1,15 @@
 #!/bin/sh
 # test_replay.sh - fdtune replay on files no clean export gives it (issue 28): a recording
 # whose every row is repeated, 200,000 rows in all, replays exactly as the recording does
-# (the same space per problem, the same figures), and /dev/zero, a 1 MB field and a gzip
-# bomb are refused, naming the file and line, each run under a bound on its memory and a
+# (the same space per problem, the same figures), and /dev/zero, a 1 MB field, a line of
+# 80 kB in fields within their bound and a gzip bomb are refused, naming the file and line, each run under a bound on its memory and a
 # timeout (a guard against a hang, never a measure of speed). --budget-s holds each run to
 # the seconds the recording says its variants took, and refuses what is not a budget.
 # Specs of one device warm-start each other, and each row names its stencil (issue 30).
 # Usage: BUILD=build sh tests/test_replay.sh
 set -u
 . "$(dirname "$0")/tap.sh"
+require python3
 BUILD=${BUILD:-build}
 FDTUNE=$BUILD/fdtune
 scratch=$(mktemp -d /tmp/fdt-replay-XXXXXX)
@@ -159,6 +160,11 @@ head -c 1048576 /dev/zero | tr '\0' 'x' >>"$scratch/wide.csv"
 echo ",D,laplacian,1,double,8,8,8,hot,1,naive:64x1x1,ok,0,10" >>"$scratch/wide.csv"
 refused "replay: a field of 1 MB refused within $bound" \
     "$scratch/wide.csv:2: a field longer than 4096 bytes" "$scratch/wide.csv"
+# A line of 20 fields of 4000 bytes each: every field within its bound, the line past its own.
+head -1 "$scratch/once.csv" >"$scratch/long.csv"
+python3 -c "print(','.join(['x' * 4000] * 20))" >>"$scratch/long.csv"
+refused "replay: a line of 80 kB in fields of 4000 bytes refused" \
+    "$scratch/long.csv:2: a line longer than 65536 bytes" "$scratch/long.csv"
 # 512 MiB of NUL bytes compressed to half a megabyte
 head -c 536870912 /dev/zero | gzip -1 >"$scratch/bomb.csv.gz"
 refused "replay: a gzip bomb refused within $bound" \
