@@ -22,9 +22,10 @@ fi
 daemon_test watchdog
 CONF=$dir/fdtuned.conf
 
-# write_config HEARTBEAT_MS TIMEOUT_MS [LEADER_SAMPLES]: few samples so that the cpu backend
-# is quick, no bound on a measurement's spread (a loaded host would fail the jobs these tests
-# need done), a deadline far beyond any variant here.
+# write_config HEARTBEAT_MS TIMEOUT_MS [LEADER_SAMPLES] [MIN_SAMPLE_MS]: few samples so that
+# the cpu backend is quick (unless told how long a sample lasts), no bound on a measurement's
+# spread (a loaded host would fail the jobs these tests need done), a deadline far beyond any
+# variant here.
 write_config() {
     cat >"$CONF.new" <<EOF
 [worker]
@@ -33,7 +34,7 @@ heartbeat_timeout_ms = $2
 variant_deadline_ms = 600000
 [tuning]
 samples = 3
-min_sample_ms = 0.1
+min_sample_ms = ${4:-0.1}
 leaders = 2
 leader_samples = ${3:-4}
 max_spread = 0
@@ -120,13 +121,16 @@ stop_daemon
 
 # --- SIGHUP shortens the heartbeat under a running worker ---------------------------------------
 # The worker beats every 1000 ms, as it was started; the new settings (a beat every 100 ms,
-# silent after 300) are for the workers started after the reload.
-write_config 1000 5000
+# silent after 300) are for the workers started after the reload. Each sample lasts 1.5 s,
+# so that while a variant is timed the worker sends its beats alone, 1000 ms apart: silent
+# far past 300 ms, again and again, whatever the host's load; judged by the new timeout
+# instead of its own, it would be killed.
+write_config 1000 5000 4 1500
 start_daemon "$dir/fdtuned.db"
-job=$("$FDTUNE" tune 35 17 11 --family naive --subset 24 --json | field job)
+job=$("$FDTUNE" tune 35 17 11 --family naive --subset 4 --json | field job)
 if wait_until 300 job_has_progress "$job" 1 && [ "$(worker_pid)" -gt 0 ]; then
     old_worker=$(worker_pid)
-    write_config 100 300
+    write_config 100 300 4 1500
     kill -HUP "$pid"
     if wait_until 60 log_has "SIGHUP: reloaded"; then
         worker_kept "a worker started with a 1000 ms beat is not judged by a reloaded 300 ms timeout" "$job"
