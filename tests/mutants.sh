@@ -10,11 +10,13 @@
 # the run: it must be brought up to date, never skipped.
 # Usage: sh tests/mutants.sh [NAME...]   (default: every mutant. On 2 cores each takes a few
 # minutes but resume_measures_again, under which test_daemon.sh waits out its bounds: half
-# an hour or more; class4 and class5 wait out their tests' bounds on the hang: 10 and 5)
+# an hour or more; class4 and class5 wait out their tests' bounds on the hang: 10 and 5
+# minutes). Each test runs once unmutated first, and must pass.
 set -u
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dir=$(mktemp -d /tmp/fdt-mutants-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
+trap 'exit 1' HUP INT TERM # the copy goes then too
 : >"$dir/tally"
 
 # The mutants, one a line: name, file, the line as it is (a fixed string), the line as the
@@ -30,8 +32,8 @@ smem_boundary@kernels_src/smem.hip@        if (p < TX * TY && gi >= 0 && gi < t.
 xytile_boundary@kernels_src/xytile.hip@        in[q] = i < nx && j < ny;@        in[q] = i < nx && j < ny - 1;@build/tests/test_cpu_backend test_barrier_families_verify_on_odd_shapes
 # Issue 28's ten defect classes, each fix undone at its core.
 class1_client_trusts_any_uid@cli/client.c@    if (peer.uid == me || peer.uid == 0 || peer.uid == also)@    if (1 || peer.uid == me || peer.uid == 0 || peer.uid == also)@sh tests/test_client_trust.sh
-# A refused progress write no longer ends the step: send_chunk's task goes to the worker the pause detached.
-class2_task_to_detached_worker@tuner/daemon/scheduler.c@        json_decref(list);@        if (0)@sh tests/test_watchdog.sh
+# A refused progress write no longer ends the step: send_leaders' task goes to the worker the pause detached.
+class2_task_to_detached_worker@tuner/daemon/scheduler.c@        fdt_store_names_free(names, n);@        if (0)@sh tests/test_watchdog.sh
 class3_damaged_code_not_rebuilt@tuner/engine/session.c@    if (st == FDT_OK || !job->cached)@    if (st == FDT_OK || 1)@sh tests/test_heal.sh
 class4_no_compile_deadline@tuner/engine/compile_helper.c@        const int ready = poll(&p, 1, ms_until(due));@        const int ready = poll(&p, 1, -1);@sh tests/test_heal.sh
 class5_cache_open_blocks@cli/module_cache.c@    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);@    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);@build/tests/test_kernel
@@ -66,7 +68,27 @@ build() {
         build/tests/test_protocol >"$dir/build.log" 2>&1
 }
 
+# selected [NAME...]: the table's rows of the mutants named, every one when none is.
+selected() {
+    wanted=" $* "
+    mutants | while IFS='@' read -r name file from to test; do
+        case $name in '#'*) continue ;; esac
+        [ $# -eq 0 ] || case $wanted in *" $name "*) ;; *) continue ;; esac
+        echo "$name@$file@$from@$to@$test"
+    done
+}
+
+# run_test LOG TEST: TEST run in the tree, its output in $dir/LOG.log; its exit status. Its
+# stdin is not the table being read.
+run_test() {
+    # shellcheck disable=SC2086
+    (cd "$dir/tree" && BUILD=build FDT_BUILD=build FDTUNE_REPORT_DIR=build $2) \
+        </dev/null >"$dir/$1.log" 2>&1
+}
+
 mkdir -p "$dir/tree"
+# The rights tests run the tree's programs as other uids, who must reach it.
+chmod 0711 "$dir"
 # safe.directory: the copy is read, never written, so a tree of another uid will do.
 git -c safe.directory="$repo" -C "$repo" archive HEAD | tar -x -C "$dir/tree"
 if ! build; then
@@ -74,10 +96,25 @@ if ! build; then
     echo "FAIL - the unmutated tree does not build"
     exit 1
 fi
-wanted=" $* "
-mutants | while IFS='@' read -r name file from to test; do
-    case $name in '#'*) continue ;; esac
-    [ $# -eq 0 ] || case $wanted in *" $name "*) ;; *) continue ;; esac
+
+# Each test passes on the unmutated tree first: a test that fails anyway catches nothing.
+: >"$dir/failing"
+selected "$@" | cut -d@ -f5 | sort -u | while IFS= read -r test; do
+    if run_test baseline "$test"; then
+        echo "ok - unmutated: $test passes"
+    else
+        echo "FAIL - unmutated: $test fails without any mutant"
+        grep -m 3 -E 'FAIL|ERROR|FAILED' "$dir/baseline.log" | sed 's/^/    /'
+        echo "$test" >>"$dir/failing"
+    fi
+done
+
+selected "$@" | while IFS='@' read -r name file from to test; do
+    if grep -qxF -- "$test" "$dir/failing"; then
+        echo "FAIL - $name: $test fails without the bug too, so its failure proves nothing"
+        echo missed >>"$dir/tally"
+        continue
+    fi
     cp "$dir/tree/$file" "$dir/original"
     if ! mutate "$file" "$from" "$to"; then
         echo "FAIL - $name: the mutation no longer applies to $file (update tests/mutants.sh)"
@@ -87,10 +124,9 @@ mutants | while IFS='@' read -r name file from to test; do
     if ! build; then
         echo "FAIL - $name: the mutant does not build"
         echo missed >>"$dir/tally"
-    # shellcheck disable=SC2086
-    elif (cd "$dir/tree" && BUILD=build FDT_BUILD=build FDTUNE_REPORT_DIR=build $test) \
-        >"$dir/$name.log" 2>&1; then
+    elif run_test "$name" "$test"; then
         echo "FAIL - $name: $test passed with the bug in $file"
+        tail -n 3 "$dir/$name.log" | sed 's/^/    /'
         echo missed >>"$dir/tally"
     else
         echo "ok - $name: caught by $test"
