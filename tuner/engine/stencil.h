@@ -28,7 +28,7 @@
  * each grid nx * ny * nz points of the problem's precision, x fastest. */
 #define FDT_STENCIL_COEFFS_MAX FDT_SPEC_CONSTANTS_MAX
 #define FDT_STENCIL_FIELDS_MAX 8
-/* How many specs one process makes rows of: beyond it fdt_stencil_from_spec refuses. */
+/* How many specs one process makes rows of: beyond it fdt_stencil_from_text refuses. */
 #define FDT_STENCIL_SPECS_MAX 256
 
 typedef struct fdt_stencil_fns fdt_stencil_fns;
