@@ -184,6 +184,7 @@ contains
         write(error_unit, '(a)') 'wave_f: ' // why
         write(error_unit, '(a)') 'usage: wave_f NX NY NZ [--spec FILE] ' // &
             '[--precision float|double] [--steps N] [--kernel1]'
+        call teardown()
         call quit(2)
     end subroutine usage
 
@@ -527,6 +528,8 @@ contains
         if (allocated(fd)) deallocate(fd)
         if (allocated(ff)) deallocate(ff)
         if (allocated(sx)) deallocate(sx, sy, sz)
+        if (allocated(spec)) deallocate(spec)   ! libc's exit frees nothing of the program's
+        if (allocated(spec_path)) deallocate(spec_path)
     end subroutine teardown
 
     ! ---- text: C strings in, printf's formats out (heat.f90's, as each example stands
