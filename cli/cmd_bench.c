@@ -97,7 +97,7 @@ int fdt_parse_int(const char *text, long min, long max, const char *what, long *
 
 int fdt_parse_spec_file(const char *path, fdt_problem *p, const char **text_out)
 {
-    static char text[FDT_SPEC_TEXT_MAX + 1];
+    static char text[FDT_SPEC_TEXT_MAX + 2]; /* a byte past the bound, and a NUL */
     char why[256];
     FILE *in = fopen(path, "r");
     if (!in) {

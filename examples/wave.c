@@ -123,15 +123,15 @@ static int parse_args(int argc, char **argv, run *r)
     return 0;
 }
 
-/* The spec's text from its file (NUL-terminated; a spec is at most 64 KiB, and a longer
- * file reaches the library cut short, which it refuses): NULL, r->err saying why, when it
- * cannot be read. */
+/* The spec's text from its file, NUL-terminated: a spec is at most 64 KiB, and a longer file
+ * reaches the library one byte past that, which it refuses. NULL, r->err saying why, when
+ * it cannot be read. */
 static char *read_spec(run *r)
 {
     enum { MAX = 65536 };
     FILE *in = fopen(r->spec_path, "r");
-    char *text = in ? calloc(1, MAX + 1) : NULL;
-    if (text && fread(text, 1, MAX, in) == 0 && ferror(in)) {
+    char *text = in ? calloc(1, MAX + 2) : NULL;
+    if (text && fread(text, 1, MAX + 1, in) == 0 && ferror(in)) {
         free(text);
         text = NULL;
     }

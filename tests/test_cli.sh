@@ -61,6 +61,10 @@ expect 2 "--spec $dir/none.json: No such file or directory" -- bench 64 64 64 --
 printf '{"fdtune_stencil": 1, "name": "x", "inputs": ["u"], "outputs": {"f": [{"tap": "u", "at": [0, 0, 9]}]}}' >"$dir/far.json"
 expect 2 "--spec $dir/far.json: outputs.f\\[0\\].at" -- bench 64 64 64 --spec "$dir/far.json"
 expect 2 'a spec.s radius is its reach' -- bench 64 64 64 --radius 2 --spec examples/specs/box27.json
+# A spec file past the 64 KiB bound, even by trailing blanks, is refused whole, never cut short.
+python3 -c "import sys; s = open(sys.argv[1]).read().rstrip(); print(s + ' ' * (65537 - len(s)))" \
+    examples/specs/box27.json >"$dir/big.json"
+expect 2 "--spec $dir/big.json: spec: 65537 bytes: the most is 65536" -- bench 64 64 64 --spec "$dir/big.json"
 expect 2 "unknown option or missing value: '--bogus'" -- bench 64 64 64 --bogus
 expect 2 "unknown option or missing value: '--top'" -- bench 64 64 64 --top
 expect 2 '--timeout-ms must be a positive number' -- bench 64 64 64 --timeout-ms -1
