@@ -39,19 +39,22 @@ replay_bounded() {
     (ulimit -v "$BOUND_KB" && exec timeout 300 "$FDTUNE" replay "$@") >"$scratch/out" 2>&1
 }
 
-# refused NAME MESSAGE ARGS...: replay ARGS exits 1 with MESSAGE, within the bound.
-refused() {
-    name=$1 message=$2
-    shift 2
+# exits CODE NAME MESSAGE ARGS...: replay ARGS exits CODE with MESSAGE, within the bound.
+exits() {
+    want=$1 name=$2 message=$3
+    shift 3
     replay_bounded "$@"
     rc=$?
-    if [ $rc -eq 1 ] && grep -Fq -- "$message" "$scratch/out"; then
+    if [ $rc -eq "$want" ] && grep -Fq -- "$message" "$scratch/out"; then
         ok "$name"
     else
-        echo "    exit $rc, want 1 and: $message" >>"$scratch/out"
+        echo "    exit $rc, want $want and: $message" >>"$scratch/out"
         not_ok "$name" "$scratch/out"
     fi
 }
+
+# refused NAME MESSAGE ARGS...: replay ARGS fails (exit 1) with MESSAGE.
+refused() { exits 1 "$@"; }
 
 # The recording with each row once, and with each row 18 times in a row (202,897 lines).
 zcat "$RECORDED" >"$scratch/once.csv"
@@ -108,18 +111,7 @@ else
 fi
 
 # usage_refused NAME MESSAGE ARGS...: replay ARGS exits 2 (usage) with MESSAGE.
-usage_refused() {
-    name=$1 message=$2
-    shift 2
-    replay_bounded "$@"
-    rc=$?
-    if [ $rc -eq 2 ] && grep -Fq -- "$message" "$scratch/out"; then
-        ok "$name"
-    else
-        echo "    exit $rc, want 2 and: $message" >>"$scratch/out"
-        not_ok "$name" "$scratch/out"
-    fi
-}
+usage_refused() { exits 2 "$@"; }
 for bad in 0 -1 abc 2s 1e9 nan; do
     usage_refused "replay --budget-s $bad refused" \
         "fdtune replay: --budget-s must be a number of seconds above 0, at most 31536000, got '$bad'" \
