@@ -491,7 +491,8 @@ int fdtune_request(fdtune_conn *c, const char *json_line, char **answer_line, ch
     return FDTUNE_OK;
 }
 
-json_t *fdtune_problem_request(const char *op, const fdtune_problem *p, int with_shape)
+json_t *fdtune_problem_request(const char *op, const fdtune_problem *p, const char *spec,
+                               int with_shape)
 {
     static const char *const caches[] = {[FDTUNE_HOT] = "hot", [FDTUNE_COLD] = "cold",
                                          [FDTUNE_PERSIST] = "persist", [FDTUNE_AUTO] = "auto"};
@@ -513,6 +514,10 @@ json_t *fdtune_problem_request(const char *op, const fdtune_problem *p, int with
     }
     if (p->tune_if_missing)
         st |= json_object_set_new(req, "tune_if_missing", json_true());
+    if (spec) { /* it names the stencil and its radius */
+        json_object_del(req, "radius");
+        st |= json_object_set_new(req, "spec", json_loads(spec, JSON_REJECT_DUPLICATES, NULL));
+    }
     if (st) {
         json_decref(req);
         return NULL;
@@ -783,16 +788,10 @@ int fdtune_query_spec(fdtune_conn *c, const fdtune_problem *p, const char *spec,
                       fdtune_answer *a, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
-    json_t *req = fdtune_problem_request("query", p, 1), *answer;
-    json_t *spec_json = spec ? json_loads(spec, JSON_REJECT_DUPLICATES, NULL) : NULL;
-    if (spec && !spec_json) { /* the connection is fine: nothing was sent */
-        json_decref(req);
+    json_t *req = fdtune_problem_request("query", p, spec, 1), *answer;
+    if (spec && !req) { /* the connection is fine: nothing was sent */
         snprintf(err, errlen, "the stencil spec is not JSON (docs/stencils.md)");
         return FDTUNE_ERR_ARG;
-    }
-    if (spec_json) { /* it names the stencil and its radius */
-        json_object_del(req, "radius");
-        json_object_set_new(req, "spec", spec_json);
     }
     int st = fdtune_request_json(c, req, &answer, err, errlen);
     json_decref(req);

@@ -9,9 +9,12 @@
 #include "fdtune.h"
 
 /* {"v":1,"op":op,"precision":..,"radius":..,"cache":..,"device":..} plus "nx","ny","nz"
- * when with_shape, and "tune_if_missing" when set. NULL when out of memory. */
+ * when with_shape, and "tune_if_missing" when set; with a spec (its JSON text, or NULL),
+ * "spec" instead of "radius", which the spec names. NULL when out of memory or when spec
+ * is not JSON. */
 __attribute__((visibility("hidden")))
-json_t *fdtune_problem_request(const char *op, const fdtune_problem *p, int with_shape);
+json_t *fdtune_problem_request(const char *op, const fdtune_problem *p, const char *spec,
+                               int with_shape);
 
 /* Sends req (left to the caller) and reads its answer as a JSON object (*answer, to be
  * released with json_decref): fdtune_request's statuses, and FDTUNE_ERR_ARG when req is

@@ -128,15 +128,7 @@ int fdt_daemon_parse(int argc, char **argv, const char *shortopts,
 
 json_t *fdt_problem_request(const fdt_daemon_args *a, const char *op, int with_shape)
 {
-    json_t *req = fdtune_problem_request(op, &a->problem, with_shape);
-    if (req && a->spec) {
-        json_object_del(req, "radius"); /* the spec's own: its reach */
-        if (json_object_set_new(req, "spec", json_loads(a->spec, 0, NULL)) != 0) {
-            json_decref(req);
-            return NULL;
-        }
-    }
-    return req;
+    return fdtune_problem_request(op, &a->problem, a->spec, with_shape);
 }
 
 /* fdtune_problem names no stencil yet: the command's problems are the default stencil's. */
