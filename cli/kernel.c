@@ -55,6 +55,7 @@ struct fdtune_function {
 struct fdtune_kernel {
     fdtune_device *d;
     fdt_problem problem;
+    const fdt_stencil *op;  /* the problem's stencil, looked up once: launches use it */
     fdt_kernel *stencil, *persist; /* persist: NULL unless the answer measured with it */
     fdt_dim3 grid, block, persist_grid, persist_block;
     fdtune_kernel_info info;
@@ -401,7 +402,7 @@ static void note_device(fdtune_kernel *k, const fdtune_answer *a)
 static void own_source(const fdtune_kernel *k, const fdt_variant *v, const char *answer_hash,
                        module_src *m, char hash[33])
 {
-    if (!fdt_stencil_of(&k->problem)->spec) {
+    if (!k->op->spec) {
         m->hash = answer_hash;
         m->text = fdt_built_in_source(answer_hash);
         return;
@@ -418,7 +419,7 @@ static fdt_status load_answer(fdtune_kernel *k, fdtune_conn *c, const fdtune_ans
     fdt_status st = check_answer(a, &k->problem, k->d->ops->info(k->d->b), &r, e);
     if (st != FDT_OK)
         return st;
-    module_src m = {.d = k->d, .entry = fdt_stencil_of(&k->problem)->entry,
+    module_src m = {.d = k->d, .entry = k->op->entry,
                     .defines = r.defines.list, .ndefines = r.defines.count, .conn = c};
     char hash[33];
     own_source(k, &r.variant, a->source_hash, &m, hash);
@@ -448,7 +449,7 @@ static fdt_status load_kernel1(fdtune_kernel *k, fdt_module_cache *cache,
     const char *text = fdt_variant_source(&v, &k->problem);
     char hash[33];
     fdt_source_hash(text, hash);
-    const module_src m = {.d = k->d, .entry = fdt_stencil_of(&k->problem)->entry,
+    const module_src m = {.d = k->d, .entry = k->op->entry,
                           .defines = defines.list, .ndefines = defines.count, .hash = hash,
                           .text = text};
     const fdt_status st = load_module(&m, cache, &k->stencil, tally, e);
@@ -492,6 +493,7 @@ static int build(fdtune_device *d, fdtune_conn *c, const fdtune_problem *p, cons
         free(k);
         return st;
     }
+    k->op = fdt_stencil_of(&k->problem); /* known: problem_from checked it */
     fdt_module_cache cache;
     fdt_module_cache_open(&cache, o ? o->cache_dir : NULL);
     module_tally tally = {0};
@@ -555,7 +557,7 @@ int fdtune_kernel_open(fdtune_device *d, const fdtune_problem *p,
 int fdtune_kernel_launch(fdtune_kernel *k, void *f, const void *u, double cx, double cy,
                          double cz, char *err, size_t errlen)
 {
-    if (k && fdt_stencil_of(&k->problem)->spec)
+    if (k && k->op->spec)
         return fail(err, errlen, FDTUNE_ERR_ARG, "this kernel is a spec's: launch it with "
                     "fdtune_kernel_launch_fields");
     void *const outputs[] = {f};
@@ -576,7 +578,7 @@ typedef struct launch_args {
 static void launch_args_fill(const fdtune_kernel *k, void *const *outputs,
                              const void *const *inputs, const double *constants, launch_args *a)
 {
-    const fdt_stencil *st = fdt_stencil_of(&k->problem);
+    const fdt_stencil *st = k->op;
     size_t n = 0, g = 0;
     for (int i = 0; i < st->outputs; i++, g++) {
         a->grids[g] = devptr(outputs[i]);
@@ -600,7 +602,7 @@ int fdtune_kernel_launch_fields(fdtune_kernel *k, void *const *outputs,
                                 const void *const *inputs, const double *constants,
                                 char *err, size_t errlen)
 {
-    if (!k || !outputs || !inputs || (!constants && fdt_stencil_of(&k->problem)->ncoeffs))
+    if (!k || !outputs || !inputs || (!constants && k->op->ncoeffs))
         return fail(err, errlen, FDTUNE_ERR_ARG, "no %s given",
                     !k ? "kernel" : !outputs ? "outputs" : !inputs ? "inputs" : "constants");
     launch_args a;
@@ -613,7 +615,7 @@ int fdtune_kernel_launch_fields(fdtune_kernel *k, void *const *outputs,
 
 double fdtune_kernel_bytes(const fdtune_kernel *k)
 {
-    return k ? fdt_stencil_ideal_bytes(fdt_stencil_of(&k->problem), &k->problem) : 0.0;
+    return k ? fdt_stencil_ideal_bytes(k->op, &k->problem) : 0.0;
 }
 
 int fdtune_kernel_persist(fdtune_kernel *k, void *f, int release, char *err, size_t errlen)
