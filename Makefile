@@ -88,7 +88,7 @@ FC := gfortran
 endif
 OBJCOPY ?= objcopy
 FFLAGS ?= -O2 -g
-CLI_OBJS := $(BUILD)/cli/fdtune.o $(BUILD)/cli/progress.o \
+CLI_OBJS := $(BUILD)/cli/fdtune.o $(BUILD)/cli/progress.o $(BUILD)/cli/args.o \
             $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/cmd_*.c))
 TESTS := test_variant test_hip_compile test_hip_variants test_cpu_backend test_store \
          test_config test_wire test_query test_protocol test_search test_kernel test_compile_helper \

@@ -36,6 +36,8 @@ int fdt_cmd_replay(int argc, char **argv);
 /* The kernel families a user may pick with --family (the test-only ones are not listed). */
 #define FDT_FAMILIES_HELP "naive, tiled, zmarch, zvec, zroll, smem, xytile; for a spec: snaive, smarch"
 
+/* The argument helpers every command shares (args.c). */
+
 /* Parses a whole decimal integer in [min, max]; on failure prints why, naming what, and
  * returns -1. */
 int fdt_parse_int(const char *text, long min, long max, const char *what, long *out);
