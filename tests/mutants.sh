@@ -32,8 +32,8 @@ smem_boundary@kernels_src/smem.hip@        if (p < TX * TY && gi >= 0 && gi < t.
 xytile_boundary@kernels_src/xytile.hip@        in[q] = i < nx && j < ny;@        in[q] = i < nx && j < ny - 1;@build/tests/test_cpu_backend test_barrier_families_verify_on_odd_shapes
 # Issue 28's ten defect classes, each fix undone at its core.
 class1_client_trusts_any_uid@cli/client.c@    if (peer.uid == me || peer.uid == 0 || peer.uid == also)@    if (1 || peer.uid == me || peer.uid == 0 || peer.uid == also)@sh tests/test_client_trust.sh
-# A refused progress write no longer ends the step: send_leaders' task goes to the worker the pause detached.
-class2_task_to_detached_worker@tuner/daemon/scheduler.c@        fdt_store_names_free(names, n);@        if (0)@sh tests/test_watchdog.sh
+# A refused progress write no longer ends the step: the task goes to the worker the pause detached.
+class2_task_to_detached_worker@tuner/daemon/scheduler.c@    if (save_job(l) != 0) {@    if (save_job(l) != 0 && 0) {@sh tests/test_watchdog.sh
 class3_damaged_code_not_rebuilt@tuner/engine/session.c@    if (st == FDT_OK || !job->cached)@    if (st == FDT_OK || 1)@sh tests/test_heal.sh
 # poll waits for ever (-1); ms_until stays called, or -Werror refuses it as unused.
 class4_no_compile_deadline@tuner/engine/compile_helper.c@        const int ready = poll(&p, 1, ms_until(due));@        const int ready = poll(&p, 1, ms_until(due) >= 0 ? -1 : 0);@sh tests/test_heal.sh

@@ -215,6 +215,19 @@ static int send_task(lane *l, json_t *task, fdt_cache_mode cache)
     return rc;
 }
 
+/* Keeps the job's new phase, then sends it the task. Every task goes through here: a save
+ * the store refused has paused every job and detached this lane's worker, so the task is
+ * dropped, never sent to a worker the lane no longer holds. */
+static void save_and_send(lane *l, json_t *task, fdt_cache_mode cache)
+{
+    if (save_job(l) != 0) {
+        json_decref(task);
+        return;
+    }
+    if (send_task(l, task, cache) != 0)
+        fdt_worker_stop(l->worker); /* it is going away; ended() resumes the job */
+}
+
 static json_t *names_json(char *const *names, size_t from, size_t to)
 {
     json_t *list = json_array();
@@ -233,13 +246,8 @@ static void send_chunk(lane *l, const char **names, size_t n)
     l->nchunk = n;
     l->measured_to_ms = uv_now(l->s->d->loop);
     l->job.phase = FDT_JOB_PHASE_MEASURE;
-    if (save_job(l) != 0) {
-        json_decref(list);
-        return;
-    }
     json_t *task = json_pack("{s:s, s:o}", "op", "measure", "variants", list);
-    if (send_task(l, task, l->job.key.problem.cache) != 0)
-        fdt_worker_stop(l->worker); /* it is going away; ended() resumes the job */
+    save_and_send(l, task, l->job.key.problem.cache);
 }
 
 /* phase: QUICK (the quick job's winner, stored at once; the search goes on) or LEADERS (the
@@ -260,15 +268,10 @@ static void send_leaders(lane *l, fdt_job_phase phase)
     }
     l->job.phase = phase;
     l->nchunk = 0;
-    if (save_job(l) != 0) {
-        fdt_store_names_free(names, n);
-        return;
-    }
     json_t *task = json_pack("{s:s, s:i, s:o}", "op", "leaders", "samples",
                              d->config.leader_samples, "variants", names_json(names, 0, n));
     fdt_store_names_free(names, n);
-    if (send_task(l, task, l->job.choose_cache ? FDT_CACHE_AUTO : l->job.key.problem.cache) != 0)
-        fdt_worker_stop(l->worker);
+    save_and_send(l, task, l->job.choose_cache ? FDT_CACHE_AUTO : l->job.key.problem.cache);
 }
 
 static int in_chunk(const lane *l, const char *name)
