@@ -195,9 +195,10 @@ int fdt_store_job_counts(fdt_store *s, int counts[FDT_JOB_STATES]);
  * results, so they resume where they stopped. Returns how many, or -1. */
 int fdt_store_jobs_requeue_running(fdt_store *s);
 
-/* Results. A first-pass result is stored once per (job, variant): adding it again is an
- * error the caller can see (-1), never a silent second measurement. Leader results replace
- * an earlier leader result of the same variant (a leaders phase cut short is redone). */
+/* Results. A first-pass result is stored once per (job, variant): adding it again keeps the
+ * first and returns 1, the error saying so, never a silent second measurement; -1 is a
+ * write the store refused. Leader results replace an earlier leader result of the same
+ * variant (a leaders phase cut short is redone). */
 int fdt_store_result_add(fdt_store *s, int64_t device_id, const fdt_key *key,
                          const char *kernels, const fdt_result_row *r);
 /* The job's n fastest ok first-pass variants, fastest first; *names is a malloc'd array of

@@ -73,9 +73,11 @@ int fdt_store_result_add(fdt_store *s, int64_t device_id, const fdt_key *key,
     bind_int(&b, store_now());
     if (stmt_run(s, &b) != 0)
         return -1;
-    if (sqlite3_changes(s->db) == 0)
-        return store_fail(s, "job %" PRId64 " already has a first-pass result for %.*s; "
-                             "kept the first", r->job_id, (int)sizeof r->variant, r->variant);
+    if (sqlite3_changes(s->db) == 0) {
+        store_fail(s, "job %" PRId64 " already has a first-pass result for %.*s; kept the first",
+                   r->job_id, (int)sizeof r->variant, r->variant);
+        return 1;
+    }
     return 0;
 }
 

@@ -427,7 +427,9 @@ static double measuring_since(lane *l)
     return seconds;
 }
 
-/* 0 stored (or unreadable, and said), -1 the store refused it: every job is paused. */
+/* 0 stored (or unreadable, and said), -1 the store refused it: every job is paused. A
+ * variant measured twice (a fault of ours: resuming must never do it) is said, and the job
+ * goes on with the first result kept, rather than pausing every job at each retry. */
 static int store_result(lane *l, json_t *ev)
 {
     fdt_daemon *d = l->s->d;
@@ -438,20 +440,24 @@ static int store_result(lane *l, json_t *ev)
         return 0;
     }
     r.job_id = l->job.id;
-    if (fdt_store_result_add(d->store, l->s->d->devices[l->device].id, &l->job.key,
-                             fdt_kernels_version(), &r) != 0) {
+    const int added = fdt_store_result_add(d->store, l->s->d->devices[l->device].id,
+                                           &l->job.key, fdt_kernels_version(), &r);
+    if (added < 0) {
         char what[FDT_VARIANT_NAME_MAX + 32];
         snprintf(what, sizeof what, "job %lld's result of %s", (long long)l->job.id, r.variant);
         pause_on_store_fault(l->s, what); /* measured again once the store takes it */
         return -1;
     }
+    if (added > 0)
+        fdt_log("job %lld: %s", (long long)l->job.id, fdt_store_error(d->store));
     l->crashes = 0;
     if (r.leader)
         return 0;
     if (l->search)
         fdt_job_search_feed(l->search, r.variant, fdt_result_row_speed(&r),
                             l->nchunk ? measuring_since(l) : 0);
-    count_result(&l->job, &r);
+    if (added == 0)
+        count_result(&l->job, &r);
     return save_job(l);
 }
 
