@@ -48,6 +48,16 @@ size_t fdt_real_size(fdt_precision p)
     return p == FDT_FLOAT ? sizeof(float) : sizeof(double);
 }
 
+double fdt_unit_roundoff(fdt_precision p)
+{
+    return p == FDT_FLOAT ? 0x1p-24 : 0x1p-53;
+}
+
+double fdt_rounding_bound(size_t terms, double magnitude)
+{
+    return (double)(terms + 4) * magnitude;
+}
+
 int fdt_problem_same(const fdt_problem *a, const fdt_problem *b)
 {
     return strcmp(a->stencil, b->stencil) == 0 && a->nx == b->nx && a->ny == b->ny &&

@@ -1,27 +1,29 @@
 /* compare.hip - verification on the device: compares every point of a variant's output
- * with the reference output. Interior points: the largest |out - ref| (NaN counts as
- * infinitely wrong) and the largest |ref|. Boundary points: how many no longer hold the
- * poison written before the run (a kernel wrote where it must not). Each thread strides
- * over the grid and leaves its three partial results in partial[3*thread..]; a second
- * launch folds them into a few (fold_partials), which the host reduces. One entry point
- * for both launches, its last argument saying which, since the cpu backend builds one
+ * with the reference output. Interior points: the largest |out - ref| in the point's own
+ * tolerance (the host's bound on rounding there, runner.c; a NaN output, or an error where
+ * the tolerance is 0, counts as infinitely wrong). Boundary points: how many no longer hold
+ * the poison written before the run (a kernel wrote where it must not). Each thread
+ * strides over the grid and leaves its two partial results in partial[2*thread..]; a
+ * second launch folds them into a few (fold_partials), which the host reduces. One entry
+ * point for both launches, its last argument saying which, since the cpu backend builds one
  * launcher per compile. Compare launched with block FDT_BX x 1 x 1. */
 
 __device__ void compare_points(const real *out, const unsigned *out_words, const real *ref,
-                               int nx, int ny, int nz, unsigned poison, double *partial)
+                               const float *tolerance, int nx, int ny, int nz, unsigned poison,
+                               double *partial)
 {
     const idx_t threads = (idx_t)gridDim.x * blockDim.x;
     const idx_t first = threadIdx.x + (idx_t)blockIdx.x * blockDim.x;
     const idx_t points = (idx_t)nx * ny * nz;
     const int words = sizeof(real) / sizeof(unsigned);
-    double max_err = 0, max_ref = 0, boundary_bad = 0;
+    double worst = 0, boundary_bad = 0;
     for (idx_t p = first; p < points; p += threads) {
         const int i = (int)(p % nx), j = (int)(p / nx % ny), k = (int)(p / ((idx_t)nx * ny));
         if (interior(i, nx) && interior(j, ny) && interior(k, nz)) {
-            const double o = out[p], r = ref[p];
+            const double o = out[p], r = ref[p], t = tolerance[p];
             const double err = o != o ? 1.0 / 0.0 : (o > r ? o - r : r - o);
-            max_err = err > max_err || err != err ? err : max_err;
-            max_ref = (r < 0 ? -r : r) > max_ref ? (r < 0 ? -r : r) : max_ref;
+            const double e = err == 0 ? 0 : t > 0 ? err / t : 1.0 / 0.0;
+            worst = e > worst ? e : worst;
         } else {
             for (int w = 0; w < words; w++)
                 if (out_words[p * words + w] != poison) {
@@ -30,13 +32,12 @@ __device__ void compare_points(const real *out, const unsigned *out_words, const
                 }
         }
     }
-    partial[3 * first] = max_err;
-    partial[3 * first + 1] = max_ref;
-    partial[3 * first + 2] = boundary_bad;
+    partial[2 * first] = worst;
+    partial[2 * first + 1] = boundary_bad;
 }
 
 /* Folds compare_points' count partials into the first blockDim.x of them, so that the host
- * reads a few thousand bytes instead of one partial per thread (6 MB at 512^3, a
+ * reads a few thousand bytes instead of one partial per thread (4 MB at 512^3, a
  * millisecond of download and host loop for every variant verified). One block; thread t
  * reads partials t + blockDim.x, t + 2 blockDim.x, ... and writes partial t alone, which no
  * other thread reads: no barrier is needed, so every backend runs it as it is. */
@@ -45,25 +46,22 @@ __device__ void fold_partials(double *partial, long long count)
     const long long t = threadIdx.x;
     if (t >= count)
         return;
-    double max_err = partial[3 * t], max_ref = partial[3 * t + 1], bad = partial[3 * t + 2];
+    double worst = partial[2 * t], bad = partial[2 * t + 1];
     for (long long q = t + blockDim.x; q < count; q += blockDim.x) {
-        const double e = partial[3 * q], r = partial[3 * q + 1];
-        max_err = e > max_err || e != e ? e : max_err;
-        max_ref = r > max_ref ? r : max_ref;
-        bad += partial[3 * q + 2];
+        worst = partial[2 * q] > worst ? partial[2 * q] : worst;
+        bad += partial[2 * q + 1];
     }
-    partial[3 * t] = max_err;
-    partial[3 * t + 1] = max_ref;
-    partial[3 * t + 2] = bad;
+    partial[2 * t] = worst;
+    partial[2 * t + 1] = bad;
 }
 
 /* fold == 0: compare every point; fold > 0: fold that many partials. */
 extern "C" __global__ void fdt_compare(const real *out, const unsigned *out_words,
-                                       const real *ref, int nx, int ny, int nz,
-                                       unsigned poison, double *partial, long long fold)
+                                       const real *ref, const float *tolerance, int nx, int ny,
+                                       int nz, unsigned poison, double *partial, long long fold)
 {
     if (fold > 0)
         fold_partials(partial, fold);
     else
-        compare_points(out, out_words, ref, nx, ny, nz, poison, partial);
+        compare_points(out, out_words, ref, tolerance, nx, ny, nz, poison, partial);
 }

@@ -25,7 +25,7 @@ trap 'exit 1' HUP INT TERM # the copy goes then too
 mutants() {
     cat <<'EOF'
 cache_takes_others_files@cli/module_cache.c@    else if (st->st_uid != geteuid())@    else if (0 && st->st_uid != geteuid())@build/tests/test_kernel
-tolerance_loosened@tuner/engine/runner.c@static const double float_tolerance = 1e-5, double_tolerance = 1e-12;@static const double float_tolerance = 1e-5, double_tolerance = 1e-5;@build/tests/test_cpu_backend test_tolerances_are_pinned
+tolerance_loosened@tuner/engine/runner.c@    return 2 * fdt_unit_roundoff(precision) * rounding;@    return 2e5 * fdt_unit_roundoff(precision) * rounding;@build/tests/test_cpu_backend test_tolerances_are_pinned
 resume_measures_again@tuner/daemon/job_search.c@    for (size_t i = 0; i < n; i++) {@    for (size_t i = 1; i < n; i++) {@sh tests/test_daemon.sh
 rights_check_removed@tuner/daemon/ops.c@        if (ops[i].admin && !fdt_peer_is_admin(c->d, c->peer))@        if (0 && ops[i].admin && !fdt_peer_is_admin(c->d, c->peer))@sh tests/test_security.sh
 smem_boundary@kernels_src/smem.hip@        if (p < TX * TY && gi >= 0 && gi < t.nx && gj >= 0 && gj < t.ny)@        if (p < TX * TY && gi >= 0 && gi < t.nx - 1 && gj >= 0 && gj < t.ny)@build/tests/test_cpu_backend test_barrier_families_verify_on_odd_shapes

@@ -200,7 +200,7 @@ static double builtin_point(const fdt_stencil *s, const fdt_problem *p, const vo
                             const double *c, size_t at)
 {
     const void *const in[] = {u};
-    return fdt_stencil_point(s, p, in, c, 0, at);
+    return fdt_stencil_point(s, p, in, c, 0, at, NULL);
 }
 
 /* stencil.c's weights, read through its reference: u a unit spike at +r along x and only
@@ -289,7 +289,7 @@ static void test_laplacian_spec_point_and_bytes_equal_the_builtins(void **state)
             for (int i = 0; i < 200; i++) {
                 const size_t at = random_interior(NX, NY, NZ, R);
                 const double want = builtin_point(lap, &p, field, c, at);
-                const double got = fdt_spec_point(&spec, 0, fields, c, NX, NY, p.precision, at);
+                const double got = fdt_spec_point(&spec, 0, fields, c, NX, NY, p.precision, at, NULL);
                 assert_near(got, want, 1e-12 * (1 + fabs(want)));
             }
             const double bytes =
@@ -356,7 +356,7 @@ static void test_div_k_grad_point_matches_the_formula(void **state)
     for (int i = 0; i < 300; i++) {
         const size_t at = random_interior(NX, NY, NZ, 1);
         const double want = div_k_grad(u, k, c, at, stride);
-        assert_near(fdt_spec_point(&spec, 0, fields, c, NX, NY, FDT_DOUBLE, at), want,
+        assert_near(fdt_spec_point(&spec, 0, fields, c, NX, NY, FDT_DOUBLE, at, NULL), want,
                     1e-12 * (1 + fabs(want)));
     }
 }

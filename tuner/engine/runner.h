@@ -1,5 +1,6 @@
 /* runner.h - runs variants of one problem on one device and judges them: owns the device
- * buffers (the stencil's input and output grids, a reference of each output), the random
+ * buffers (the stencil's input and output grids, a reference of each output and its
+ * tolerance at every point), the random
  * inputs, the host implementation that checks the reference kernel, and the verification
  * kernel that checks every variant. For the Laplacian: one input u, one output f. */
 #ifndef FDT_RUNNER_H
@@ -10,7 +11,8 @@
 #include "engine/variant.h"
 
 typedef struct fdt_verdict {
-    double rel_error;   /* max |out - ref| over interior points / max |ref| */
+    double error;       /* the worst interior point's |out - ref| over its tolerance: a right
+                           output's is at most 1 (infinite where one is NaN) */
     double boundary_bad;/* boundary points written */
     double launch_ms;   /* the verified launch's duration (f just poisoned): what timing
                            needs to know of it (fdt_samples.launch_ms) */
@@ -21,13 +23,14 @@ typedef struct fdt_runner {
     fdt_backend *backend;
     fdt_problem problem;
     fdt_timing timing;
-    double tolerance;
     const fdt_stencil *stencil; /* the problem's */
     double coeffs[FDT_STENCIL_COEFFS_MAX]; /* its launch constants, from grid spacings distinct
                                 per axis so that swapped axes show */
     size_t points, bytes;     /* of one grid */
     fdt_devptr in[FDT_STENCIL_FIELDS_MAX], out[FDT_STENCIL_FIELDS_MAX];
     fdt_devptr ref[FDT_STENCIL_FIELDS_MAX]; /* kernel 1's outputs, once the host agreed */
+    fdt_devptr tolerance[FDT_STENCIL_FIELDS_MAX]; /* each output's tolerance per point, in
+                                float: the host's bound on rounding there, doubled */
     fdt_devptr partial;
     size_t partial_count;
     double *partial_host;

@@ -988,11 +988,11 @@ static double load(const void *field, fdt_precision precision, size_t i)
 
 double fdt_spec_point(const fdt_spec *spec, size_t output, const void *const *fields,
                       const double *constants, int nx, int ny, fdt_precision precision,
-                      size_t at)
+                      size_t at, double *rounding)
 {
     const fdt_spec_output *o = &spec->outputs[output];
     const ptrdiff_t line = nx, slice = (ptrdiff_t)nx * ny, here = (ptrdiff_t)at;
-    double acc = 0;
+    double acc = 0, magnitude = 0;
     for (size_t i = 0; i < o->ntaps; i++) {
         const fdt_spec_tap *t = &o->taps[i];
         double term = t->weight * load(fields[t->input], precision,
@@ -1003,6 +1003,9 @@ double fdt_spec_point(const fdt_spec *spec, size_t output, const void *const *fi
             term *= load(fields[spec->ninputs + (size_t)t->coefficient], precision,
                          (size_t)(here + t->cdx + t->cdy * line + t->cdz * slice));
         acc += term;
+        magnitude += fabs(term);
     }
+    if (rounding)
+        *rounding = fdt_rounding_bound(o->ntaps, magnitude);
     return acc;
 }

@@ -2,6 +2,7 @@
  * users' specs; see stencil.h. */
 #include "engine/stencil.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@ struct fdt_stencil_fns {
     void (*coefficients)(const double h[3], double *out);
     double (*ideal_bytes)(const fdt_problem *p);
     double (*point)(const fdt_problem *p, const void *const *in, const double *coeffs,
-                    int output, size_t at);
+                    int output, size_t at, double *rounding);
 };
 
 /* Weights w[R][r] of the central second difference of order 2R (Fornberg's tables), the
@@ -51,21 +52,27 @@ static double load(const void *u, fdt_precision prec, size_t i)
     return prec == FDT_FLOAT ? ((const float *)u)[i] : ((const double *)u)[i];
 }
 
+/* The 6R + 1 taps: the centre's weight times cx + cy + cz, and each arm's. */
 static double laplacian_point(const fdt_problem *p, const void *const *in, const double *c,
-                              int output, size_t at)
+                              int output, size_t at, double *rounding)
 {
     (void)output; /* one: f */
     const void *u = in[0];
     const int R = p->radius;
     const double *w = laplacian_weights[R];
-    const size_t line = (size_t)p->nx, slice = (size_t)p->nx * p->ny;
-    double acc = w[0] * (c[0] + c[1] + c[2]) * load(u, p->precision, at);
+    const ptrdiff_t step[3] = {1, p->nx, (ptrdiff_t)p->nx * p->ny};
+    const double centre = w[0] * (c[0] + c[1] + c[2]) * load(u, p->precision, at);
+    double acc = centre, magnitude = fabs(centre);
     for (int r = 1; r <= R; r++)
-        acc += w[r] * (c[0] * (load(u, p->precision, at - r) + load(u, p->precision, at + r))
-                     + c[1] * (load(u, p->precision, at - r * line)
-                               + load(u, p->precision, at + r * line))
-                     + c[2] * (load(u, p->precision, at - r * slice)
-                               + load(u, p->precision, at + r * slice)));
+        for (int axis = 0; axis < 3; axis++)
+            for (int side = -1; side <= 1; side += 2) {
+                const double tap = w[r] * c[axis] *
+                                   load(u, p->precision, (size_t)((ptrdiff_t)at + side * r * step[axis]));
+                acc += tap;
+                magnitude += fabs(tap);
+            }
+    if (rounding)
+        *rounding = fdt_rounding_bound(6 * (size_t)R + 1, magnitude);
     return acc;
 }
 
@@ -261,9 +268,9 @@ double fdt_stencil_ideal_bytes(const fdt_stencil *st, const fdt_problem *p)
 }
 
 double fdt_stencil_point(const fdt_stencil *st, const fdt_problem *p, const void *const *in,
-                         const double *coeffs, int output, size_t at)
+                         const double *coeffs, int output, size_t at, double *rounding)
 {
-    return st->fns ? st->fns->point(p, in, coeffs, output, at)
+    return st->fns ? st->fns->point(p, in, coeffs, output, at, rounding)
                    : fdt_spec_point(st->spec, (size_t)output, in, coeffs, p->nx, p->ny,
-                                    p->precision, at);
+                                    p->precision, at, rounding);
 }

@@ -75,8 +75,11 @@ void fdt_stencil_coefficients(const fdt_stencil *st, const double h[3], double *
 double fdt_stencil_ideal_bytes(const fdt_stencil *st, const fdt_problem *p);
 /* Output `output` at the interior point at (its index in the grid), in double, from the
  * input grids in[0..inputs) (p's precision): the host reference kernel 1 is checked
- * against. The runner walks the points (in parallel: safe to call from any thread). */
+ * against. *rounding (unless NULL): the most a right kernel's rounding may move it there,
+ * in unit roundoffs of p's precision (fdt_rounding_bound over the output's terms), which
+ * makes the point's tolerance. The runner walks the points (in parallel: safe to call
+ * from any thread). */
 double fdt_stencil_point(const fdt_stencil *st, const fdt_problem *p, const void *const *in,
-                         const double *coeffs, int output, size_t at);
+                         const double *coeffs, int output, size_t at, double *rounding);
 
 #endif
