@@ -9,8 +9,7 @@
 # runs, and the file is put back. A mutation that no longer applies (the code moved) fails
 # the run: it must be brought up to date, never skipped.
 # Usage: sh tests/mutants.sh [NAME...]   (default: every mutant. On 2 cores each takes a few
-# minutes but resume_measures_again, under which test_daemon.sh waits out its bounds: half
-# an hour or more; class4 and class5 wait out their tests' bounds on the hang: 10 and 5
+# minutes but class4 and class5, which wait out their tests' bounds on the hang: 10 and 5
 # minutes). Each test runs once unmutated first, and must pass.
 set -u
 repo=$(cd "$(dirname "$0")/.." && pwd)
