@@ -1,5 +1,5 @@
 /* spec_code.h - the code of a user's stencil spec: the macros that the spec families'
- * templates (kernels_src/snaive.hip, smarch.hip) are compiled with, generated from the
+ * templates (kernels_src/snaive.hip, smarch.hip, szwin.hip) are compiled with, from the
  * spec's normalized taps (engine/spec.h). The text goes before a family's source, so it
  * defines macros alone, expanded inside the kernel after common.h:
  *   FDT_SPEC_ARGS   the parameters: spec_o0.. (outputs), spec_i0.. (inputs, then
@@ -7,6 +7,16 @@
  *                   type real (names a template's own locals do not take)
  *   FDT_SPEC_POINT(pos, line, slice)  every output at pos, summed in real in the taps'
  *                   canonical order and stored with store_f
+ * and a z-march's registers: each field's z-window, the planes lo..hi of its own column
+ * (dx = dy = 0) that some tap reads, held in real spec_wF[hi - lo + 1], spec_wF[q] the
+ * plane at dz = lo + q of the point being computed:
+ *   FDT_SPEC_WINDOW_DECL              declares the windows
+ *   FDT_SPEC_WINDOW_PRIME(pos, slice) loads the planes lo .. hi - 1 of the first point
+ *   FDT_SPEC_WINDOW_TOP(pos, slice)   loads plane hi of the point at pos (each step's one
+ *                   read of the column per field)
+ *   FDT_SPEC_WINDOW_POINT(pos, line, slice)  FDT_SPEC_POINT with the column's reads taken
+ *                   from the windows
+ *   FDT_SPEC_WINDOW_SHIFT             moves every window down a plane, for the next point
  * Weights are printed with 17 significant digits, so they survive the trip exactly. */
 #ifndef FDT_SPEC_CODE_H
 #define FDT_SPEC_CODE_H

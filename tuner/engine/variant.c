@@ -15,7 +15,7 @@
 extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
     fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_zroll[],
     fdt_kernel_source_xytile[], fdt_kernel_source_smem[], fdt_kernel_source_broken[],
-    fdt_kernel_source_snaive[], fdt_kernel_source_smarch[],
+    fdt_kernel_source_snaive[], fdt_kernel_source_smarch[], fdt_kernel_source_szwin[],
     fdt_kernel_source_hazard[], fdt_kernel_source_compare[], fdt_kernel_source_persist[],
     fdt_kernel_source_copy[];
 
@@ -237,6 +237,16 @@ static const fdt_family families[] = {
                 .map = OFF, .band = OFF, .wpe = OFF, .bug = OFF},
      .amd = {.bx = {{64, 128, 256, -1}}, .by = {{1, 2, 4, -1}}, .bz = ONE, .m = ONE,
              .mz = {{16, 32, 64, 128, -1}}, .order = OFF, .lb = ONE, .nt = ONE, .map = OFF,
+             .band = OFF, .wpe = WAVES, .bug = OFF, .whole_waves = 1},
+     .max_threads = 1024},
+    /* smarch with each field's column in registers (z-windows sized by the taps' reach in
+     * z): the chunk's loop unrolled, so its chunks stay shorter. */
+    {.name = "szwin", .source = fdt_kernel_source_szwin, .spec = 1, .z_chunks = 1,
+     .nvidia = {.bx = {{32, 64, 128, 256, -1}}, .by = {{1, 2, 4, 8, -1}}, .bz = ONE, .m = ONE,
+                .mz = {{4, 8, 16, 32, -1}}, .order = OFF, .lb = BOTH, .nt = BOTH,
+                .map = OFF, .band = OFF, .wpe = OFF, .bug = OFF},
+     .amd = {.bx = {{64, 128, 256, -1}}, .by = {{1, 2, 4, -1}}, .bz = ONE, .m = ONE,
+             .mz = {{16, 32, 64, -1}}, .order = OFF, .lb = ONE, .nt = ONE, .map = OFF,
              .band = OFF, .wpe = WAVES, .bug = OFF, .whole_waves = 1},
      .max_threads = 1024},
     {.name = "broken", .source = fdt_kernel_source_broken, .test_only = 1,
