@@ -47,8 +47,8 @@ endif
 
 # The example stencil specs (examples/specs/, docs/stencils.md), installed with the examples.
 SPECS := laplacian_r1 anisotropic div_k_grad acoustic8 gradient4 box27
-KERNELS := naive tiled zmarch zvec zroll smem xytile snaive smarch szwin broken hazard compare \
-           persist \
+KERNELS := naive tiled zmarch zvec zroll smem xytile snaive smarch szwin stile broken hazard \
+           compare persist \
            copy l2read
 # The store's schema (version 1) and its migrations, in order.
 SQL := schema migrate_2 migrate_3 migrate_4 migrate_5 migrate_6 migrate_7 migrate_8 migrate_9

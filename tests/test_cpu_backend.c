@@ -169,7 +169,7 @@ static void test_spec_families_verify_on_odd_shapes(void **state)
     fixture *f = *state;
     const char *const specs[] = {"laplacian_r1", "anisotropic", "div_k_grad", "acoustic8",
                                  "gradient4", "box27"};
-    const char *const families[] = {"snaive", "smarch", "szwin"};
+    const char *const families[] = {"snaive", "smarch", "szwin", "stile"};
     const int shapes[][3] = {{13, 17, 11}, {33, 9, 21}};
     size_t salt = 0;
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {

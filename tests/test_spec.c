@@ -82,7 +82,7 @@ static void test_examples_parse_into_their_normalized_form(void **state)
         const char *name;
         size_t ninputs, ncoefficients, nconstants, noutputs, ntaps;
         int reach[3];
-        int zdepth; /* of input 0 */
+        int zdepth; /* of input 0's column: its z-window holds -zdepth .. zdepth */
     } examples[] = {
         {"laplacian_r1", 1, 0, 3, 1, 9, {1, 1, 1}, 1},
         {"anisotropic", 1, 0, 3, 1, 9 + 5 + 3, {4, 2, 1}, 1},
@@ -100,18 +100,27 @@ static void test_examples_parse_into_their_normalized_form(void **state)
         assert_int_equal(spec.noutputs, examples[e].noutputs);
         assert_int_equal(spec.outputs[0].ntaps, examples[e].ntaps);
         assert_memory_equal(spec.reach, examples[e].reach, sizeof spec.reach);
-        assert_int_equal(spec.input_zdepth[0], examples[e].zdepth);
+        assert_int_equal(spec.hold[0].lo, -examples[e].zdepth);
+        assert_int_equal(spec.hold[0].hi, examples[e].zdepth);
         const int *r = examples[e].reach;
         assert_int_equal(spec.radius, r[0] > r[1] ? (r[0] > r[2] ? r[0] : r[2])
                                                   : (r[1] > r[2] ? r[1] : r[2]));
     }
-    /* The wave update reads u_prev and v2 at the point alone: no z-window for either. */
+    /* The wave update reads u_prev and v2 at the point alone: a one-plane z-window and no
+     * tile for either; u off its column only in its own plane, 4 away in x and y. */
     parse_file("acoustic8");
-    assert_int_equal(spec.input_zdepth[1], 0);
-    assert_int_equal(spec.coefficient_zdepth[0], 0);
+    for (int f = 1; f <= 2; f++) {
+        assert_true(spec.hold[f].lo == 0 && spec.hold[f].hi == 0);
+        assert_true(spec.hold[f].zlo > spec.hold[f].zhi);
+    }
+    const fdt_spec_hold u = spec.hold[0];
+    assert_true(u.zlo == 0 && u.zhi == 0 && u.rx == 4 && u.ry == 4);
     assert_non_null(tap_at(0, 0, 0, 0, -1)); /* 2u - u_prev: one tap each, no constant */
     parse_file("div_k_grad");
-    assert_int_equal(spec.coefficient_zdepth[0], 1);
+    assert_true(spec.hold[1].lo == -1 && spec.hold[1].hi == 1);
+    parse_file("box27"); /* every plane of the 3x3x3 box off the column */
+    assert_true(spec.hold[0].zlo == -1 && spec.hold[0].zhi == 1);
+    assert_true(spec.hold[0].rx == 1 && spec.hold[0].ry == 1);
     parse_file("gradient4");
     assert_string_equal(spec.outputs[2].name, "du_dz");
     for (size_t o = 0; o < 3; o++)

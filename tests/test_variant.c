@@ -122,6 +122,28 @@ static void test_shared_memory_of_xytile_rounds_the_halo(void **state)
     assert_int_equal(fdt_variant_shared_bytes(&v, &r3), 2 * (128 + 2 * 4) * (8 + 6) * 4);
 }
 
+/* stile's tiles are its spec's: box27 reads u off its column at three planes, one point
+ * away in x and y, so a ring of 3 tiles of (32 + 2) x (4 + 2) doubles; a spec whose taps
+ * leave their columns nowhere (the wave update's u_prev and v2) would add none. */
+static void test_shared_memory_of_stile_is_the_specs(void **state)
+{
+    (void)state;
+    char text[4096], err[256];
+    FILE *in = fopen("examples/specs/box27.json", "r");
+    assert_non_null(in);
+    const size_t len = fread(text, 1, sizeof text, in);
+    fclose(in);
+    const fdt_stencil *st = fdt_stencil_from_text(text, len, err, sizeof err);
+    assert_non_null(st);
+    fdt_problem p = cube;
+    fdt_copy_text(p.stencil, sizeof p.stencil, st->name);
+    fdt_variant v;
+    assert_int_equal(fdt_variant_parse("stile:32x4x1:mz8", &v, err, sizeof err), 0);
+    assert_int_equal(fdt_variant_shared_bytes(&v, &p), 3 * 34 * 6 * 8);
+    assert_int_equal(fdt_variant_parse("stile:1024x1x1:mz8", &v, err, sizeof err), 0);
+    assert_int_equal(fdt_variant_shared_bytes(&v, &p), 3 * 1026 * 3 * 8);
+}
+
 /* Registers are known only once compiled: a block the kernel cannot launch is refused with
  * the figures, and a backend that cannot tell (-1) refuses nothing. */
 static void test_compiled_kernel_must_fit_the_block(void **state)
@@ -717,6 +739,7 @@ int main(void)
         cmocka_unit_test(test_constraints_prune_by_device),
         cmocka_unit_test(test_shared_memory_limits_smem),
         cmocka_unit_test(test_shared_memory_of_xytile_rounds_the_halo),
+        cmocka_unit_test(test_shared_memory_of_stile_is_the_specs),
         cmocka_unit_test(test_compiled_kernel_must_fit_the_block),
         cmocka_unit_test(test_bands_are_pruned_where_they_change_nothing),
         cmocka_unit_test(test_nvidia_space_is_as_it_was),

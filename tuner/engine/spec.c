@@ -674,9 +674,30 @@ static void widen(int *reach, int d)
         *reach = abs(d);
 }
 
-/* The reach per axis and overall, and the z-depth of each field. */
+static void span(int *lo, int *hi, int d)
+{
+    *lo = d < *lo ? d : *lo;
+    *hi = d > *hi ? d : *hi;
+}
+
+/* Field f read at (dx, dy, dz): in its column's z-window, or in its tiles. */
+static void hold_read(fdt_spec_hold *h, int dx, int dy, int dz)
+{
+    if (dx == 0 && dy == 0) {
+        span(&h->lo, &h->hi, dz);
+        return;
+    }
+    span(&h->zlo, &h->zhi, dz);
+    widen(&h->rx, dx);
+    widen(&h->ry, dy);
+}
+
+/* The reach per axis and overall, and how the z-marching families hold each field. */
 static void measure_reach(fdt_spec *s)
 {
+    for (size_t f = 0; f < s->ninputs + s->ncoefficients; f++)
+        s->hold[f] = (fdt_spec_hold){.lo = INT8_MAX, .hi = INT8_MIN, .zlo = INT8_MAX,
+                                     .zhi = INT8_MIN}; /* offsets are int8_t */
     for (size_t o = 0; o < s->noutputs; o++)
         for (size_t i = 0; i < s->outputs[o].ntaps; i++) {
             const fdt_spec_tap *t = &s->outputs[o].taps[i];
@@ -686,9 +707,9 @@ static void measure_reach(fdt_spec *s)
                 widen(&s->reach[a], cd[a]);
                 widen(&s->radius, s->reach[a]);
             }
-            widen(&s->input_zdepth[t->input], t->dz);
+            hold_read(&s->hold[t->input], t->dx, t->dy, t->dz);
             if (t->coefficient >= 0)
-                widen(&s->coefficient_zdepth[t->coefficient], t->cdz);
+                hold_read(&s->hold[s->ninputs + (size_t)t->coefficient], t->cdx, t->cdy, t->cdz);
         }
 }
 

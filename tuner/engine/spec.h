@@ -52,6 +52,16 @@ typedef struct fdt_spec_output {
     fdt_spec_tap taps[FDT_SPEC_TAPS_MAX];
 } fdt_spec_output;
 
+/* How the z-marching families hold field f (numbered as the kernels' spec_i: the inputs,
+ * then the coefficient fields) over a column's walk in z: the planes lo..hi of its own
+ * column (dx = dy = 0) that the taps read, in registers (a z-window); the planes zlo..zhi
+ * at which it is read off that column, at most rx and ry away, in shared memory (tiles with
+ * that halo). A range that holds nothing has lo > hi (zlo > zhi). */
+typedef struct fdt_spec_hold {
+    int lo, hi;
+    int zlo, zhi, rx, ry;
+} fdt_spec_hold;
+
 typedef struct fdt_spec {
     char name[FDT_SPEC_NAME_MAX + 1];
     size_t ninputs, ncoefficients, nconstants, noutputs;
@@ -64,10 +74,7 @@ typedef struct fdt_spec {
      * (one interior for every axis, as the kernels and the verification share it). */
     int reach[3];
     int radius;
-    /* The largest |dz| at which each input and each coefficient field is read: the depth
-     * of the z-window a kernel keeps per column. */
-    int input_zdepth[FDT_SPEC_INPUTS_MAX];
-    int coefficient_zdepth[FDT_SPEC_COEFFICIENTS_MAX];
+    fdt_spec_hold hold[FDT_SPEC_INPUTS_MAX + FDT_SPEC_COEFFICIENTS_MAX];
 } fdt_spec;
 
 /* Parses the len bytes of text (JSON, not NUL-terminated) into *out (about 17 KiB: keep

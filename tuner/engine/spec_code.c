@@ -1,39 +1,27 @@
 /* spec_code.c - a spec's kernel macros; see spec_code.h. */
 #include "engine/spec_code.h"
 
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-/* A field's z-window: the planes lo..hi of its own column (dx = dy = 0) that the taps
- * read; empty (lo > hi) where none does. Fields are numbered as the kernel's spec_i. */
-typedef struct window {
-    int lo, hi;
-} window;
-
-static void widen(window *w, int dz)
-{
-    w->lo = dz < w->lo ? dz : w->lo;
-    w->hi = dz > w->hi ? dz : w->hi;
-}
+/* Where the point's reads come from: memory alone; each field's column from its z-window
+ * (the rest from memory); or the column from the z-window and the rest from the field's
+ * tiles. */
+typedef enum source { FROM_MEMORY, FROM_WINDOWS, FROM_TILES } source;
 
 static size_t nfields(const fdt_spec *s)
 {
     return s->ninputs + s->ncoefficients;
 }
 
-static void column_windows(const fdt_spec *s, window *w)
+static int holds_window(const fdt_spec_hold *h)
 {
-    for (size_t f = 0; f < nfields(s); f++)
-        w[f] = (window){.lo = INT8_MAX, .hi = INT8_MIN}; /* offsets are int8_t */
-    for (size_t o = 0; o < s->noutputs; o++)
-        for (size_t i = 0; i < s->outputs[o].ntaps; i++) {
-            const fdt_spec_tap *t = &s->outputs[o].taps[i];
-            if (t->dx == 0 && t->dy == 0)
-                widen(&w[t->input], t->dz);
-            if (t->coefficient >= 0 && t->cdx == 0 && t->cdy == 0)
-                widen(&w[s->ninputs + (size_t)t->coefficient], t->cdz);
-        }
+    return h->lo <= h->hi;
+}
+
+static int holds_tiles(const fdt_spec_hold *h)
+{
+    return h->zlo <= h->zhi;
 }
 
 /* The signature: outputs, fields read (inputs, then coefficient fields), shape, constants. */
@@ -50,12 +38,21 @@ static void print_args(FILE *out, const fdt_spec *s)
     fprintf(out, "\n");
 }
 
-/* Field f at pos + dx + dy * line + dz * slice: from its z-window where w is given and the
- * read is in the column, else spec_if[...] with the zero offsets left out. */
-static void print_read(FILE *out, size_t f, int dx, int dy, int dz, const window *w)
+/* Field f at pos + dx + dy * line + dz * slice: from its z-window or its tiles as from
+ * says, else spec_if[...] with the zero offsets left out. A tile's slot for plane dz at step
+ * m of the walk is (m + dz - zlo) mod its depth (stile.hip). */
+static void print_read(FILE *out, const fdt_spec *s, size_t f, int dx, int dy, int dz,
+                       source from)
 {
-    if (w && dx == 0 && dy == 0) {
-        fprintf(out, "spec_w%zu[%d]", f, dz - w[f].lo);
+    const fdt_spec_hold *h = &s->hold[f];
+    if (from != FROM_MEMORY && dx == 0 && dy == 0) {
+        fprintf(out, "spec_w%zu[%d]", f, dz - h->lo);
+        return;
+    }
+    if (from == FROM_TILES) {
+        fprintf(out, "spec_t%zu[((m) + %d) %% %d][(threadIdx.y + %d) * (FDT_BX + %d) + "
+                "threadIdx.x + %d]", f, dz - h->zlo, h->zhi - h->zlo + 1, h->ry + dy,
+                2 * h->rx, h->rx + dx);
         return;
     }
     fprintf(out, "spec_i%zu[(pos)", f);
@@ -68,30 +65,29 @@ static void print_read(FILE *out, size_t f, int dx, int dy, int dz, const window
     fprintf(out, "]");
 }
 
-static void print_tap(FILE *out, const fdt_spec *s, const fdt_spec_tap *t, const window *w)
+static void print_tap(FILE *out, const fdt_spec *s, const fdt_spec_tap *t, source from)
 {
     fprintf(out, " \\\n        spec_acc += (real)%.17g", t->weight);
     if (t->constant >= 0)
         fprintf(out, " * spec_k%d", t->constant);
     if (t->coefficient >= 0) {
         fprintf(out, " * ");
-        print_read(out, s->ninputs + (size_t)t->coefficient, t->cdx, t->cdy, t->cdz, w);
+        print_read(out, s, s->ninputs + (size_t)t->coefficient, t->cdx, t->cdy, t->cdz, from);
     }
     fprintf(out, " * ");
-    print_read(out, (size_t)t->input, t->dx, t->dy, t->dz, w);
+    print_read(out, s, (size_t)t->input, t->dx, t->dy, t->dz, from);
     fprintf(out, ";");
 }
 
-/* The macro `name`: every output at pos, its column reads from the z-windows w, or from
- * memory where w is NULL. */
-static void print_point(FILE *out, const fdt_spec *s, const char *name, const window *w)
+/* The macro `head`: every output at pos, each read where from says. */
+static void print_point(FILE *out, const fdt_spec *s, const char *head, source from)
 {
-    fprintf(out, "#define %s(pos, line, slice) do {", name);
+    fprintf(out, "#define %s do {", head);
     for (size_t o = 0; o < s->noutputs; o++) {
         const fdt_spec_output *op = &s->outputs[o];
         fprintf(out, " \\\n    { \\\n        real spec_acc = 0;");
         for (size_t t = 0; t < op->ntaps; t++)
-            print_tap(out, s, &op->taps[t], w);
+            print_tap(out, s, &op->taps[t], from);
         fprintf(out, " \\\n        store_f(&spec_o%zu[(pos)], spec_acc); \\\n    }", o);
     }
     fprintf(out, " \\\n} while (0)\n");
@@ -99,26 +95,64 @@ static void print_point(FILE *out, const fdt_spec *s, const char *name, const wi
 
 /* The z-windows' macros (spec_code.h): the windows, their first planes, each step's top
  * plane, and the shift down a plane. */
-static void print_windows(FILE *out, const fdt_spec *s, const window *w)
+static void print_windows(FILE *out, const fdt_spec *s)
 {
     fprintf(out, "#define FDT_SPEC_WINDOW_DECL");
     for (size_t f = 0; f < nfields(s); f++)
-        if (w[f].lo <= w[f].hi)
-            fprintf(out, " real spec_w%zu[%d];", f, w[f].hi - w[f].lo + 1);
+        if (holds_window(&s->hold[f]))
+            fprintf(out, " real spec_w%zu[%d];", f, s->hold[f].hi - s->hold[f].lo + 1);
     fprintf(out, "\n#define FDT_SPEC_WINDOW_PRIME(pos, slice) do {");
     for (size_t f = 0; f < nfields(s); f++)
-        for (int dz = w[f].lo; dz < w[f].hi; dz++)
+        for (int dz = s->hold[f].lo; dz < s->hold[f].hi; dz++)
             fprintf(out, " \\\n    spec_w%zu[%d] = spec_i%zu[(pos) + (%d) * (slice)];", f,
-                    dz - w[f].lo, f, dz);
+                    dz - s->hold[f].lo, f, dz);
     fprintf(out, " \\\n} while (0)\n#define FDT_SPEC_WINDOW_TOP(pos, slice) do {");
     for (size_t f = 0; f < nfields(s); f++)
-        if (w[f].lo <= w[f].hi)
+        if (holds_window(&s->hold[f]))
             fprintf(out, " \\\n    spec_w%zu[%d] = spec_i%zu[(pos) + (%d) * (slice)];", f,
-                    w[f].hi - w[f].lo, f, w[f].hi);
+                    s->hold[f].hi - s->hold[f].lo, f, s->hold[f].hi);
     fprintf(out, " \\\n} while (0)\n#define FDT_SPEC_WINDOW_SHIFT do {");
     for (size_t f = 0; f < nfields(s); f++)
-        for (int q = 0; q < w[f].hi - w[f].lo; q++)
+        for (int q = 0; q < s->hold[f].hi - s->hold[f].lo; q++)
             fprintf(out, " \\\n    spec_w%zu[%d] = spec_w%zu[%d];", f, q, f, q + 1);
+    fprintf(out, " \\\n} while (0)\n");
+}
+
+/* Field f's plane dz into its tile's slot: spec_tile_load (stile.hip) with its halo. */
+static void print_tile_load(FILE *out, size_t f, const fdt_spec_hold *h, const char *slot,
+                            int dz)
+{
+    fprintf(out, " \\\n    spec_tile_load<%d, %d>(spec_t%zu[%s], spec_i%zu, (corner) + (%d) * "
+            "(slice), i0, j0, nx, ny, line);", h->rx, h->ry, f, slot, f, dz);
+}
+
+/* The tiles' macros (spec_code.h): the rings of tiles, their first planes and each step's
+ * top plane. */
+static void print_tiles(FILE *out, const fdt_spec *s)
+{
+    char slot[48];
+    fprintf(out, "#define FDT_SPEC_TILE_DECL");
+    for (size_t f = 0; f < nfields(s); f++) {
+        const fdt_spec_hold *h = &s->hold[f];
+        if (holds_tiles(h))
+            fprintf(out, " __shared__ real spec_t%zu[%d][(FDT_BY + %d) * (FDT_BX + %d)];", f,
+                    h->zhi - h->zlo + 1, 2 * h->ry, 2 * h->rx);
+    }
+    fprintf(out, "\n#define FDT_SPEC_TILE_PRIME(corner, i0, j0, line, slice) do {");
+    for (size_t f = 0; f < nfields(s); f++)
+        for (int dz = s->hold[f].zlo; dz < s->hold[f].zhi; dz++) {
+            snprintf(slot, sizeof slot, "%d", dz - s->hold[f].zlo);
+            print_tile_load(out, f, &s->hold[f], slot, dz);
+        }
+    fprintf(out, " \\\n} while (0)\n");
+    fprintf(out, "#define FDT_SPEC_TILE_TOP(m, corner, i0, j0, line, slice) do {");
+    for (size_t f = 0; f < nfields(s); f++) {
+        const fdt_spec_hold *h = &s->hold[f];
+        if (!holds_tiles(h))
+            continue;
+        snprintf(slot, sizeof slot, "((m) + %d) %% %d", h->zhi - h->zlo, h->zhi - h->zlo + 1);
+        print_tile_load(out, f, h, slot, h->zhi);
+    }
     fprintf(out, " \\\n} while (0)\n");
 }
 
@@ -129,14 +163,14 @@ char *fdt_spec_code(const fdt_spec *spec)
     FILE *out = open_memstream(&text, &size);
     if (!out)
         return NULL;
-    window w[FDT_SPEC_INPUTS_MAX + FDT_SPEC_COEFFICIENTS_MAX];
-    column_windows(spec, w);
     fprintf(out, "/* generated from the stencil spec %s by tuner/engine/spec_code.c */\n",
             spec->name);
     print_args(out, spec);
-    print_point(out, spec, "FDT_SPEC_POINT", NULL);
-    print_windows(out, spec, w);
-    print_point(out, spec, "FDT_SPEC_WINDOW_POINT", w);
+    print_point(out, spec, "FDT_SPEC_POINT(pos, line, slice)", FROM_MEMORY);
+    print_windows(out, spec);
+    print_point(out, spec, "FDT_SPEC_WINDOW_POINT(pos, line, slice)", FROM_WINDOWS);
+    print_tiles(out, spec);
+    print_point(out, spec, "FDT_SPEC_TILE_POINT(m, pos, line, slice)", FROM_TILES);
     if (fclose(out) != 0) {
         free(text);
         return NULL;

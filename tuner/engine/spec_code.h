@@ -1,7 +1,7 @@
 /* spec_code.h - the code of a user's stencil spec: the macros that the spec families'
- * templates (kernels_src/snaive.hip, smarch.hip, szwin.hip) are compiled with, from the
- * spec's normalized taps (engine/spec.h). The text goes before a family's source, so it
- * defines macros alone, expanded inside the kernel after common.h:
+ * templates (kernels_src/snaive.hip, smarch.hip, szwin.hip, stile.hip) are compiled with,
+ * from the spec's normalized taps (engine/spec.h). The text goes before a family's source,
+ * so it defines macros alone, expanded inside the kernel after common.h:
  *   FDT_SPEC_ARGS   the parameters: spec_o0.. (outputs), spec_i0.. (inputs, then
  *                   coefficient fields), int nx, ny, nz, spec_k0.. (constants), grids of
  *                   type real (names a template's own locals do not take)
@@ -17,6 +17,16 @@
  *   FDT_SPEC_WINDOW_POINT(pos, line, slice)  FDT_SPEC_POINT with the column's reads taken
  *                   from the windows
  *   FDT_SPEC_WINDOW_SHIFT             moves every window down a plane, for the next point
+ * and a 2.5D block's shared memory: each field's planes zlo..zhi read off its column, as a
+ * ring of tiles spec_tF[zhi - zlo + 1][(FDT_BY + 2 ry) * (FDT_BX + 2 rx)], the plane at dz
+ * of step m in slot (m + dz - zlo) mod the ring's depth, loaded by stile.hip's
+ * spec_tile_load (the block's corner point in the step's plane, i0, j0 its indices):
+ *   FDT_SPEC_TILE_DECL                declares the rings
+ *   FDT_SPEC_TILE_PRIME(corner, i0, j0, line, slice)  loads the planes zlo .. zhi - 1 of
+ *                   step 0
+ *   FDT_SPEC_TILE_TOP(m, corner, i0, j0, line, slice)  loads plane zhi of step m
+ *   FDT_SPEC_TILE_POINT(m, pos, line, slice)  FDT_SPEC_POINT with the column's reads from
+ *                   the windows and the rest from the tiles
  * Weights are printed with 17 significant digits, so they survive the trip exactly. */
 #ifndef FDT_SPEC_CODE_H
 #define FDT_SPEC_CODE_H

@@ -16,6 +16,7 @@ extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
     fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_zroll[],
     fdt_kernel_source_xytile[], fdt_kernel_source_smem[], fdt_kernel_source_broken[],
     fdt_kernel_source_snaive[], fdt_kernel_source_smarch[], fdt_kernel_source_szwin[],
+    fdt_kernel_source_stile[],
     fdt_kernel_source_hazard[], fdt_kernel_source_compare[], fdt_kernel_source_persist[],
     fdt_kernel_source_copy[];
 
@@ -27,7 +28,8 @@ typedef struct value_list {
 /* What a family keeps in shared memory: nothing, a queue of 2R+1 plane tiles (smem), or two
  * plane tiles that alternate (xytile); a tile is the block's xy tile with its R-wide halo,
  * in x rounded up to whole vectors where a thread owns a vector. */
-typedef enum shared_tiles { SHARED_NONE, SHARED_QUEUE, SHARED_PAIR } shared_tiles;
+/* SHARED_SPEC: a user's spec's rings of tiles, sized by its taps (engine/spec.h's hold). */
+typedef enum shared_tiles { SHARED_NONE, SHARED_QUEUE, SHARED_PAIR, SHARED_SPEC } shared_tiles;
 
 /* The points a thread owns in a row: one, or one 16-byte vector, 2 doubles or 4 floats
  * (zvec, zroll, xytile). */
@@ -249,6 +251,18 @@ static const fdt_family families[] = {
              .mz = {{16, 32, 64, -1}}, .order = OFF, .lb = ONE, .nt = ONE, .map = OFF,
              .band = OFF, .wpe = WAVES, .bug = OFF, .whole_waves = 1},
      .max_threads = 1024},
+    /* szwin with shared-memory tiles of the planes read off each field's column (a ring as
+     * deep as those planes, the taps' reach in x and y its halo): a box's or a high order's
+     * xy neighbours from shared memory rather than the caches. */
+    {.name = "stile", .source = fdt_kernel_source_stile, .spec = 1, .shared = SHARED_SPEC,
+     .z_chunks = 1,
+     .nvidia = {.bx = {{32, 64, 128, -1}}, .by = {{2, 4, 8, -1}}, .bz = ONE, .m = ONE,
+                .mz = {{8, 16, 32, -1}}, .order = OFF, .lb = BOTH, .nt = BOTH,
+                .map = OFF, .band = OFF, .wpe = OFF, .bug = OFF},
+     .amd = {.bx = {{16, 32, 64, -1}}, .by = {{1, 2, 4, 8, -1}}, .bz = ONE, .m = ONE,
+             .mz = {{16, 32, 64, -1}}, .order = OFF, .lb = ONE, .nt = ONE, .map = OFF,
+             .band = OFF, .wpe = WAVES, .bug = OFF, .whole_waves = 1},
+     .max_threads = 1024},
     {.name = "broken", .source = fdt_kernel_source_broken, .test_only = 1,
      .nvidia = {.bx = {{256, -1}}, .by = ONE, .bz = ONE, .m = ONE, .mz = ONE, .order = OFF,
                 .lb = OFF, .nt = OFF, .map = OFF, .band = OFF, .wpe = OFF,
@@ -358,8 +372,26 @@ void fdt_interior_copy_kernel(int which, const fdt_problem *p, fdt_defines *d, f
                        (unsigned)ceil_div(p->nz - 2 * p->radius, s[2])};
 }
 
+/* A spec's rings of tiles (stile.hip): each field's, its planes times its halo'd tile. */
+static size_t spec_tiles_bytes(const fdt_variant *v, const fdt_problem *p)
+{
+    const fdt_stencil *st = fdt_stencil_of(p);
+    if (!st || !st->spec)
+        return 0;
+    size_t points = 0;
+    for (size_t f = 0; f < st->spec->ninputs + st->spec->ncoefficients; f++) {
+        const fdt_spec_hold *h = &st->spec->hold[f];
+        if (h->zlo <= h->zhi)
+            points += (size_t)(h->zhi - h->zlo + 1) * (size_t)(v->bx + 2 * h->rx) *
+                      (size_t)(v->by + 2 * h->ry);
+    }
+    return points * fdt_real_size(p->precision);
+}
+
 size_t fdt_variant_shared_bytes(const fdt_variant *v, const fdt_problem *p)
 {
+    if (v->family->shared == SHARED_SPEC)
+        return spec_tiles_bytes(v, p);
     const int r = p->radius, lanes = fdt_variant_points_x(v, p);
     const int halo_x = lanes * ((r + lanes - 1) / lanes);
     const size_t tile = (size_t)(v->bx * lanes + 2 * halo_x) * (v->by * v->m + 2 * r) *
