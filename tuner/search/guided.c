@@ -8,11 +8,11 @@
  * and corners of them where this problem differs from all of its neighbours (a shape whose
  * best family wins nowhere else). Each batch holds one-parameter moves (to a value its
  * family has not shown here, else along the parameter tried least from where it starts):
- * TOP_MOVES from the fastest variant, one from the fastest of each of the next RIVALS
- * families (where the model is wrong, the neighbourhood of a good variant is still good,
- * and which family wins is left to measurement); then one seeded random pick, and the
- * model's best predictions. The first batch holds each family's best prediction, so that
- * no family is judged by its neighbours' results alone.
+ * TOP_MOVES from the fastest variant and its twin in another family, one from the fastest
+ * of each of the next RIVALS families (where the model is wrong, the neighbourhood of a
+ * good variant is still good, and which family wins is left to measurement); then one
+ * seeded random pick, and the model's best predictions. The first batch holds each
+ * family's best prediction, so that no family is judged by its neighbours' results alone.
  *
  * The constants were chosen on recorded H100 spaces with fdtune replay, leaving each
  * problem out of its own warm start, and checked on spaces of another precision and
@@ -403,6 +403,21 @@ static long sweep_move(const picker *k, size_t from)
     return best.v;
 }
 
+/* Whether v is of another family than *from with every modelled parameter alike: the
+ * spec families (and the Laplacian's z-marching ones) share block shapes, chunks and
+ * options, so a setting that wins in one is worth a look in its twins. */
+static int twin(const picker *k, size_t v, const void *arg)
+{
+    const fdt_variant *a = &k->s->space->variants[v];
+    const fdt_variant *b = &k->s->space->variants[*(const size_t *)arg];
+    if (a->family == b->family)
+        return 0;
+    for (int p = 0; p < FDT_PARAMS; p++)
+        if (modelled(p) && fdt_param_value(a, p) != fdt_param_value(b, p))
+            return 0;
+    return 1;
+}
+
 static void each_family_best(picker *k)
 {
     int seen[MAX_FAMILIES] = {0};
@@ -428,10 +443,10 @@ static long fastest_of(const picker *k, int f)
     return best;
 }
 
-/* TOP_MOVES one-parameter moves from the fastest variant, and one from the fastest of each
- * of the RIVALS families that come next (within FAMILY_SLACK of it), each a sweep_move:
- * the model ranks each neighbourhood, but which family wins is left to measurement, not to
- * the neighbours. */
+/* TOP_MOVES one-parameter moves from the fastest variant, its twin (twin()), and one from
+ * the fastest of each of the RIVALS families that come next (within FAMILY_SLACK of it),
+ * each a sweep_move: the model ranks each neighbourhood, but which family wins is left to
+ * measurement, not to the neighbours. */
 static void local_moves(picker *k)
 {
     const long top = fastest_of(k, -1);
@@ -439,6 +454,8 @@ static void local_moves(picker *k)
         return;
     for (int i = 0; i < TOP_MOVES; i++)
         take(k, sweep_move(k, (size_t)top));
+    const size_t from = (size_t)top;
+    take(k, best_open(k, twin, &from));
     int used[MAX_FAMILIES] = {0};
     used[k->md->family[top]] = 1;
     for (int r = 0; r < RIVALS; r++) {
