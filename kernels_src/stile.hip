@@ -6,21 +6,18 @@
  * z-window in registers, as in szwin.hip. Two barriers a plane: after a plane's tiles are
  * loaded, and after they are read, before the next plane's load takes the oldest slot. */
 
-/* Plane `origin` of field, the block's tile and an RX x RY halo, into tile, each thread
- * striding by the block in y and x (no division per point, and a warp's loads along a row
- * coalesced): the points outside the grid are left as they are (no interior point's tap
- * reaches them). */
+/* Plane `origin` of field, the block's tile and an RX x RY halo, into tile: the points
+ * outside the grid are left as they are (no interior point's tap reaches them). */
 template <int RX, int RY>
 __device__ __forceinline__ void spec_tile_load(real *tile, const real *field, idx_t origin,
                                                int i0, int j0, int nx, int ny, idx_t line)
 {
     const int tw = FDT_BX + 2 * RX, th = FDT_BY + 2 * RY;
-    for (int y = threadIdx.y; y < th; y += FDT_BY)
-        for (int x = threadIdx.x; x < tw; x += FDT_BX) {
-            const int gi = i0 + x - RX, gj = j0 + y - RY;
-            if (gi >= 0 && gi < nx && gj >= 0 && gj < ny)
-                tile[y * tw + x] = field[origin + (x - RX) + (y - RY) * line];
-        }
+    for (int p = threadIdx.x + FDT_BX * threadIdx.y; p < tw * th; p += FDT_BX * FDT_BY) {
+        const int x = p % tw - RX, y = p / tw - RY;
+        if (i0 + x >= 0 && i0 + x < nx && j0 + y >= 0 && j0 + y < ny)
+            tile[p] = field[origin + x + y * line];
+    }
 }
 
 extern "C" __global__ FDT_BOUNDS void fdt_spec(FDT_SPEC_ARGS)
