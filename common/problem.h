@@ -48,11 +48,11 @@ size_t fdt_real_size(fdt_precision p);
 /* The unit roundoff of p (2^-24, 2^-53): the most one rounding moves a value, relatively. */
 double fdt_unit_roundoff(fdt_precision p);
 /* The most rounding may move a sum of `terms` terms whose magnitudes add up to magnitude,
- * in unit roundoffs, as any kernel may compute it: each term a weight rounded to the
- * precision times at most three factors (a constant, a field, a coefficient field: four
- * roundings), the sum's terms - 1 additions in any order (each moves it by at most one
- * unit roundoff of the magnitudes summed so far). Higham's bound for a sum, to first order:
- * (terms + 4) * magnitude. */
+ * in unit roundoffs, as any kernel may compute it: each term a weight and a constant, each
+ * rounded to the precision, times a field and a coefficient field (three products: five
+ * roundings at most), the sum's terms - 1 additions in any order (each moves it by at most
+ * one unit roundoff of the magnitudes summed so far). Higham's bound for a sum, to first
+ * order: (terms + 4) * magnitude. */
 double fdt_rounding_bound(size_t terms, double magnitude);
 /* Whether a and b are one problem: every field alike. */
 int fdt_problem_same(const fdt_problem *a, const fdt_problem *b);

@@ -18,9 +18,10 @@
  * stencil's bound at the point, k * eps * sum |c * x| with k its terms and a few more,
  * fdt_rounding_bound), since the output and what it is compared with (the host's doubles,
  * or kernel 1 in the same precision) may each be off by that much. A wrong tap moves a
- * point by a weight times a field's value: at float the outermost weight of an 8th-order
- * derivative is still ten thousand times the tolerance of a point its taps reach. Each
- * point is judged by its own sum, so a small output is held as tightly as a large one.
+ * point by a weight times a field's value: read one point off at the smallest weight of an
+ * 8th-order derivative, it leaves a point 98 tolerances off in float on 13x17x11
+ * (test_a_wrong_tap_is_caught). Each point is judged by its own sum, so a small output is
+ * held as tightly as a large one.
  * test_cpu_backend's test_tolerances_are_pinned fails if this moves past what it must
  * catch or what it must let pass. */
 static double point_tolerance(fdt_precision precision, double rounding)
