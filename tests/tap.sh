@@ -9,10 +9,15 @@
 # FDTUNED and FDTUNE from $BUILD (default build), a new folder $dir (/tmp/fdt-NAME-*) that
 # is the scratch and holds the socket (FDTUNE_SOCKET) and $LOG, the counts at 0; and at
 # exit the daemon $pid killed, then whatever $also_kill lists, then $dir removed.
+# The cpu backend's kernels run on one OpenMP thread: tests run side by side, and a worker
+# whose two threads meet at every launch's barrier on an oversubscribed host waits a time
+# slice there, stretching a launch, and a sample calibrated from one, tens of times (two
+# copies of test_watchdog.sh side by side sat 9 minutes in a leaders round of 12 s).
 daemon_test() {
     BUILD=${BUILD:-build}
     FDTUNED=$BUILD/fdtuned
     FDTUNE=$BUILD/fdtune
+    export OMP_NUM_THREADS=1
     dir=$(mktemp -d "/tmp/fdt-$1-XXXXXX")
     scratch=$dir
     export FDTUNE_SOCKET="$dir/fdtuned.sock"
