@@ -658,10 +658,12 @@ static void test_noisy_is_timed_again_then_refused(void **state)
     assert_int_equal(rep.failed, 3);
     for (size_t i = 0; i < rep.count; i++) {
         const fdt_result *r = &rep.results[i];
+        /* Refused in the first pass after every try, or, where a first pass's samples
+         * happened to tie with the fastest to the nanosecond (seen once under the
+         * sanitizers), refused as a leader in the second round. */
         assert_int_equal(r->status, FDT_NOISY);
-        assert_false(r->leader);
         assert_true(r->gbps > 0 && fdt_stats_spread(&r->stats) > o.timing.max_spread);
-        assert_non_null(strstr(r->message, "over every try"));
+        assert_non_null(strstr(r->message, r->leader ? "was busy" : "over every try"));
     }
     fdt_bench_report_free(&rep);
 }
