@@ -680,6 +680,16 @@ static void span(int *lo, int *hi, int d)
     *hi = d > *hi ? d : *hi;
 }
 
+int fdt_spec_holds_window(const fdt_spec_hold *h)
+{
+    return h->lo <= h->hi;
+}
+
+int fdt_spec_holds_tiles(const fdt_spec_hold *h)
+{
+    return h->zlo <= h->zhi;
+}
+
 /* Field f read at (dx, dy, dz): in its column's z-window, or in its tiles. */
 static void hold_read(fdt_spec_hold *h, int dx, int dy, int dz)
 {

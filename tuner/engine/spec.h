@@ -62,6 +62,10 @@ typedef struct fdt_spec_hold {
     int zlo, zhi, rx, ry;
 } fdt_spec_hold;
 
+/* Whether h holds a z-window, and whether it holds tiles. */
+int fdt_spec_holds_window(const fdt_spec_hold *h);
+int fdt_spec_holds_tiles(const fdt_spec_hold *h);
+
 typedef struct fdt_spec {
     char name[FDT_SPEC_NAME_MAX + 1];
     size_t ninputs, ncoefficients, nconstants, noutputs;

@@ -14,16 +14,6 @@ static size_t nfields(const fdt_spec *s)
     return s->ninputs + s->ncoefficients;
 }
 
-static int holds_window(const fdt_spec_hold *h)
-{
-    return h->lo <= h->hi;
-}
-
-static int holds_tiles(const fdt_spec_hold *h)
-{
-    return h->zlo <= h->zhi;
-}
-
 /* The signature: outputs, fields read (inputs, then coefficient fields), shape, constants. */
 static void print_args(FILE *out, const fdt_spec *s)
 {
@@ -99,7 +89,7 @@ static void print_windows(FILE *out, const fdt_spec *s)
 {
     fprintf(out, "#define FDT_SPEC_WINDOW_DECL");
     for (size_t f = 0; f < nfields(s); f++)
-        if (holds_window(&s->hold[f]))
+        if (fdt_spec_holds_window(&s->hold[f]))
             fprintf(out, " real spec_w%zu[%d];", f, s->hold[f].hi - s->hold[f].lo + 1);
     fprintf(out, "\n#define FDT_SPEC_WINDOW_PRIME(pos, slice) do {");
     for (size_t f = 0; f < nfields(s); f++)
@@ -108,7 +98,7 @@ static void print_windows(FILE *out, const fdt_spec *s)
                     dz - s->hold[f].lo, f, dz);
     fprintf(out, " \\\n} while (0)\n#define FDT_SPEC_WINDOW_TOP(pos, slice) do {");
     for (size_t f = 0; f < nfields(s); f++)
-        if (holds_window(&s->hold[f]))
+        if (fdt_spec_holds_window(&s->hold[f]))
             fprintf(out, " \\\n    spec_w%zu[%d] = spec_i%zu[(pos) + (%d) * (slice)];", f,
                     s->hold[f].hi - s->hold[f].lo, f, s->hold[f].hi);
     fprintf(out, " \\\n} while (0)\n#define FDT_SPEC_WINDOW_SHIFT do {");
@@ -134,7 +124,7 @@ static void print_tiles(FILE *out, const fdt_spec *s)
     fprintf(out, "#define FDT_SPEC_TILE_DECL");
     for (size_t f = 0; f < nfields(s); f++) {
         const fdt_spec_hold *h = &s->hold[f];
-        if (holds_tiles(h))
+        if (fdt_spec_holds_tiles(h))
             fprintf(out, " __shared__ real spec_t%zu[%d][(FDT_BY + %d) * (FDT_BX + %d)];", f,
                     h->zhi - h->zlo + 1, 2 * h->ry, 2 * h->rx);
     }
@@ -148,7 +138,7 @@ static void print_tiles(FILE *out, const fdt_spec *s)
     fprintf(out, "#define FDT_SPEC_TILE_TOP(m, corner, i0, j0, line, slice) do {");
     for (size_t f = 0; f < nfields(s); f++) {
         const fdt_spec_hold *h = &s->hold[f];
-        if (!holds_tiles(h))
+        if (!fdt_spec_holds_tiles(h))
             continue;
         snprintf(slot, sizeof slot, "((m) + %d) %% %d", h->zhi - h->zlo, h->zhi - h->zlo + 1);
         print_tile_load(out, f, h, slot, h->zhi);

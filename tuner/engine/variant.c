@@ -381,7 +381,7 @@ static size_t spec_tiles_bytes(const fdt_variant *v, const fdt_problem *p)
     size_t points = 0;
     for (size_t f = 0; f < st->spec->ninputs + st->spec->ncoefficients; f++) {
         const fdt_spec_hold *h = &st->spec->hold[f];
-        if (h->zlo <= h->zhi)
+        if (fdt_spec_holds_tiles(h))
             points += (size_t)(h->zhi - h->zlo + 1) * (size_t)(v->bx + 2 * h->rx) *
                       (size_t)(v->by + 2 * h->ry);
     }
