@@ -161,27 +161,35 @@ static const fdt_stencil *example_spec(const char *name)
     return st;
 }
 
-/* The six example specs, kernels generated from them, on two odd shapes, the first in float
+/* The six example specs, kernels generated from them, on odd shapes: the first in float
  * and the second in double (each compile is a host C++ compile: both precisions on both
- * shapes doubled the test's time for no path the pairs do not take): every spec family's
- * variants agree with the host reference evaluated from the spec. A wrong tap, weight,
- * constant or coefficient field in the generated code fails here. */
+ * shapes doubled the test's time for no path the pairs do not take), and svec's rows of
+ * whole vectors in float on a third (nx a multiple of 4; the first two shapes take its
+ * scalar path in float, its wide one in double): every spec family's variants agree with
+ * the host reference evaluated from the spec. A wrong tap, weight, constant or coefficient
+ * field in the generated code, or a vector row's wrong element, fails here. */
 static void test_spec_families_verify_on_odd_shapes(void **state)
 {
     fixture *f = *state;
     const char *const specs[] = {"laplacian_r1", "anisotropic", "div_k_grad", "acoustic8",
                                  "gradient4", "box27"};
-    const char *const families[] = {"snaive", "smarch", "szwin", "stile"};
-    const int shapes[][3] = {{13, 17, 11}, {33, 9, 21}};
+    static const char *const all[] = {"snaive", "smarch", "szwin", "svec", "stile", NULL};
+    static const char *const vectors[] = {"svec", NULL};
+    const struct {
+        int n[3];
+        fdt_precision precision;
+        const char *const *families;
+    } shapes[] = {{{13, 17, 11}, FDT_FLOAT, all}, {{34, 9, 21}, FDT_DOUBLE, all},
+                  {{20, 11, 7}, FDT_FLOAT, vectors}};
     size_t salt = 0;
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
         const fdt_stencil *st = example_spec(specs[k]);
-        for (size_t s = 0; s < 2; s++) {
-            fdt_problem p = {.nx = shapes[s][0], .ny = shapes[s][1], .nz = shapes[s][2],
-                             .radius = st->min_radius, .precision = s ? FDT_DOUBLE : FDT_FLOAT};
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+            fdt_problem p = {.nx = shapes[s].n[0], .ny = shapes[s].n[1], .nz = shapes[s].n[2],
+                             .radius = st->min_radius, .precision = shapes[s].precision};
             fdt_copy_text(p.stencil, sizeof p.stencil, st->name);
-            for (size_t fam = 0; fam < sizeof families / sizeof *families; fam++)
-                run_family(f, &p, families[fam], salt++);
+            for (const char *const *fam = shapes[s].families; *fam; fam++)
+                run_family(f, &p, *fam, salt++);
         }
     }
 }

@@ -83,28 +83,160 @@ static void print_point(FILE *out, const fdt_spec *s, const char *head, source f
     fprintf(out, " \\\n} while (0)\n");
 }
 
+/* A z-window holds one value of a field's column a plane (szwin, stile), or one vector of
+ * LANES consecutive points in x (svec): the names, types and loads of either. */
+typedef struct window_kind {
+    const char *macro, *name, *type, *aligned; /* aligned: the macros' extra parameter */
+} window_kind;
+
+static const window_kind point_window = {"FDT_SPEC_WINDOW", "spec_w", "real", ""};
+static const window_kind vector_window = {"FDT_SPEC_VEC_WINDOW", "spec_v", "lanes", ", aligned"};
+
+/* Plane dz of field f's column into slot q of its window. */
+static void print_window_load(FILE *out, const window_kind *k, size_t f, int q, int dz)
+{
+    if (k == &vector_window)
+        fprintf(out, " \\\n    %s%zu[%d] = load_lanes<aligned>(spec_i%zu, (pos) + (%d) * (slice), "
+                "spec_in_row);", k->name, f, q, f, dz);
+    else
+        fprintf(out, " \\\n    %s%zu[%d] = spec_i%zu[(pos) + (%d) * (slice)];", k->name, f, q, f,
+                dz);
+}
+
 /* The z-windows' macros (spec_code.h): the windows, their first planes, each step's top
  * plane, and the shift down a plane. */
-static void print_windows(FILE *out, const fdt_spec *s)
+static void print_windows(FILE *out, const fdt_spec *s, const window_kind *k)
 {
-    fprintf(out, "#define FDT_SPEC_WINDOW_DECL");
+    fprintf(out, "#define %s_DECL", k->macro);
     for (size_t f = 0; f < nfields(s); f++)
         if (fdt_spec_holds_window(&s->hold[f]))
-            fprintf(out, " real spec_w%zu[%d];", f, s->hold[f].hi - s->hold[f].lo + 1);
-    fprintf(out, "\n#define FDT_SPEC_WINDOW_PRIME(pos, slice) do {");
+            fprintf(out, " %s %s%zu[%d];", k->type, k->name, f, s->hold[f].hi - s->hold[f].lo + 1);
+    fprintf(out, "\n#define %s_PRIME(pos, slice%s) do {", k->macro, k->aligned);
     for (size_t f = 0; f < nfields(s); f++)
         for (int dz = s->hold[f].lo; dz < s->hold[f].hi; dz++)
-            fprintf(out, " \\\n    spec_w%zu[%d] = spec_i%zu[(pos) + (%d) * (slice)];", f,
-                    dz - s->hold[f].lo, f, dz);
-    fprintf(out, " \\\n} while (0)\n#define FDT_SPEC_WINDOW_TOP(pos, slice) do {");
+            print_window_load(out, k, f, dz - s->hold[f].lo, dz);
+    fprintf(out, " \\\n} while (0)\n#define %s_TOP(pos, slice%s) do {", k->macro, k->aligned);
     for (size_t f = 0; f < nfields(s); f++)
         if (fdt_spec_holds_window(&s->hold[f]))
-            fprintf(out, " \\\n    spec_w%zu[%d] = spec_i%zu[(pos) + (%d) * (slice)];", f,
-                    s->hold[f].hi - s->hold[f].lo, f, s->hold[f].hi);
-    fprintf(out, " \\\n} while (0)\n#define FDT_SPEC_WINDOW_SHIFT do {");
+            print_window_load(out, k, f, s->hold[f].hi - s->hold[f].lo, s->hold[f].hi);
+    fprintf(out, " \\\n} while (0)\n#define %s_SHIFT do {", k->macro);
     for (size_t f = 0; f < nfields(s); f++)
         for (int q = 0; q < s->hold[f].hi - s->hold[f].lo; q++)
-            fprintf(out, " \\\n    spec_w%zu[%d] = spec_w%zu[%d];", f, q, f, q + 1);
+            fprintf(out, " \\\n    %s%zu[%d] = %s%zu[%d];", k->name, f, q, k->name, f, q + 1);
+    fprintf(out, " \\\n} while (0)\n");
+}
+
+/* ---- vectors in x (svec) ----
+ * A vector point computes the LANES points i0 .. i0 + LANES - 1 of a row at once. Every row
+ * its taps read (a field at one dy, dz) is loaded once, as the aligned vectors that cover
+ * the points it reaches, xlo .. LANES - 1 + xhi about i0 (svec.hip's spec_row), into
+ * real spec_rF_Y_Z[LANES + xhi - xlo]; a tap at dx of lane e is then element e + dx - xlo.
+ * The column's own vector of a plane the z-window holds comes from the window. */
+
+typedef struct vec_row {
+    int f, dy, dz, xlo, xhi;
+} vec_row;
+
+typedef struct vec_rows {
+    size_t n;
+    vec_row r[FDT_SPEC_OUTPUTS_MAX * FDT_SPEC_TAPS_MAX * 2];
+} vec_rows;
+
+/* The index of field f's row at (dy, dz), or rows->n when there is none yet. */
+static size_t row_index(const vec_rows *rows, int f, int dy, int dz)
+{
+    size_t i = 0;
+    while (i < rows->n && !(rows->r[i].f == f && rows->r[i].dy == dy && rows->r[i].dz == dz))
+        i++;
+    return i;
+}
+
+static void add_row(vec_rows *rows, int f, int dx, int dy, int dz)
+{
+    vec_row *r = &rows->r[row_index(rows, f, dy, dz)];
+    if (r == &rows->r[rows->n]) {
+        rows->n++;
+        *r = (vec_row){f, dy, dz, dx, dx};
+    }
+    r->xlo = dx < r->xlo ? dx : r->xlo;
+    r->xhi = dx > r->xhi ? dx : r->xhi;
+}
+
+static void collect_rows(const fdt_spec *s, vec_rows *rows)
+{
+    rows->n = 0;
+    for (size_t o = 0; o < s->noutputs; o++)
+        for (size_t i = 0; i < s->outputs[o].ntaps; i++) {
+            const fdt_spec_tap *t = &s->outputs[o].taps[i];
+            add_row(rows, t->input, t->dx, t->dy, t->dz);
+            if (t->coefficient >= 0)
+                add_row(rows, (int)s->ninputs + t->coefficient, t->cdx, t->cdy, t->cdz);
+        }
+}
+
+/* Offsets are at most FDT_SPEC_OFFSET_MAX: shifted by it, they name a row. */
+static void print_row_name(FILE *out, const vec_row *r)
+{
+    fprintf(out, "spec_r%d_%d_%d", r->f, r->dy + FDT_SPEC_OFFSET_MAX, r->dz + FDT_SPEC_OFFSET_MAX);
+}
+
+static void print_row_load(FILE *out, const fdt_spec *s, const vec_row *r)
+{
+    const fdt_spec_hold *h = &s->hold[r->f];
+    fprintf(out, " \\\n    real ");
+    print_row_name(out, r);
+    fprintf(out, "[LANES + %d]; spec_row<%d, %d, aligned>(spec_i%d, (pos)", r->xhi - r->xlo,
+            r->xlo, r->xhi, r->f);
+    if (r->dy)
+        fprintf(out, " + (%d) * (line)", r->dy);
+    if (r->dz)
+        fprintf(out, " + (%d) * (slice)", r->dz);
+    fprintf(out, ", i0, nx, ");
+    if (r->dy == 0 && r->dz >= h->lo && r->dz <= h->hi)
+        fprintf(out, "&spec_v%d[%d], ", r->f, r->dz - h->lo);
+    else
+        fprintf(out, "(const lanes *)0, ");
+    print_row_name(out, r);
+    fprintf(out, ");");
+}
+
+/* Field f at (dx, dy, dz) of lane spec_e, from its row. */
+static void print_row_read(FILE *out, const vec_rows *rows, int f, int dx, int dy, int dz)
+{
+    const vec_row *r = &rows->r[row_index(rows, f, dy, dz)];
+    print_row_name(out, r);
+    fprintf(out, "[spec_e + %d]", dx - r->xlo);
+}
+
+/* FDT_SPEC_VEC_POINT(pos, line, slice, aligned): every output at the LANES points of the
+ * vector at pos (first point i0), stored by store_lanes. */
+static void print_vec_point(FILE *out, const fdt_spec *s, const vec_rows *rows)
+{
+    fprintf(out, "#define FDT_SPEC_VEC_POINT(pos, line, slice, aligned) do {");
+    for (size_t i = 0; i < rows->n; i++)
+        print_row_load(out, s, &rows->r[i]);
+    for (size_t o = 0; o < s->noutputs; o++) {
+        const fdt_spec_output *op = &s->outputs[o];
+        fprintf(out, " \\\n    { \\\n        lanes spec_acc; \\\n        _Pragma(\"unroll\") "
+                "for (int spec_e = 0; spec_e < LANES; spec_e++) { \\\n            real spec_sum = 0;");
+        for (size_t i = 0; i < op->ntaps; i++) {
+            const fdt_spec_tap *t = &op->taps[i];
+            fprintf(out, " \\\n            spec_sum += (real)%.17g", t->weight);
+            if (t->constant >= 0)
+                fprintf(out, " * spec_k%d", t->constant);
+            if (t->coefficient >= 0) {
+                fprintf(out, " * ");
+                print_row_read(out, rows, (int)s->ninputs + t->coefficient, t->cdx, t->cdy,
+                               t->cdz);
+            }
+            fprintf(out, " * ");
+            print_row_read(out, rows, t->input, t->dx, t->dy, t->dz);
+            fprintf(out, ";");
+        }
+        fprintf(out, " \\\n            spec_acc.e[spec_e] = spec_sum; \\\n        } \\\n"
+                "        store_lanes(&spec_o%zu[(pos)], spec_acc, i0, nx, (aligned) && spec_whole); "
+                "\\\n    }", o);
+    }
     fprintf(out, " \\\n} while (0)\n");
 }
 
@@ -157,11 +289,19 @@ char *fdt_spec_code(const fdt_spec *spec)
             spec->name);
     print_args(out, spec);
     print_point(out, spec, "FDT_SPEC_POINT(pos, line, slice)", FROM_MEMORY);
-    print_windows(out, spec);
+    print_windows(out, spec, &point_window);
     print_point(out, spec, "FDT_SPEC_WINDOW_POINT(pos, line, slice)", FROM_WINDOWS);
     print_tiles(out, spec);
     print_point(out, spec, "FDT_SPEC_TILE_POINT(m, pos, line, slice)", FROM_TILES);
-    if (fclose(out) != 0) {
+    print_windows(out, spec, &vector_window);
+    vec_rows *rows = malloc(sizeof *rows); /* some 40 KiB */
+    const int have_rows = rows != NULL;
+    if (have_rows) {
+        collect_rows(spec, rows);
+        print_vec_point(out, spec, rows);
+    }
+    free(rows);
+    if (fclose(out) != 0 || !have_rows) {
         free(text);
         return NULL;
     }

@@ -16,7 +16,7 @@ extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
     fdt_kernel_source_zmarch[], fdt_kernel_source_zvec[], fdt_kernel_source_zroll[],
     fdt_kernel_source_xytile[], fdt_kernel_source_smem[], fdt_kernel_source_broken[],
     fdt_kernel_source_snaive[], fdt_kernel_source_smarch[], fdt_kernel_source_szwin[],
-    fdt_kernel_source_stile[],
+    fdt_kernel_source_svec[], fdt_kernel_source_stile[],
     fdt_kernel_source_hazard[], fdt_kernel_source_compare[], fdt_kernel_source_persist[],
     fdt_kernel_source_copy[];
 
@@ -249,6 +249,18 @@ static const fdt_family families[] = {
                 .map = OFF, .band = OFF, .wpe = OFF, .bug = OFF},
      .amd = {.bx = {{64, 128, 256, -1}}, .by = {{1, 2, 4, -1}}, .bz = ONE, .m = ONE,
              .mz = {{16, 32, 64, -1}}, .order = OFF, .lb = ONE, .nt = ONE, .map = OFF,
+             .band = OFF, .wpe = WAVES, .bug = OFF, .whole_waves = 1},
+     .max_threads = 1024},
+    /* szwin with a vector of points in x a thread (grid x counts vectors): each row a tap
+     * reads comes in the few wide loads that cover it; the vectors' z-windows take twice
+     * (float: four times) szwin's registers, so its chunks stay shorter still. */
+    {.name = "svec", .source = fdt_kernel_source_svec, .spec = 1, .z_chunks = 1,
+     .x = X_VECTOR,
+     .nvidia = {.bx = {{16, 32, 64, 128, -1}}, .by = {{1, 2, 4, 8, -1}}, .bz = ONE, .m = ONE,
+                .mz = {{2, 4, 8, 16, -1}}, .order = OFF, .lb = BOTH, .nt = BOTH,
+                .map = OFF, .band = OFF, .wpe = OFF, .bug = OFF},
+     .amd = {.bx = {{16, 32, 64, -1}}, .by = {{1, 2, 4, 8, -1}}, .bz = ONE, .m = ONE,
+             .mz = {{8, 16, 32, -1}}, .order = OFF, .lb = ONE, .nt = ONE, .map = OFF,
              .band = OFF, .wpe = WAVES, .bug = OFF, .whole_waves = 1},
      .max_threads = 1024},
     /* szwin with shared-memory tiles of the planes read off each field's column (a ring as
