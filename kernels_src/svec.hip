@@ -12,10 +12,9 @@
  * vectors, grid z chunks of FDT_MZ planes. The macros read the locals i0, nx, spec_in_row
  * (the vector's points inside the row) and spec_whole (every lane an interior point). */
 
-constexpr int spec_floor_div(int a, int b)
-{
-    return a >= 0 ? a / b : -((b - 1 - a) / b);
-}
+/* a / b rounded down, a constant expression (no function: NVRTC takes a constexpr
+ * function as host code). */
+#define SPEC_FLOOR_DIV(a, b) ((a) >= 0 ? (a) / (b) : -(((b) - 1 - (a)) / (b)))
 
 /* row[q] = the point i0 + XLO + q of the row whose vector at i0 is at p, for q in 0 ..
  * LANES + XHI - XLO - 1, loaded as the vectors that cover them; 0 outside the row (no
@@ -25,7 +24,7 @@ template <int XLO, int XHI, bool ALIGNED>
 __device__ __forceinline__ void spec_row(const real *u, idx_t p, int i0, int nx,
                                          const lanes *mid, real *row)
 {
-    constexpr int first = spec_floor_div(XLO, LANES), last = spec_floor_div(LANES - 1 + XHI, LANES);
+    constexpr int first = SPEC_FLOOR_DIV(XLO, LANES), last = SPEC_FLOOR_DIV(LANES - 1 + XHI, LANES);
 #pragma unroll
     for (int v = first; v <= last; v++) {
         const int x = i0 + v * LANES;

@@ -24,6 +24,7 @@
 #include "engine/runner.h"
 #include "engine/session.h"
 #include "engine/stencil.h"
+#include "example_spec.h"
 
 /* Variants tried per family and configuration: spread over the space so that every
  * option (m, order, mz, lb, nt, map, block shape) is exercised across the configurations. */
@@ -143,22 +144,6 @@ static void test_barrier_families_verify_on_odd_shapes(void **state)
                  "xytile cannot be verified here", f->ops->info(f->backend)->arch);
     const char *const families[] = {"smem", "xytile"};
     verify_on_odd_shapes(f, families, sizeof families / sizeof *families);
-}
-
-/* The row of the example spec examples/specs/NAME.json (read from the repository root). */
-static const fdt_stencil *example_spec(const char *name)
-{
-    char path[128], text[65536], err[256];
-    snprintf(path, sizeof path, "examples/specs/%s.json", name);
-    FILE *in = fopen(path, "r");
-    if (!in)
-        fail_msg("%s: cannot be read (run from the repository root)", path);
-    const size_t len = fread(text, 1, sizeof text, in);
-    fclose(in);
-    const fdt_stencil *st = fdt_stencil_from_text(text, len, err, sizeof err);
-    if (!st)
-        fail_msg("%s: %s", path, err);
-    return st;
 }
 
 /* The six example specs, kernels generated from them, on odd shapes: the first in float

@@ -32,7 +32,9 @@
 #include "engine/balance.h"
 #include "engine/compile_helper.h"
 #include "engine/compile_pool.h"
+#include "engine/stencil.h"
 #include "engine/variant.h"
+#include "example_spec.h"
 
 /* A band changes only which block takes which tile, not the code: one banded variant per
  * family stands for all of them. */
@@ -77,6 +79,33 @@ static size_t representatives(const fdt_problem *p, const fdt_device_info *dev,
     return k;
 }
 
+/* One variant a family of p's space on dev: the longest chunk, then the largest block,
+ * with no waves-per-EU bound; at most cap. */
+static size_t heaviest_of_each_family(const fdt_problem *p, const fdt_device_info *dev,
+                                      fdt_compile_job *jobs, size_t cap)
+{
+    const fdt_space_filter filter = {0};
+    const size_t n = fdt_space_enumerate(p, dev, &filter, NULL, 0);
+    fdt_variant *all = calloc(n, sizeof *all);
+    fdt_space_enumerate(p, dev, &filter, all, n);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (all[i].wpe)
+            continue;
+        size_t j = 0;
+        while (j < k && jobs[j].variant.family != all[i].family)
+            j++;
+        const fdt_variant *held = &jobs[j].variant;
+        if (j == k && k < cap)
+            jobs[k++] = (fdt_compile_job){.variant = all[i]};
+        else if (j < k && (all[i].mz > held->mz ||
+                           (all[i].mz == held->mz && block_threads(&all[i]) > block_threads(held))))
+            jobs[j].variant = all[i];
+    }
+    free(all);
+    return k;
+}
+
 static char report_dir[1024] = ".";
 
 static FILE *open_in_report_dir(const char *name, const char *header)
@@ -104,7 +133,8 @@ static int check_job(FILE *report, const char *arch, const fdt_problem *p,
                  name, fdt_status_name(job->status), job->message);
     fdt_resources res;
     fdt_error err = {0};
-    if (fdt_amdgpu_resources(job->code.data, job->code.size, "fdt_laplacian", &res, &err))
+    if (fdt_amdgpu_resources(job->code.data, job->code.size, fdt_stencil_of(p)->entry, &res,
+                             &err))
         fail_msg("%s %s: %s", arch, name, err.msg);
     assert_true(res.vgprs > 0 && res.sgprs > 0 && res.scratch_bytes >= 0);
     /* The LDS the compiler allotted is the shared memory the constraints budgeted. */
@@ -256,6 +286,41 @@ static void test_every_family_compiles_for_amd(void **state)
     guard_spills(generated, baseline ? baseline : "bench/results/hip_resources_gfx90a_gfx906.tsv");
 }
 
+/* The spec families build for AMD from every example spec, in double (the more registers):
+ * of each family's codes in the arch's space, the one with the longest chunk (the most
+ * z-window registers) and the largest block, without a waves-per-EU bound. Their registers
+ * and scratch go to hip_spec_resources.tsv in the report folder. */
+static void test_spec_families_compile_for_amd(void **state)
+{
+    (void)state;
+    const char *archs[] = {"gfx90a", "gfx906"};
+    const char *specs[] = {"laplacian_r1", "anisotropic", "div_k_grad", "acoustic8",
+                           "gradient4", "box27"};
+    FILE *report = open_in_report_dir("hip_spec_resources.tsv", resources_header);
+    const int cores = (int)uv_available_parallelism();
+    fdt_compile_helpers *helpers = fdt_compile_helpers_new("/proc/self/exe", "hip", cores);
+    for (size_t a = 0; a < 2; a++) {
+        fdt_device_info dev;
+        assert_int_equal(fdt_amdgpu_arch_device(archs[a], &dev), 0);
+        for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
+            fdt_problem p = {.nx = 256, .ny = 256, .nz = 256, .precision = FDT_DOUBLE};
+            const fdt_stencil *st = example_spec(specs[k]);
+            fdt_copy_text(p.stencil, sizeof p.stencil, st->name);
+            p.radius = st->min_radius;
+            fdt_compile_job jobs[16];
+            const size_t n = heaviest_of_each_family(&p, &dev, jobs, 16);
+            assert_true(n >= 5);
+            fdt_compile_all(&fdt_backend_hip, helpers, archs[a], &p, jobs, n, cores);
+            for (size_t i = 0; i < n; i++) {
+                check_job(report, archs[a], &p, &jobs[i]);
+                fdt_code_free(&jobs[i].code);
+            }
+        }
+    }
+    fdt_compile_helpers_free(helpers);
+    fclose(report);
+}
+
 /* The interior copy (the second ceiling) builds for AMD too, every shape, both precisions. */
 static void test_interior_copy_compiles_for_amd(void **state)
 {
@@ -316,6 +381,7 @@ int main(int argc, char **argv)
         snprintf(report_dir, sizeof report_dir, "%.*s", (int)(slash - argv[0]), argv[0]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_family_compiles_for_amd),
+        cmocka_unit_test(test_spec_families_compile_for_amd),
         cmocka_unit_test(test_interior_copy_compiles_for_amd),
         cmocka_unit_test(test_l2_kernel_compiles_for_amd),
     };

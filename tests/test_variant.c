@@ -17,6 +17,7 @@
 #include "hashes.h"
 #include "engine/measure.h"
 #include "engine/stencil.h"
+#include "example_spec.h"
 #include "engine/variant.h"
 
 #include "commands.h"
@@ -128,13 +129,8 @@ static void test_shared_memory_of_xytile_rounds_the_halo(void **state)
 static void test_shared_memory_of_stile_is_the_specs(void **state)
 {
     (void)state;
-    char text[4096], err[256];
-    FILE *in = fopen("examples/specs/box27.json", "r");
-    assert_non_null(in);
-    const size_t len = fread(text, 1, sizeof text, in);
-    fclose(in);
-    const fdt_stencil *st = fdt_stencil_from_text(text, len, err, sizeof err);
-    assert_non_null(st);
+    char err[256];
+    const fdt_stencil *st = example_spec("box27");
     fdt_problem p = cube;
     fdt_copy_text(p.stencil, sizeof p.stencil, st->name);
     fdt_variant v;
