@@ -1,5 +1,5 @@
 /* spec_code.h - the code of a user's stencil spec: the macros that the spec families'
- * templates (kernels_src/snaive.hip, smarch.hip, szwin.hip, stile.hip) are compiled with,
+ * templates (kernels_src/snaive.hip, smarch.hip, szwin.hip, svec.hip, stile.hip) are compiled with,
  * from the spec's normalized taps (engine/spec.h). The text goes before a family's source,
  * so it defines macros alone, expanded inside the kernel after common.h:
  *   FDT_SPEC_ARGS   the parameters: spec_o0.. (outputs), spec_i0.. (inputs, then
@@ -27,6 +27,15 @@
  *   FDT_SPEC_TILE_TOP(m, corner, i0, j0, line, slice)  loads plane zhi of step m
  *   FDT_SPEC_TILE_POINT(m, pos, line, slice)  FDT_SPEC_POINT with the column's reads from
  *                   the windows and the rest from the tiles
+ * and svec's vectors of LANES points in x (the locals i0, the vector's first point,
+ * spec_in_row, its points inside the row, and spec_whole, every lane interior, in scope;
+ * aligned: whether rows start on 16 bytes, a constant):
+ *   FDT_SPEC_VEC_WINDOW_DECL, _PRIME(pos, slice, aligned), _TOP(pos, slice, aligned),
+ *   _SHIFT            the z-windows as above, of vectors: lanes spec_vF[hi - lo + 1]
+ *   FDT_SPEC_VEC_POINT(pos, line, slice, aligned)  every output at the vector's LANES
+ *                   points: each row a tap reads (a field at one dy, dz) loaded once by
+ *                   svec.hip's spec_row as the vectors that cover it, the column's own
+ *                   vector from the window where it holds that plane; stored by store_lanes
  * Weights are printed with 17 significant digits, so they survive the trip exactly. */
 #ifndef FDT_SPEC_CODE_H
 #define FDT_SPEC_CODE_H
