@@ -1,6 +1,8 @@
 /* cmd_tune.c - `fdtune tune` and `fdtune batch`: queueing tuning jobs, one or many, and
- * waiting for them with a progress bar. */
+ * waiting for them with a progress bar; `fdtune watch`, the same wait for jobs queued
+ * before. */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -141,18 +143,27 @@ static const json_t *job_of(const waiter *w, size_t i)
     return json_object_get(w->answers[i], "job");
 }
 
-/* A job that measured every variant still times its leaders: 100% only once done; one that
- * failed or was cancelled stays where it stopped. */
+/* The variants a running job is expected to measure in all: what its search expects
+ * (cost.expected: a guided search stops long before its space), else its space. */
+static long long job_expected(const json_t *job)
+{
+    const json_t *expected = json_object_get(json_object_get(job, "cost"), "expected");
+    return json_is_integer(expected) ? json_integer_value(expected) : fdt_jint(job, "total");
+}
+
+/* A job that measured every variant it will still times its leaders: 100% only once done;
+ * one that failed or was cancelled stays where it stopped. */
 static double job_fraction(const json_t *job)
 {
     if (fdt_job_state_parse(fdt_jstr(job, "state")) == FDT_JOB_DONE)
         return 1;
-    const double total = (double)fdt_jint(job, "total");
-    const double frac = total > 0 ? (double)fdt_jint(job, "done") / total : 0;
+    const double expected = (double)job_expected(job);
+    const double frac = expected > 0 ? (double)fdt_jint(job, "done") / expected : 0;
     return frac < 0.99 ? frac : 0.99;
 }
 
-/* One job's state in a few words: "512/1116 variants  best NAME 2930.0 GB/s". */
+/* One job's state in a few words, the figures before the names that a narrow terminal cuts:
+ * "54/110 of 1656 variants  best 2930.0 GB/s NAME". */
 static void describe_job(const json_t *job, char *out, size_t len)
 {
     const char *state = fdt_jstr(job, "state");
@@ -160,11 +171,14 @@ static void describe_job(const json_t *job, char *out, size_t len)
         snprintf(out, len, "%s", state);
         return;
     }
-    const int n = snprintf(out, len, "%lld/%lld variants", fdt_jint(job, "done"),
-                           fdt_jint(job, "total"));
+    const long long expected = job_expected(job), total = fdt_jint(job, "total");
+    int n = expected < total
+                ? snprintf(out, len, "%lld/%lld of %lld variants", fdt_jint(job, "done"),
+                           expected, total)
+                : snprintf(out, len, "%lld/%lld variants", fdt_jint(job, "done"), total);
     if (*fdt_jstr(job, "best") && n > 0 && (size_t)n < len)
-        snprintf(out + n, len - (size_t)n, "  best %s %.1f GB/s", fdt_jstr(job, "best"),
-                 fdt_jnum(job, "best_gbps"));
+        snprintf(out + n, len - (size_t)n, "  best %.1f GB/s %s", fdt_jnum(job, "best_gbps"),
+                 fdt_jstr(job, "best"));
 }
 
 /* The summary after the bar, and the fraction of all the work done. */
@@ -254,7 +268,26 @@ static int report(const waiter *w)
     return done == w->n ? FDT_EXIT_OK : FDT_EXIT_FAILED;
 }
 
-/* Polls the jobs every half second until each has finished. */
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+/* Ctrl-C ends the wait, never the jobs: says so, and how to follow them again. */
+static int leave_jobs(const fdt_client *c, const long long *ids, size_t n)
+{
+    fprintf(stderr, "fdtune %s: stopped waiting; the job%s go%s on in fdtuned. Follow %s with "
+            "'fdtune watch", c->cmd, n > 1 ? "s" : "", n > 1 ? "" : "es", n > 1 ? "them" : "it");
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, " %lld", ids[i]);
+    fprintf(stderr, "', stop %s with 'fdtune cancel JOB'.\n", n > 1 ? "one" : "it");
+    return FDT_EXIT_INTERRUPTED;
+}
+
+/* Polls the jobs every half second until each has finished, or Ctrl-C. */
 static int wait_jobs(fdt_client *c, const long long *ids, size_t n)
 {
     waiter w = {.c = c, .n = n, .ids = ids, .answers = calloc(n, sizeof(json_t *))};
@@ -263,16 +296,21 @@ static int wait_jobs(fdt_client *c, const long long *ids, size_t n)
         return FDT_EXIT_FAILED;
     }
     fdt_progress_start(&w.progress, c->cmd);
+    struct sigaction on_int = {.sa_handler = on_interrupt}, before;
+    sigaction(SIGINT, &on_int, &before);
     size_t unfinished;
     int rc;
-    while ((rc = poll_jobs(&w, &unfinished)) == FDT_EXIT_OK) {
+    while ((rc = poll_jobs(&w, &unfinished)) == FDT_EXIT_OK && !interrupted) {
         show_progress(&w);
         if (!unfinished)
             break;
         nanosleep(&(struct timespec){0, POLL_NS}, NULL);
     }
+    sigaction(SIGINT, &before, NULL);
     fdt_progress_end(&w.progress);
-    if (rc == FDT_EXIT_OK)
+    if (interrupted)
+        rc = leave_jobs(c, ids, n);
+    else if (rc == FDT_EXIT_OK)
         rc = report(&w);
     for (size_t i = 0; i < n; i++)
         json_decref(w.answers[i]);
@@ -563,5 +601,46 @@ int fdt_cmd_batch(int argc, char **argv)
         rc = wait_jobs(&c, ids, n);
     free(ids);
     fdt_client_close(&c);
+    return rc;
+}
+
+static const struct option watch_options[] = {
+    FDT_DAEMON_OPTIONS,
+    {NULL, 0, NULL, 0},
+};
+
+static const char watch_help[] =
+    "usage: fdtune watch JOB... [options]\n"
+    "\n"
+    "Follows jobs queued before (by tune, batch, or another shell) with the progress of\n"
+    "--wait until each has ended; exit 0 when all are done, 1 when one failed or was\n"
+    "cancelled. Ctrl-C stops watching, never the jobs (exit 130).\n"
+    "\n"
+    FDT_DAEMON_HELP;
+
+int fdt_cmd_watch(int argc, char **argv)
+{
+    fdt_daemon_args a;
+    const int parsed = fdt_daemon_parse(argc, argv, "h", watch_options, watch_help, NULL, NULL,
+                                        &a);
+    if (parsed)
+        return parsed > 0 ? FDT_EXIT_OK : FDT_EXIT_USAGE;
+    if (a.npos < 1)
+        return fdt_usage_error("watch", "expected the JOB ids to follow");
+    long long *ids = calloc((size_t)a.npos, sizeof *ids);
+    if (!ids)
+        return FDT_EXIT_FAILED;
+    int rc = FDT_EXIT_OK;
+    for (int i = 0; i < a.npos && rc == FDT_EXIT_OK; i++) {
+        long v = 0;
+        rc = fdt_parse_int(a.pos[i], 1, INT32_MAX, "JOB", &v) ? FDT_EXIT_USAGE : FDT_EXIT_OK;
+        ids[i] = v;
+    }
+    fdt_client c;
+    if (rc == FDT_EXIT_OK && (rc = fdt_client_open(&c, "watch", &a)) == FDT_EXIT_OK) {
+        rc = wait_jobs(&c, ids, (size_t)a.npos);
+        fdt_client_close(&c);
+    }
+    free(ids);
     return rc;
 }

@@ -10,7 +10,8 @@ enum {
     FDT_EXIT_FAILED = 1,      /* the daemon refused, or the work failed */
     FDT_EXIT_USAGE = 2,
     FDT_EXIT_UNREACHABLE = 3, /* fdtuned cannot be reached, or stopped answering */
-    FDT_EXIT_FORBIDDEN = 4    /* the daemon does not let this user do that */
+    FDT_EXIT_FORBIDDEN = 4,   /* the daemon does not let this user do that */
+    FDT_EXIT_INTERRUPTED = 130 /* Ctrl-C ended a wait (128 + SIGINT); the jobs go on */
 };
 
 typedef struct fdt_command {
@@ -26,6 +27,7 @@ int fdt_cmd_query(int argc, char **argv);
 int fdt_cmd_tune(int argc, char **argv);
 int fdt_cmd_batch(int argc, char **argv);
 int fdt_cmd_status(int argc, char **argv);
+int fdt_cmd_watch(int argc, char **argv);
 int fdt_cmd_jobs(int argc, char **argv);
 int fdt_cmd_cancel(int argc, char **argv);
 int fdt_cmd_devices(int argc, char **argv);

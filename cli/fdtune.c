@@ -18,6 +18,7 @@ static const fdt_command commands[] = {
     {"batch", fdt_cmd_batch, "batch FILE|--sweep L L L",
      "queue a tuning job for every shape of a file or a sweep"},
     {"status", fdt_cmd_status, "status [JOB]", "the daemon's state, or a job's"},
+    {"watch", fdt_cmd_watch, "watch JOB...", "follow jobs queued before until they end"},
     {"jobs", fdt_cmd_jobs, "jobs [--state S]", "list the jobs, newest first"},
     {"cancel", fdt_cmd_cancel, "cancel JOB", "cancel a queued or running job"},
     {"devices", fdt_cmd_devices, "devices", "the devices fdtuned tunes"},
@@ -41,7 +42,8 @@ static void usage(FILE *to)
             "  1  the daemon refused, or the work failed\n"
             "  2  bad usage\n"
             "  3  cannot reach the daemon\n"
-            "  4  forbidden: this user may not do that (see fdtuned's admin_group)\n");
+            "  4  forbidden: this user may not do that (see fdtuned's admin_group)\n"
+            "  130  Ctrl-C ended a wait (tune --wait, batch --wait, watch): the jobs go on\n");
 }
 
 int main(int argc, char **argv)

@@ -19,18 +19,19 @@
 /* row[q] = the point i0 + XLO + q of the row whose vector at i0 is at p, for q in 0 ..
  * LANES + XHI - XLO - 1, loaded as the vectors that cover them; 0 outside the row (no
  * interior point reads it, and a vector past the grid's last row must not be read). mid:
- * the vector at p when a z-window holds it, else NULL. */
-template <int XLO, int XHI, bool ALIGNED>
-__device__ __forceinline__ void spec_row(const real *u, idx_t p, int i0, int nx,
-                                         const lanes *mid, real *row)
+ * the vector at p when a z-window holds it (HAS_MID), by value: a pointer into a window
+ * would keep the window in memory where AMD's compiler cannot make it registers. */
+template <int XLO, int XHI, bool ALIGNED, bool HAS_MID>
+__device__ __forceinline__ void spec_row(const real *u, idx_t p, int i0, int nx, lanes mid,
+                                         real *row)
 {
     constexpr int first = SPEC_FLOOR_DIV(XLO, LANES), last = SPEC_FLOOR_DIV(LANES - 1 + XHI, LANES);
 #pragma unroll
     for (int v = first; v <= last; v++) {
         const int x = i0 + v * LANES;
         lanes l;
-        if (v == 0 && mid)
-            l = *mid;
+        if (v == 0 && HAS_MID)
+            l = mid;
         else if (ALIGNED)
             l.v = x >= 0 && x < nx ? *reinterpret_cast<const vec_t *>(u + p + v * LANES) : vec_t{};
         else

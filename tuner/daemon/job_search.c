@@ -321,6 +321,12 @@ double fdt_job_search_spent_s(const fdt_job_search *js)
     return fdt_search_spent_s(&js->search);
 }
 
+int fdt_job_search_expected_left(const fdt_job_search *js)
+{
+    const size_t left = fdt_search_expected_left(&js->search);
+    return left < INT_MAX ? (int)left : INT_MAX;
+}
+
 int fdt_job_search_total(const fdt_job_search *js)
 {
     const int64_t budget = js->search.limits.evals;

@@ -33,6 +33,9 @@ void fdt_job_search_charge(fdt_job_search *js, double seconds);
 /* Seconds of measuring the job spent, over every run of it: what its budget_s counts. */
 double fdt_job_search_spent_s(const fdt_job_search *js);
 
+/* Variants the job measures before its search ends if no later result gains on its best
+ * (fdt_search_expected_left). */
+int fdt_job_search_expected_left(const fdt_job_search *js);
 /* Variants the job measures at most: the space, or its evaluation budget if smaller. */
 int fdt_job_search_total(const fdt_job_search *js);
 /* Why the search ended, for the log: "space", "budget", "patience", "time", or NULL. */

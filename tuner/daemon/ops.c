@@ -212,17 +212,27 @@ static int job_id_field(op_ctx *c, int64_t *id)
 
 /* --- writing the answer ---------------------------------------------------------------- */
 
-/* What a job has cost so far, and while it runs, when it should end: its evaluations per
- * second of device wall time, and the rest of its space at that rate (an upper bound: a
- * search may stop before its space is measured; the leaders' round adds seconds). */
-static json_t *cost_json(const fdt_job *j)
+/* What a job has cost so far, and while its search runs, how far it goes: the evaluations
+ * it expects in all (done, and what its search takes yet if no later result gains on its
+ * best: fdt_scheduler_outlook, never the whole space of a search that stops by patience),
+ * and the time they take at its steady rate, no later than its budget of seconds ends it
+ * (the leaders' round adds seconds). */
+static json_t *cost_json(fdt_daemon *d, const fdt_job *j)
 {
     const double rate = j->wall_s > 0 ? j->done / j->wall_s : 0;
     json_t *o = json_pack("{s:f, s:f, s:f, s:f, s:f}", "wall_s", j->wall_s, "compile_s",
                           j->compile_s, "gpu_s", j->gpu_s, "gpu_busy",
                           j->wall_s > 0 ? j->gpu_s / j->wall_s : 0, "evals_per_s", rate);
-    if (j->state == FDT_JOB_RUNNING && rate > 0 && j->total > j->done)
-        json_object_set_new(o, "eta_s", json_real((j->total - j->done) / rate));
+    fdt_outlook next;
+    if (j->state != FDT_JOB_RUNNING || fdt_scheduler_outlook(d, j->id, &next) != 0)
+        return o;
+    json_object_set_new(o, "expected", json_integer(j->done + next.left));
+    if (next.rate > 0) {
+        double eta = next.left / next.rate;
+        if (j->budget_s > 0 && j->budget_s - j->spent_s < eta)
+            eta = j->budget_s > j->spent_s ? j->budget_s - j->spent_s : 0;
+        json_object_set_new(o, "eta_s", json_real(eta));
+    }
     return o;
 }
 
@@ -239,7 +249,7 @@ static void add_device(json_t *o, const fdt_job *j)
 }
 
 /* A job that chooses the cache state reads as it was asked for: auto. */
-static json_t *job_json(const fdt_job *j)
+static json_t *job_json(fdt_daemon *d, const fdt_job *j)
 {
     const fdt_problem *p = &j->key.problem;
     const fdt_cache_mode cache = j->choose_cache ? FDT_CACHE_AUTO : p->cache;
@@ -252,7 +262,7 @@ static json_t *job_json(const fdt_job *j)
                           j->family, "subset", j->subset, "priority", j->priority, "batch",
                           (json_int_t)j->batch);
     add_device(o, j);
-    json_object_set_new(o, "cost", cost_json(j));
+    json_object_set_new(o, "cost", cost_json(d, j));
     json_t *more = json_pack("{s:i, s:i, s:i, s:i, s:s?, s:f, s:I, s:I, s:I, s:s}", "total",
                              j->total, "done", j->done, "ok", j->ok, "failed", j->failed, "best",
                              j->best_variant[0] ? j->best_variant : NULL, "best_gbps",
@@ -708,7 +718,7 @@ static json_t *workers_json(fdt_daemon *d)
         const fdt_job *j = fdt_scheduler_lane_job(d, i);
         if (!j)
             continue;
-        json_t *progress = cost_json(j);
+        json_t *progress = cost_json(d, j);
         json_object_set_new(progress, "done", json_integer(j->done));
         json_object_set_new(progress, "total", json_integer(j->total));
         json_object_set_new(json_array_get(list, i), "progress", progress);
@@ -763,7 +773,7 @@ static int op_status(op_ctx *c)
         return store_failed(c);
     if (!found)
         return fail(c, "not_found", "no job %lld", (long long)id);
-    json_object_set_new(c->ans, "job", job_json(&job));
+    json_object_set_new(c->ans, "job", job_json(c->d, &job));
     return 0;
 }
 
@@ -786,7 +796,7 @@ static int op_jobs(op_ctx *c)
         return store_failed(c);
     json_t *list = json_array();
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(list, job_json(&jobs[i]));
+        json_array_append_new(list, job_json(c->d, &jobs[i]));
     free(jobs);
     json_object_set_new(c->ans, "jobs", list);
     return 0;

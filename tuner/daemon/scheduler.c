@@ -70,6 +70,11 @@ typedef struct lane {
     int64_t task;       /* the task id last sent; events of older tasks are ignored */
     size_t readied, cached; /* this run of the job's variants made ready, and of those how
                                many came from the code cache */
+    /* This run's first first-pass result: when (uv_now) and the job's count after it. The
+     * compiles that fill the pipeline before it are paid once; the rate from it on is the
+     * job's steady one. first_ms is 0 until then. */
+    uint64_t first_ms;
+    int first_done;
     int crashes;        /* worker deaths in a row without a result */
     int restarts;       /* worker deaths since the daemon started */
     char last_end[160];
@@ -125,6 +130,21 @@ const fdt_job *fdt_scheduler_lane_job(fdt_daemon *d, size_t device)
 {
     const lane *l = &d->scheduler->lanes[device];
     return l->has_job ? &l->job : NULL;
+}
+
+int fdt_scheduler_outlook(fdt_daemon *d, int64_t job_id, fdt_outlook *out)
+{
+    for (size_t i = 0; i < d->scheduler->nlanes; i++) {
+        const lane *l = &d->scheduler->lanes[i];
+        if (!l->has_job || l->job.id != job_id || !l->search)
+            continue;
+        const double since_first = (double)(uv_now(d->loop) - l->first_ms) / 1e3;
+        out->left = fdt_job_search_expected_left(l->search);
+        out->rate = l->first_ms && since_first > 0 ? (l->job.done - l->first_done) / since_first
+                                                   : 0;
+        return 0;
+    }
+    return -1;
 }
 
 static void close_search(lane *l)
@@ -328,6 +348,7 @@ static int plan(lane *l)
             return -1;
         }
         l->job.total = fdt_job_search_total(l->search);
+        l->first_ms = 0;
     }
     if (tally(l) != 0) {
         finish_job(l, FDT_JOB_FAILED, fdt_store_error(l->s->d->store));
@@ -458,6 +479,10 @@ static int store_result(lane *l, json_t *ev)
                             l->nchunk ? measuring_since(l) : 0);
     if (added == 0)
         count_result(&l->job, &r);
+    if (!l->first_ms) {
+        l->first_ms = uv_now(d->loop);
+        l->first_done = l->job.done;
+    }
     return save_job(l);
 }
 

@@ -185,17 +185,18 @@ static void print_row_load(FILE *out, const fdt_spec *s, const vec_row *r)
     const fdt_spec_hold *h = &s->hold[r->f];
     fprintf(out, " \\\n    real ");
     print_row_name(out, r);
-    fprintf(out, "[LANES + %d]; spec_row<%d, %d, aligned>(spec_i%d, (pos)", r->xhi - r->xlo,
-            r->xlo, r->xhi, r->f);
+    const int in_window = r->dy == 0 && r->dz >= h->lo && r->dz <= h->hi;
+    fprintf(out, "[LANES + %d]; spec_row<%d, %d, aligned, %s>(spec_i%d, (pos)", r->xhi - r->xlo,
+            r->xlo, r->xhi, in_window ? "true" : "false", r->f);
     if (r->dy)
         fprintf(out, " + (%d) * (line)", r->dy);
     if (r->dz)
         fprintf(out, " + (%d) * (slice)", r->dz);
     fprintf(out, ", i0, nx, ");
-    if (r->dy == 0 && r->dz >= h->lo && r->dz <= h->hi)
-        fprintf(out, "&spec_v%d[%d], ", r->f, r->dz - h->lo);
+    if (in_window)
+        fprintf(out, "spec_v%d[%d], ", r->f, r->dz - h->lo);
     else
-        fprintf(out, "(const lanes *)0, ");
+        fprintf(out, "lanes{}, ");
     print_row_name(out, r);
     fprintf(out, ");");
 }

@@ -263,6 +263,25 @@ static fdt_search_end stop_reason(const fdt_search *s)
     return FDT_SEARCH_GOING;
 }
 
+size_t fdt_search_expected_left(const fdt_search *s)
+{
+    if (s->end)
+        return 0;
+    size_t open = 0; /* the current batch's results still to come */
+    for (size_t i = 0; i < s->nbatch; i++)
+        open += isnan(s->gbps[s->batch[i]]) != 0;
+    size_t left = s->space->n - s->nfed;
+    if (s->limits.patience > 0) {
+        /* After this batch closes with no gain, patience counts it too (before any result,
+         * as if its first result came in this batch). */
+        const long after = s->since_gain + (long)s->nbatch;
+        const size_t more = after < s->limits.patience ? (size_t)(s->limits.patience - after) : 0;
+        left = open + more < left ? open + more : left;
+    }
+    const size_t allowed = fdt_search_allowed(s);
+    return left < allowed ? left : allowed;
+}
+
 /* A batch is sized by the search's own sequence, never by charges: a rebuilt search must
  * propose the batches the uninterrupted one did, and a step holds the rest to the budget. */
 static void next_batch(fdt_search *s)

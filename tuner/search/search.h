@@ -168,6 +168,12 @@ void fdt_search_charge(fdt_search *s, long evals, double seconds);
 size_t fdt_search_allowed(const fdt_search *s);
 /* Seconds spent: the costs of the results taken and the seconds charged. */
 double fdt_search_spent_s(const fdt_search *s);
+/* The evaluations the search takes before it ends if no later result gains on its best:
+ * the current batch's rest, then what the patience rule leaves, at most what is left of
+ * the space and of the budget of evaluations. Exact for a search that ends by its space or
+ * its budget; one that ends by patience runs longer by each gain to come, so a job's ETA
+ * from it is short while the best still moves, and true once it settles. */
+size_t fdt_search_expected_left(const fdt_search *s);
 
 /* Rebuilds a search from results measured before (a resumed job's stored rows): takes
  * every variant it gives that lookup knows (answering 1 with *gbps, or 0), batch after

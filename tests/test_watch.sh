@@ -1,0 +1,85 @@
+#!/bin/sh
+# test_watch.sh - following a job (issue 32, item 1), against a real fdtuned on the cpu
+# backend: a guided job says how many variants it expects to measure (what its search takes
+# before patience ends it, not its whole space) and an ETA for them; `fdtune watch` follows
+# a job queued before to its end; Ctrl-C on a wait ends the wait, never the job, and says
+# how to follow it again; bad job ids are refused with a message.
+# Usage: BUILD=build sh tests/test_watch.sh
+set -u
+. "$(dirname "$0")/tap.sh"
+daemon_test watch
+"$FDTUNED" --socket "$FDTUNE_SOCKET" --db "$dir/store.db" --backend cpu 2>"$LOG" &
+pid=$!
+wait_answering
+
+# --- a guided job's outlook ---------------------------------------------------------------
+# Patience 8 over a space of some 1500 variants: the search ends after tens of them.
+job=$("$FDTUNE" tune 24 20 16 --strategy guided --patience 8 --json | field job)
+outlook() { # outlook JOB: "done expected total eta_s" while the job runs with an outlook
+    "$FDTUNE" status "$1" --json | python3 -c 'import json, sys
+j = json.load(sys.stdin)["job"]; c = j["cost"]
+if j["state"] != "running" or "expected" not in c or "eta_s" not in c or j["done"] < 2:
+    sys.exit(1)
+print(j["done"], c["expected"], j["total"], c["eta_s"])'
+}
+"$FDTUNE" watch "$job" >"$dir/watch" 2>&1 &
+watcher=$!
+also_kill=$watcher
+if wait_until 300 outlook "$job" && outlook "$job" >"$dir/outlook"; then
+    read -r done expected total eta <"$dir/outlook"
+    if [ "$expected" -ge "$done" ] && [ "$expected" -lt "$total" ] &&
+        python3 -c "import sys; sys.exit(not 0 <= $eta < 3600)"; then
+        ok "a guided job expects $expected of $total variants ($done done), ETA ${eta} s"
+    else
+        not_ok "a guided job's outlook: done $done, expected $expected of $total, ETA $eta" "$LOG"
+    fi
+else
+    not_ok "a running guided job says what it expects and when it ends" "$LOG"
+fi
+wait "$watcher"
+rc=$?
+also_kill=""
+if [ "$rc" -eq 0 ] && grep -q "done" "$dir/watch" && [ "$(job_state "$job")" = done ]; then
+    ok "fdtune watch follows job $job to its end (exit 0)"
+else
+    not_ok "fdtune watch follows job $job to its end (exit $rc)" "$dir/watch"
+fi
+
+# --- Ctrl-C ends the wait, not the job ------------------------------------------------------
+"$FDTUNE" tune 28 20 16 --strategy exhaustive --wait >"$dir/out" 2>"$dir/err" &
+waiting=$!
+also_kill=$waiting
+job=""
+wait_until 120 sh -c "\"$FDTUNE\" jobs --state running --json | grep -q '\"state\":\"running\"'"
+job=$("$FDTUNE" jobs --state running --json | field id)
+kill -INT "$waiting"
+wait "$waiting"
+rc=$?
+also_kill=""
+state=$(job_state "$job")
+if [ "$rc" -eq 130 ] && grep -q "fdtune watch $job" "$dir/err" && [ "$state" = running ]; then
+    ok "Ctrl-C on tune --wait: exit 130, job $job goes on, and the message names fdtune watch"
+else
+    not_ok "Ctrl-C on tune --wait: exit $rc, job '$job' $state" "$dir/err"
+fi
+"$FDTUNE" cancel "$job" >/dev/null
+
+# --- bad ids ----------------------------------------------------------------------------------
+"$FDTUNE" watch >"$dir/out" 2>&1
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "expected the JOB" "$dir/out"; then
+    ok "watch with no job: exit 2 and why"
+else
+    not_ok "watch with no job: exit $rc" "$dir/out"
+fi
+"$FDTUNE" watch 999 >"$dir/out" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -qi "999" "$dir/out"; then
+    ok "watch of a job that does not exist: exit 1 and its id"
+else
+    not_ok "watch of a job that does not exist: exit $rc" "$dir/out"
+fi
+
+if stop_daemon; then ok "fdtuned stops cleanly"; else not_ok "fdtuned stops cleanly" "$LOG"; fi
+echo "# test_watch: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
