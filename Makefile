@@ -83,7 +83,7 @@ LIB_HEADERS := cli/include/fdtune.h cli/include/fdtune_kernel.h
 # backend's launcher): a checksum of its sources goes into their keys, so that a module
 # made by another build of the library is never loaded.
 LIB_SOURCES_SUM := $(shell cat $(LIB_PARTS:%=%.c) $(wildcard tuner/backends/*.h common/*.h) | cksum | cut -d' ' -f1)
-VERSION := $(shell sed -n 's/^\#define FDT_VERSION "\(.*\)"/\1/p' tuner/daemon/daemon.h)
+VERSION := $(shell sed -n 's/^\#define FDT_VERSION "\(.*\)"/\1/p' common/version.h)
 ifeq ($(origin FC),default)
 FC := gfortran
 endif

@@ -36,6 +36,7 @@
 #include "config.h"
 #include "fdtune.h"
 #include "paths.h"
+#include "version.h"
 
 /* The answer is read in pieces of at least this size; an answer longer than the limit is
  * refused rather than taking the solver's memory. */
@@ -323,6 +324,11 @@ fdtune_conn *fdtune_connect(const char *socket_path, int timeout_ms, char *err, 
 void fdtune_set_timeout(fdtune_conn *c, int timeout_ms)
 {
     c->timeout_ms = timeout_or_default(timeout_ms);
+}
+
+const char *fdtune_version(void)
+{
+    return FDT_VERSION;
 }
 
 const char *fdtune_socket_path(const fdtune_conn *c)

@@ -2,10 +2,12 @@
  *
  * Exit codes: FDT_EXIT_* (commands.h), which `fdtune --help` lists. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "engine/compile_helper.h"
+#include "version.h"
 
 static const fdt_command commands[] = {
     {"bench", fdt_cmd_bench, "bench NX NY NZ [options]",
@@ -31,12 +33,14 @@ static const fdt_command commands[] = {
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: fdtune COMMAND [arguments]\n\ncommands:\n");
+    fprintf(to, "usage: fdtune [--socket PATH] [--json] [--timeout S] COMMAND [arguments]\n"
+            "       fdtune --version | --help\n\ncommands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(to, "  %-28s %s\n", commands[i].usage, commands[i].help);
     fprintf(to, "\n'fdtune COMMAND --help' describes a command's options. The commands from\n"
             "query on talk to fdtuned through its socket (--socket PATH, else $FDTUNE_SOCKET,\n"
-            "else the user's daemon, else the system's).\n"
+            "else the user's daemon, else the system's). --socket, --json and --timeout may\n"
+            "come before the command as well as after it.\n"
             "\nexit codes:\n"
             "  0  ok\n"
             "  1  the daemon refused, or the work failed\n"
@@ -44,6 +48,51 @@ static void usage(FILE *to)
             "  3  cannot reach the daemon\n"
             "  4  forbidden: this user may not do that (see fdtuned's admin_group)\n"
             "  130  Ctrl-C ended a wait (tune --wait, batch --wait, watch): the jobs go on\n");
+}
+
+/* The options every daemon command takes (FDT_DAEMON_OPTIONS) that stand before the
+ * command: how many arguments from argv[1] they take (--json one, --socket PATH two,
+ * --socket=PATH one), 0 where argv[1] is none of them. */
+static int global_option(int argc, char **argv)
+{
+    static const char *const with_value[] = {"--socket", "--timeout"};
+    if (strcmp(argv[1], "--json") == 0)
+        return 1;
+    for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++) {
+        const size_t n = strlen(with_value[i]);
+        if (strncmp(argv[1], with_value[i], n) == 0 && argv[1][n] == '=')
+            return 1;
+        if (strcmp(argv[1], with_value[i]) == 0)
+            return argc > 2 ? 2 : 0;
+    }
+    return 0;
+}
+
+/* The index of the command in argv: past the options before it. */
+static int command_index(int argc, char **argv)
+{
+    int at = 1, n;
+    while (at < argc && (n = global_option(argc - at + 1, argv + at - 1)) > 0)
+        at += n;
+    return at;
+}
+
+/* argv with the options before the command (up to lead) moved after it, where the
+ * command's own parser reads them (its getopt takes options anywhere among its
+ * arguments); malloc'd. */
+static char **command_first(int argc, char **argv, int lead)
+{
+    char **out = malloc(((size_t)argc + 1) * sizeof *out);
+    if (!out)
+        return NULL;
+    int k = 0;
+    out[k++] = argv[0];
+    for (int i = lead; i < argc; i++)
+        out[k++] = argv[i];
+    for (int i = 1; i < lead; i++)
+        out[k++] = argv[i];
+    out[k] = NULL;
+    return out;
 }
 
 int main(int argc, char **argv)
@@ -59,10 +108,28 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    for (size_t i = 0; i < NCOMMANDS; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "fdtune: unknown command '%s'\n", argv[1]);
-    usage(stderr);
-    return FDT_EXIT_USAGE;
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+        printf("fdtune %s\n", FDT_VERSION);
+        return 0;
+    }
+    const int at = command_index(argc, argv);
+    if (at == argc) {
+        fprintf(stderr, "fdtune: expected a COMMAND after '%s'\n", argv[argc - 1]);
+        usage(stderr);
+        return FDT_EXIT_USAGE;
+    }
+    char **args = command_first(argc, argv, at);
+    if (!args)
+        return FDT_EXIT_FAILED;
+    int rc = -1;
+    for (size_t i = 0; rc < 0 && i < NCOMMANDS; i++)
+        if (strcmp(args[1], commands[i].name) == 0)
+            rc = commands[i].run(argc - 1, args + 1);
+    if (rc < 0) {
+        fprintf(stderr, "fdtune: unknown command '%s'\n", args[1]);
+        usage(stderr);
+        rc = FDT_EXIT_USAGE;
+    }
+    free(args);
+    return rc;
 }

@@ -32,8 +32,12 @@ expect() {
     fi
 }
 
-expect 2 'usage: fdtune COMMAND' --
+expect 2 'usage: fdtune .*COMMAND' --
 expect 2 "unknown command 'frobnicate'" -- frobnicate
+version=$(sed -n 's/^#define FDT_VERSION "\(.*\)"/\1/p' common/version.h)
+expect 0 "^fdtune $version\$" -- --version
+expect 0 "^fdtune $version\$" -- -V
+expect 2 "expected a COMMAND after '--json'" -- --socket /nowhere --json
 expect 0 'bench NX NY NZ' -- help
 expect 0 'precision float.double' -- bench --help
 expect 2 'expected the grid shape NX NY NZ' -- bench
@@ -199,6 +203,9 @@ expect 2 "$dir/empty.txt holds no shape" -- batch "$dir/empty.txt" --socket "$no
 # No daemon: exit 3, naming the socket and how to start fdtuned; FDTUNE_SOCKET is where
 # the commands look when --socket is not given.
 expect 3 "cannot connect to fdtuned at $none: no such file or directory" -- status --socket "$none"
+expect 3 "fdtune status: cannot connect to fdtuned at $none" -- --json --socket "$none" status
+expect 3 "fdtune jobs: cannot connect to fdtuned at $none" -- --socket="$none" jobs --json
+expect 3 "fdtuned at $none" -- --timeout 1 --socket "$none" tune 64 64 64 --wait
 expect 3 "Start it \(fdtuned --socket $none" -- query 64 64 64 --socket "$none"
 expect 3 "at $none: " -- tune 64 64 64 --wait --socket "$none"
 expect 3 "at $none: " -- batch "$dir/small.txt" --socket "$none"

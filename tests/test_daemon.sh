@@ -592,6 +592,15 @@ else
     not_ok "fdtune-worker refuses fds 0 to 2 and names an events fd that is not open" "$dir/out"
 fi
 
+# --- its own flags --------------------------------------------------------------------------------
+version=$(sed -n 's/^#define FDT_VERSION "\(.*\)"/\1/p' common/version.h)
+if [ "$("$FDTUNED" -V)" = "fdtuned $version" ] && [ "$("$FDTUNED" --version)" = "fdtuned $version" ] &&
+    "$FDTUNED" -h | grep -q "^usage: fdtuned"; then
+    ok "fdtuned -V, --version and -h"
+else
+    not_ok "fdtuned -V, --version and -h: '$("$FDTUNED" -V 2>&1)'" "$LOG"
+fi
+
 # --- bad configuration -----------------------------------------------------------------------
 printf '[daemon]\nsocket_mode = 0999\n' >"$dir/bad.conf"
 "$FDTUNED" --config "$dir/bad.conf" --socket "$FDTUNE_SOCKET" --db "$DB" >"$dir/out" 2>&1

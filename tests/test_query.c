@@ -1,6 +1,6 @@
 /* test_query.c - how a query picks its answer when the asked shape or device was not tuned:
  * the device levels of the fallback and the L2-aware distance between shapes; and the
- * configuration it answers, as libfdtune reads it. */
+ * configuration it answers, as libfdtune reads it, and the version libfdtune says. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +10,7 @@
 
 #include "daemon/query.h"
 #include "fdtune.h"
+#include "version.h"
 
 static fdt_device_info h100(void)
 {
@@ -174,9 +175,18 @@ static void test_persist_step_reaches_the_solver(void **state)
     json_decref(hot);
 }
 
+/* The public header's version is the project's (common/version.h), and so is the library's. */
+static void test_the_version_is_one(void **state)
+{
+    (void)state;
+    assert_string_equal(FDTUNE_VERSION, FDT_VERSION);
+    assert_string_equal(fdtune_version(), FDT_VERSION);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_the_version_is_one),
         cmocka_unit_test(test_device_levels),
         cmocka_unit_test(test_same_shape_is_distance_zero),
         cmocka_unit_test(test_l2_regime_wins_over_size),

@@ -37,6 +37,11 @@ typedef enum fdtune_status {
 
 #define FDTUNE_DEFAULT_TIMEOUT_MS 30000
 
+/* The version of this header; fdtune_version() is the library's, which a solver built
+ * against one release and run with another may compare with it. */
+#define FDTUNE_VERSION "0.4.0"
+const char *fdtune_version(void);
+
 typedef struct fdtune_conn fdtune_conn;
 
 /* Where fdtune_connect(NULL, ...) connects: $FDTUNE_SOCKET if set, else the user's daemon

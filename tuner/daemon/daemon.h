@@ -11,8 +11,8 @@
 #include "backends/backend.h"
 #include "config.h"
 #include "store.h"
+#include "version.h"
 
-#define FDT_VERSION "0.4.0"
 #define FDT_PROTOCOL_VERSION 1
 
 typedef struct fdt_server fdt_server;

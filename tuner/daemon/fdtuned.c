@@ -90,7 +90,8 @@ static void usage(FILE *to)
             "  --db PATH       overrides [daemon] db\n"
             "  --backend B     overrides [daemon] backend: auto, hip, cuda or cpu\n"
             "  --cpu-devices N overrides [daemon] cpu_devices: the cpu backend's devices\n"
-            "  --version       prints the version\n"
+            "  -V, --version   prints the version\n"
+            "  -h, --help      prints this\n"
             "Without flags a user's daemon lives under $XDG_RUNTIME_DIR and $XDG_STATE_HOME,\n"
             "root's under /run/fdtuned and /var/lib/fdtuned.\n"
             "SIGTERM or SIGINT stops it; a second one hurries the stop.\n"
@@ -114,7 +115,7 @@ static int parse_flags(int argc, char **argv, flags *f)
     };
     int opt;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "hV", options, NULL)) != -1) {
         switch (opt) {
         case 'c': f->config = optarg; break;
         case 's': f->socket = optarg; break;
