@@ -75,6 +75,10 @@ typedef struct lane {
      * job's steady one. first_ms is 0 until then. */
     uint64_t first_ms;
     int first_done;
+    /* The leaders' round: when this job's was sent (uv_now; 0 before), and how long the
+     * last one on this lane took (0 before any), the best guess at the next one's. */
+    uint64_t leaders_ms;
+    double last_leaders_s;
     int crashes;        /* worker deaths in a row without a result */
     int restarts;       /* worker deaths since the daemon started */
     char last_end[160];
@@ -142,6 +146,8 @@ int fdt_scheduler_outlook(fdt_daemon *d, int64_t job_id, fdt_outlook *out)
         out->left = fdt_job_search_expected_left(l->search);
         out->rate = l->first_ms && since_first > 0 ? (l->job.done - l->first_done) / since_first
                                                    : 0;
+        out->leaders_s = l->last_leaders_s;
+        out->leaders_spent_s = l->leaders_ms ? (double)(uv_now(d->loop) - l->leaders_ms) / 1e3 : 0;
         return 0;
     }
     return -1;
@@ -288,6 +294,8 @@ static void send_leaders(lane *l, fdt_job_phase phase)
     }
     l->job.phase = phase;
     l->nchunk = 0;
+    if (phase == FDT_JOB_PHASE_LEADERS)
+        l->leaders_ms = uv_now(d->loop);
     json_t *task = json_pack("{s:s, s:i, s:o}", "op", "leaders", "samples",
                              d->config.leader_samples, "variants", names_json(names, 0, n));
     fdt_store_names_free(names, n);
@@ -349,6 +357,7 @@ static int plan(lane *l)
         }
         l->job.total = fdt_job_search_total(l->search);
         l->first_ms = 0;
+        l->leaders_ms = 0;
     }
     if (tally(l) != 0) {
         finish_job(l, FDT_JOB_FAILED, fdt_store_error(l->s->d->store));
@@ -635,6 +644,8 @@ static void count_time(lane *l)
 static void on_task_done(lane *l, json_t *ev)
 {
     count_time(l);
+    if (l->job.phase == FDT_JOB_PHASE_LEADERS && l->leaders_ms)
+        l->last_leaders_s = (double)(uv_now(l->s->d->loop) - l->leaders_ms) / 1e3;
     if (l->job.phase == FDT_JOB_PHASE_LEADERS)
         conclude(l, ev);
     else if (l->job.phase == FDT_JOB_PHASE_QUICK)

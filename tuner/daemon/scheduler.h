@@ -34,13 +34,15 @@ int fdt_scheduler_cancel(fdt_daemon *d, int64_t job_id);
 json_t *fdt_scheduler_lanes_json(fdt_daemon *d);
 /* The job device runs now, as far as it has gone, or NULL. */
 const fdt_job *fdt_scheduler_lane_job(fdt_daemon *d, size_t device);
-/* How a running job goes on: the variants it measures yet if no later result gains on its
- * best (fdt_search_expected_left), and its steady rate, variants a second since its first
- * result of this run (the compiles that fill the pipeline before it are paid once; 0 until
- * then). */
+/* How a running job goes on: the variants it measures yet, on the mean
+ * (fdt_search_expected_left); its steady rate, variants a second since its first result of
+ * this run (the compiles that fill the pipeline before it are paid once; 0 until then);
+ * how long the last leaders' round on its device took (0 before any), and the seconds its
+ * own has run (0 before it starts). */
 typedef struct fdt_outlook {
     int left;
     double rate;
+    double leaders_s, leaders_spent_s;
 } fdt_outlook;
 /* 0 with *out, while a lane runs job_id with its search open; else -1. */
 int fdt_scheduler_outlook(fdt_daemon *d, int64_t job_id, fdt_outlook *out);

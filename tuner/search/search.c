@@ -263,20 +263,41 @@ static fdt_search_end stop_reason(const fdt_search *s)
     return FDT_SEARCH_GOING;
 }
 
+/* The evaluations a search with patience takes yet, on the mean, from done evaluations
+ * with since of them after its last gain, in a space of n: evaluation i + 1 is a gain with
+ * probability 1 / (i + 1), and the search stops once patience go by without one. run[k]
+ * is the chance that it is still going with k evaluations since its last gain; each step
+ * still going costs one evaluation. O((n - done) patience), a few milliseconds at most. */
+static double patience_left(size_t done, long since, long patience, size_t n)
+{
+    double *run = calloc((size_t)patience, sizeof *run);
+    if (!run)
+        return (double)(n - done);
+    run[since < patience ? since : patience - 1] = 1;
+    double going = 1, left = 0;
+    for (size_t i = done; i < n && going > 1e-6; i++) {
+        const double gain = 1.0 / (double)(i + 1);
+        left += going;
+        for (long k = patience - 1; k > 0; k--)
+            run[k] = run[k - 1] * (1 - gain);
+        run[0] = going * gain;
+        going = 0;
+        for (long k = 0; k < patience; k++)
+            going += run[k];
+    }
+    free(run);
+    return left;
+}
+
 size_t fdt_search_expected_left(const fdt_search *s)
 {
     if (s->end)
         return 0;
-    size_t open = 0; /* the current batch's results still to come */
-    for (size_t i = 0; i < s->nbatch; i++)
-        open += isnan(s->gbps[s->batch[i]]) != 0;
     size_t left = s->space->n - s->nfed;
-    if (s->limits.patience > 0) {
-        /* After this batch closes with no gain, patience counts it too (before any result,
-         * as if its first result came in this batch). */
-        const long after = s->since_gain + (long)s->nbatch;
-        const size_t more = after < s->limits.patience ? (size_t)(s->limits.patience - after) : 0;
-        left = open + more < left ? open + more : left;
+    if (s->limits.patience > 0 && (size_t)s->limits.patience < left) {
+        const double mean = patience_left(s->nfed, s->since_gain, s->limits.patience,
+                                          s->space->n);
+        left = mean < (double)left ? (size_t)(mean + 0.5) : left;
     }
     const size_t allowed = fdt_search_allowed(s);
     return left < allowed ? left : allowed;

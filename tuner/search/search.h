@@ -168,11 +168,11 @@ void fdt_search_charge(fdt_search *s, long evals, double seconds);
 size_t fdt_search_allowed(const fdt_search *s);
 /* Seconds spent: the costs of the results taken and the seconds charged. */
 double fdt_search_spent_s(const fdt_search *s);
-/* The evaluations the search takes before it ends if no later result gains on its best:
- * the current batch's rest, then what the patience rule leaves, at most what is left of
- * the space and of the budget of evaluations. Exact for a search that ends by its space or
- * its budget; one that ends by patience runs longer by each gain to come, so a job's ETA
- * from it is short while the best still moves, and true once it settles. */
+/* The evaluations the search takes yet, on the mean: at most what is left of the space and
+ * of the budget of evaluations (exact for a search that ends by either), and under the
+ * patience rule as many as it runs before patience ends it if each later result is a
+ * gain as often as the i-th of a random order is its largest yet, 1 / i: a search that
+ * still gains runs on, one that has settled stops soon. */
 size_t fdt_search_expected_left(const fdt_search *s);
 
 /* Rebuilds a search from results measured before (a resumed job's stored rows): takes
