@@ -1,10 +1,12 @@
 /* cmd_daemon.c - what the fdtune commands that talk to fdtuned share: parsing their
  * options, sending a request through libfdtune and turning every outcome into one message
  * and one exit code, and printing jobs. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "client_json.h"
 #include "cmd_daemon.h"
@@ -175,6 +177,17 @@ int fdt_client_open(fdt_client *c, const char *cmd, const fdt_daemon_args *a)
     c->conn = fdtune_connect(path, a->timeout_ms, err, sizeof err);
     if (c->conn)
         return FDT_EXIT_OK;
+    if (euidaccess(path, W_OK) != 0 && errno == EACCES) {
+        /* A daemon is there, but its socket (or a folder above it) does not admit this
+         * user: not a reason to start another one. */
+        fprintf(stderr, "fdtune %s: %s\n"
+                "fdtune %s: uid %u may not use this socket: fdtuned admits its own user, root "
+                "and its socket_group ([daemon] socket_group and socket_mode in fdtuned.conf). "
+                "Ask its administrator to add you to that group, or run a daemon of your own "
+                "(fdtuned with no flags, then fdtune with no --socket)\n",
+                cmd, err, cmd, (unsigned)geteuid());
+        return FDT_EXIT_FORBIDDEN;
+    }
     fprintf(stderr, "fdtune %s: %s\n"
             "fdtune %s: is fdtuned running? Start it (fdtuned --socket %s, or systemctl start "
             "fdtuned), or name its socket with --socket or FDTUNE_SOCKET\n",

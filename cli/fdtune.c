@@ -46,7 +46,8 @@ static void usage(FILE *to)
             "  1  the daemon refused, or the work failed\n"
             "  2  bad usage\n"
             "  3  cannot reach the daemon\n"
-            "  4  forbidden: this user may not do that (see fdtuned's admin_group)\n"
+            "  4  forbidden: this user may not do that (see fdtuned's admin_group), or may not\n"
+            "     use its socket (its socket_group)\n"
             "  130  Ctrl-C ended a wait (tune --wait, batch --wait, watch): the jobs go on\n");
 }
 

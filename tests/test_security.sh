@@ -7,7 +7,8 @@
 # every connection slot leave root its own, and one uid cannot take them all (item 9); a
 # live socket of another type at the socket path is refused, never removed (item 13). A uid
 # the daemon does not trust may ask but not change: fdtune's tune, batch, cancel, shutdown
-# and query --tune-if-missing exit 4, forbidden, naming who may.
+# and query --tune-if-missing exit 4, forbidden, naming who may; so does any command of a uid
+# the socket does not admit.
 # The rights are checked with other uids, whoever runs this: root uses real ones; anyone
 # else has the whole script run again as root of a user namespace of its own, with 65536
 # uids mapped from /etc/subuid and /etc/subgid (newuidmap, of the uidmap package). Where
@@ -306,6 +307,23 @@ if serve "$sock" "$dir/peruid.conf"; then
     fi
     root_served "$sock" "with every other slot taken, root's status and shutdown are served"
     stop_peers
+fi
+
+# --- a uid the socket does not admit: fdtune exits 4 and says how to get in -----------------
+# The default socket_mode (0660) admits the daemon's user and its socket_group; uid 4321 is
+# neither. Its fdtune is told it may not (exit 4, forbidden), not to start a daemon (3).
+sock=$dir/closed/fdtuned.sock
+if serve "$sock"; then
+    as 4321 "$FDTUNE" status --socket "$sock" >"$dir/out" 2>&1
+    rc=$?
+    if [ $rc -eq 4 ] && grep -q "uid 4321 may not use this socket" "$dir/out" &&
+        grep -q "socket_group" "$dir/out" && ! grep -q "is fdtuned running" "$dir/out"; then
+        ok "a uid the socket does not admit: exit 4, naming socket_group"
+    else
+        echo "(exit $rc)" >>"$dir/out"
+        not_ok "a uid the socket does not admit: exit 4, naming socket_group" "$dir/out"
+    fi
+    stop "$sock"
 fi
 
 # --- a uid the daemon does not trust: fdtune exits 4 -----------------------------------------
