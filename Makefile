@@ -38,11 +38,14 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp $(SANFLAGS)
 CPPFLAGS += -Ituner -Icli -Icli/include -Idb -Iconfig -Icommon
 LDFLAGS += -fopenmp $(SANFLAGS)
+# libsystemd (the service manager's notifications, tuner/daemon/notify.c) has no static
+# library: a STATIC=1 build goes without them.
 ifeq ($(STATIC),1)
 LDLIBS := -Wl,-Bstatic -lsqlite3 -ljansson -linih -luv_a -lmsgpackc -lelf -lcsv -lz -Wl,-Bdynamic \
           -l:libzstd.so.1 -lpthread -ldl -lm
+CPPFLAGS += -DFDT_NO_SYSTEMD
 else
-LDLIBS := -lsqlite3 -ljansson -linih -luv -lmsgpackc -lelf -lcsv -lz -ldl -lm
+LDLIBS := -lsqlite3 -ljansson -linih -luv -lmsgpackc -lelf -lcsv -lz -lsystemd -ldl -lm
 endif
 
 # The example stencil specs (examples/specs/, docs/stencils.md), installed with the examples.
@@ -67,7 +70,7 @@ CORE_OBJS := $(COMMON:%=$(BUILD)/common/%.o) $(BACKENDS:%=$(BUILD)/tuner/backend
              $(BUILD)/kernel_sources.o $(STORE:%=$(BUILD)/db/%.o) $(SQL:%=$(BUILD)/db/%_sql.o) \
              $(BUILD)/config/config.o $(BUILD)/config/paths.o
 # The daemon's parts; its main is tuner/daemon/fdtuned.c.
-DAEMON := log server ops export query job_search scheduler supervisor balance doubt
+DAEMON := log notify server ops export query job_search scheduler supervisor balance doubt
 DAEMON_OBJS := $(DAEMON:%=$(BUILD)/tuner/daemon/%.o)
 # libfdtune: the client library solvers link: the client, the kernel API and its module
 # cache, and the parts of the tuner they run on (the backends, the variants, the hashes,
@@ -257,7 +260,7 @@ $(BUILD)/tests/fortran_layout: tests/fortran_layout.f90 tests/fortran_layout.c $
 # one run shows every failure. test_noisy.sh needs the host to itself (its subject is
 # a busy host, of its own making): it runs alone, once the others are done.
 SH_TESTS := daemon cli install heal watchdog security client_trust export devices replay balance \
-            specs watch
+            specs watch service
 LONGEST := test-c-test_hip_variants test-sh-daemon test-c-test_cpu_backend test-sh-cli \
            test-sh-install test-c-test_protocol test-sh-heal test-sh-watchdog
 TEST_JOBS ?= $(shell nproc)
@@ -349,6 +352,7 @@ INCLUDEDIR := $(PREFIX)/include
 LIBEXECDIR := $(PREFIX)/libexec/fdtuned
 DATADIR := $(PREFIX)/share/fdtuned
 UNITDIR := $(PREFIX)/lib/systemd/system
+SYSUSERSDIR := $(PREFIX)/lib/sysusers.d
 INSTALLED := $(BINDIR)/fdtuned $(BINDIR)/fdtune $(LIBEXECDIR)/fdtune-worker \
              $(LIBDIR)/libfdtune.a $(LIBDIR)/libfdtune.so.1 $(LIBDIR)/libfdtune.so \
              $(LIBDIR)/pkgconfig/fdtune.pc $(LIB_HEADERS:cli/include/%=$(INCLUDEDIR)/%) \
@@ -357,12 +361,12 @@ INSTALLED := $(BINDIR)/fdtuned $(BINDIR)/fdtune $(LIBEXECDIR)/fdtune-worker \
              $(DATADIR)/examples/heat.c $(DATADIR)/examples/heat.f90 \
              $(DATADIR)/examples/wave.c $(DATADIR)/examples/wave.f90 \
              $(SPECS:%=$(DATADIR)/examples/specs/%.json) \
-             $(DATADIR)/fdtuned.conf $(UNITDIR)/fdtuned.service
+             $(DATADIR)/fdtuned.conf $(UNITDIR)/fdtuned.service $(SYSUSERSDIR)/fdtuned.conf
 
 install: all $(BUILD)/include/fdtune.mod
 	install -d $(addprefix $(DESTDIR),$(BINDIR) $(LIBEXECDIR) $(LIBDIR)/pkgconfig \
 	  $(INCLUDEDIR) $(DATADIR)/kernels $(DATADIR)/fortran $(DATADIR)/examples \
-	  $(DATADIR)/examples/specs $(UNITDIR) \
+	  $(DATADIR)/examples/specs $(UNITDIR) $(SYSUSERSDIR) \
 	  $(SYSCONFDIR)/fdtuned)
 	install -m 755 $(BUILD)/fdtuned $(BUILD)/fdtune $(DESTDIR)$(BINDIR)
 	install -m 755 $(BUILD)/fdtune-worker $(DESTDIR)$(LIBEXECDIR)
@@ -380,7 +384,9 @@ install: all $(BUILD)/include/fdtune.mod
 	install -m 644 config/fdtuned.conf $(DESTDIR)$(DATADIR)
 	[ -e $(DESTDIR)$(SYSCONFDIR)/fdtuned/fdtuned.conf ] || \
 	  install -m 644 config/fdtuned.conf $(DESTDIR)$(SYSCONFDIR)/fdtuned
-	sed -e 's|@BINDIR@|$(BINDIR)|' config/fdtuned.service > $(DESTDIR)$(UNITDIR)/fdtuned.service
+	sed -e 's|@BINDIR@|$(BINDIR)|' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|' config/fdtuned.service \
+	  > $(DESTDIR)$(UNITDIR)/fdtuned.service
+	install -m 644 config/fdtuned.sysusers $(DESTDIR)$(SYSUSERSDIR)/fdtuned.conf
 
 # The settings file stays if the administrator changed it from the one installed.
 uninstall:

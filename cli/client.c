@@ -12,8 +12,9 @@
  * not a SIGPIPE that kills the solver, and the caller's signal handling is left alone.
  *
  * An answer names code the solver compiles and runs, so a connection is kept only to a
- * daemon this user trusts: its SO_PEERCRED uid must be this user's, root's, or the one a
- * site names in FDTUNE_TRUST_UID for a service of its own uid, whatever the path (a
+ * daemon this user trusts: its SO_PEERCRED uid must be this user's, root's, the system
+ * service's account (the user "fdtuned" that its sysusers.d entry creates: only root makes
+ * accounts), or the one a site names in FDTUNE_TRUST_UID, whatever the path (a
  * default, --socket or FDTUNE_SOCKET: any of them may lie in a directory another user made
  * first, as /tmp/fdtuned-UID/). The socket's directory is then held to the daemon's own
  * rule (paths.h), that uid allowed to own it too. Both are checked after the connect and
@@ -21,6 +22,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -227,8 +229,18 @@ static int trusted_uid(uid_t *out, char *err, size_t errlen)
     return 0;
 }
 
-/* The daemon's uid, refused unless it is this user's, root's or also (trusted_uid). */
-static int check_peer(const fdtune_conn *c, uid_t also, char *err, size_t errlen)
+/* Whether uid is the system service's account, the user named FDT_SERVICE_USER. */
+static int service_account(uid_t uid)
+{
+    struct passwd pw, *found = NULL;
+    char buf[1024];
+    return getpwnam_r(FDT_SERVICE_USER, &pw, buf, sizeof buf, &found) == 0 && found &&
+           found->pw_uid == uid;
+}
+
+/* The daemon's uid into *uid, refused unless it is this user's, root's, the service's or
+ * also (trusted_uid). */
+static int check_peer(const fdtune_conn *c, uid_t also, uid_t *uid, char *err, size_t errlen)
 {
     struct ucred peer;
     socklen_t len = sizeof peer;
@@ -239,30 +251,35 @@ static int check_peer(const fdtune_conn *c, uid_t also, char *err, size_t errlen
         return FDTUNE_ERR_CONNECT;
     }
     const uid_t me = geteuid();
-    if (peer.uid == me || peer.uid == 0 || peer.uid == also)
+    *uid = peer.uid;
+    if (peer.uid == me || peer.uid == 0 || peer.uid == also || service_account(peer.uid))
         return FDTUNE_OK;
     if (also == me)
-        set_err(err, errlen, "fdtuned at %s is run by uid %u, not by you (uid %u) or root: "
-                "refused (a site's service of its own uid is trusted where FDTUNE_TRUST_UID "
-                "names it)", c->path, (unsigned)peer.uid, (unsigned)me);
-    else
         set_err(err, errlen, "fdtuned at %s is run by uid %u, not by you (uid %u), root or "
-                "FDTUNE_TRUST_UID's uid %u: refused", c->path, (unsigned)peer.uid,
-                (unsigned)me, (unsigned)also);
+                "the service account " FDT_SERVICE_USER ": refused (a site's service of another "
+                "uid is trusted where FDTUNE_TRUST_UID names it)", c->path, (unsigned)peer.uid,
+                (unsigned)me);
+    else
+        set_err(err, errlen, "fdtuned at %s is run by uid %u, not by you (uid %u), root, the "
+                "service account " FDT_SERVICE_USER " or FDTUNE_TRUST_UID's uid %u: refused",
+                c->path, (unsigned)peer.uid, (unsigned)me, (unsigned)also);
     return FDTUNE_ERR_CONNECT;
 }
 
 /* The connected daemon is one this user trusts (see the top of this file). */
 static int check_daemon(const fdtune_conn *c, char *err, size_t errlen)
 {
-    uid_t also;
+    uid_t also, daemon;
     if (trusted_uid(&also, err, errlen) != 0)
         return FDTUNE_ERR_ARG;
-    const int st = check_peer(c, also, err, errlen);
+    const int st = check_peer(c, also, &daemon, err, errlen);
     if (st != FDTUNE_OK)
         return st;
+    /* The directory may be FDTUNE_TRUST_UID's, or the service account's own (its unit's
+     * RuntimeDirectory) where that account runs the daemon. */
     char why[FDT_PATH_MAX + 256];
-    if (fdt_check_private_parent(c->path, also, why, sizeof why) != 0) {
+    const uid_t owner = service_account(daemon) ? daemon : also;
+    if (fdt_check_private_parent(c->path, owner, why, sizeof why) != 0) {
         set_err(err, errlen, "fdtuned at %s: refused, its directory is not private: %s",
                 c->path, why);
         return FDTUNE_ERR_CONNECT;

@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* The system service's account: config/fdtuned.sysusers creates it, config/fdtuned.service
+ * runs the daemon as it, and libfdtune trusts a daemon run by it (cli/client.c). */
+#define FDT_SERVICE_USER "fdtuned"
+
 /* Opens the directory that holds path (O_DIRECTORY | O_NOFOLLOW), first creating it and
  * the missing directories above it with mode (before umask) when it does not exist;
  * *created says whether it was made now. As OpenSSH's StrictModes and tmux demand, it

@@ -5,12 +5,14 @@
 # clang builds `make fuzz`: libFuzzer and the sanitizers' runtimes are in libclang-rt-14-dev,
 # which clang only recommends, and clang's -fopenmp links LLVM's libomp (libomp-dev).
 # The tests need python3 (hostile peers), sqlite3 (reading the store beside a daemon), strace
-# (no chmod or chown by path), and util-linux's setpriv and unshare with uidmap's newuidmap
-# (rights checked with other uids, as root or in a user namespace): a test fails without them.
+# (no chmod or chown by path), util-linux's setpriv and unshare with uidmap's newuidmap
+# (rights checked with other uids, as root or in a user namespace), and systemd's
+# systemd-analyze and systemd-sysusers (the unit and its account checked as systemd reads
+# them; libsystemd-dev for the notifications): a test fails without them.
 set -eu
 packages="build-essential pkg-config libuv1-dev libsqlite3-dev libjansson-dev libinih-dev
-libcmocka-dev libelf-dev libmsgpack-dev libcsv-dev zlib1g-dev libamdhip64-dev gfortran
-clang libclang-rt-14-dev libomp-dev python3 sqlite3 strace util-linux uidmap procps"
+libcmocka-dev libelf-dev libmsgpack-dev libcsv-dev zlib1g-dev libsystemd-dev libamdhip64-dev gfortran
+clang libclang-rt-14-dev libomp-dev python3 sqlite3 strace util-linux uidmap procps systemd"
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive

@@ -114,7 +114,7 @@ else
 fi
 
 # --- refused by path, by root ----------------------------------------------------------
-why="fdtuned at $sock is run by uid $THEM, not by you (uid 0) or root: refused"
+why="fdtuned at $sock is run by uid $THEM, not by you (uid 0), root or the service account fdtuned: refused"
 expect_exit "fdtune query refuses another uid's daemon named by --socket (exit 3, naming it)" \
     3 "$why" "$FDTUNE" query 16 16 16 --socket "$sock"
 expect_exit "fdtune status refuses it named by FDTUNE_SOCKET" \
@@ -125,10 +125,10 @@ heat_refuses "libfdtune (heat) refuses it too: kernel 1, the reason naming uid $
 
 # --- refused at the default path, by the victim uid ------------------------------------
 expect_exit "fdtune query refuses the daemon at the default /tmp/fdtuned-UID/ another uid made" \
-    3 "fdtuned at $sock is run by uid $THEM, not by you (uid $victim) or root: refused" \
+    3 "fdtuned at $sock is run by uid $THEM, not by you (uid $victim), root or the service account fdtuned: refused" \
     as "$victim" "$FDTUNE" query 16 16 16
 heat_refuses "libfdtune (heat) refuses it at the default path too" \
-    "$victim" "fdtuned at $sock is run by uid $THEM, not by you (uid $victim) or root"
+    "$victim" "fdtuned at $sock is run by uid $THEM, not by you (uid $victim), root or the service account fdtuned"
 
 # --- a service's uid trusted by name ---------------------------------------------------
 expect_exit "FDTUNE_TRUST_UID=$THEM: its daemon is answered (exit 0)" \

@@ -115,11 +115,12 @@ else
 fi
 
 unit=$R/lib/systemd/system/fdtuned.service
-if grep -qx "ExecStart=$P/bin/fdtuned" "$unit" 2>/dev/null && ! grep -q '@' "$unit" &&
-    ! grep -q "$tmp" "$unit"; then
-    ok "fdtuned.service: ExecStart=$P/bin/fdtuned"
+if grep -q "^ExecStart=$P/bin/fdtuned --config /etc/fdtuned/fdtuned.conf " "$unit" 2>/dev/null &&
+    ! grep -q '@' "$unit" && ! grep -q "$tmp" "$unit" &&
+    [ -f "$R/lib/sysusers.d/fdtuned.conf" ]; then
+    ok "fdtuned.service: ExecStart=$P/bin/fdtuned with /etc's settings; its sysusers.d entry"
 else
-    not_ok "fdtuned.service: ExecStart=$P/bin/fdtuned" "$unit"
+    not_ok "fdtuned.service: ExecStart=$P/bin/fdtuned with /etc's settings" "$unit"
 fi
 
 pc=$R/lib/pkgconfig/fdtune.pc

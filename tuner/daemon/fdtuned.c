@@ -16,6 +16,7 @@
 #include "daemon/balance.h"
 #include "daemon/daemon.h"
 #include "daemon/log.h"
+#include "daemon/notify.h"
 #include "daemon/query.h"
 #include "daemon/scheduler.h"
 #include "daemon/server.h"
@@ -45,6 +46,7 @@ static void stop(fdt_daemon *d, const char *why)
         return;
     d->stopping = 1;
     fdt_log("stopping: %s", why);
+    fdt_notify_stopping();
     fdt_server_close(d);
     fdt_scheduler_stop(d);
     uv_unref((uv_handle_t *)&sig_term);
@@ -309,6 +311,7 @@ static int start(fdt_daemon *d)
     watch_signals_and_stop_requests(d);
     log_devices(d);
     fdt_log("serving %s, store %s", d->config.socket, d->config.db);
+    fdt_notify_ready(d->loop, "serving; no job running");
     fdt_scheduler_kick(d);
     return 0;
 }

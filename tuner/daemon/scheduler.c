@@ -39,6 +39,7 @@
 #include "daemon/doubt.h"
 #include "daemon/job_search.h"
 #include "daemon/log.h"
+#include "daemon/notify.h"
 #include "daemon/query.h"
 #include "daemon/supervisor.h"
 #include "base64.h"
@@ -197,6 +198,8 @@ void fdt_scheduler_save_running(fdt_daemon *d)
 static void log_end(const lane *l, const char *error)
 {
     const fdt_job *j = &l->job;
+    fdt_notify_status("job %lld %s on device %zu", (long long)j->id, fdt_job_state_name(j->state),
+                      l->device);
     if (j->state != FDT_JOB_DONE) {
         fdt_log("job %lld %s%s%s", (long long)j->id, fdt_job_state_name(j->state),
                 error ? ": " : "", error ? error : "");
@@ -431,6 +434,9 @@ static void take_next_job(lane *l)
         return;
     fdt_log("job %lld running on device %zu: %dx%dx%d", (long long)l->job.id, l->device,
             l->job.key.problem.nx, l->job.key.problem.ny, l->job.key.problem.nz);
+    fdt_notify_status("job %lld running on device %zu: %dx%dx%d", (long long)l->job.id,
+                      l->device, l->job.key.problem.nx, l->job.key.problem.ny,
+                      l->job.key.problem.nz);
     if (l->state == FDT_LANE_IDLE)
         dispatch(l);
     else if (l->state == FDT_LANE_DOWN)

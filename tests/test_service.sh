@@ -1,0 +1,154 @@
+#!/bin/sh
+# test_service.sh - fdtuned as systemd runs it (issue 32, item 3). The unit that make install
+# writes passes `systemd-analyze verify`, and `systemd-analyze security --offline=true` rates
+# it under 3.0 (the score is printed); its sysusers.d entry is one systemd-sysusers takes.
+# The daemon speaks the notify protocol as Type=notify needs, to a real datagram socket
+# named by NOTIFY_SOCKET: READY=1 only once its socket answers, a STATUS line per job,
+# WATCHDOG=1 at half of WATCHDOG_USEC while the loop runs, STOPPING=1 at SIGTERM. And the
+# account the unit runs as: systemd-sysusers makes fdtuned and fdtune from the installed
+# entry (into copies of /etc/passwd and /etc/group, bound over the host's in a mount
+# namespace of the test's own: the host's are untouched); a daemon run as fdtuned:fdtune, as
+# the unit says, is trusted and answered by a user in fdtune, and refused (exit 4) to one
+# who is not. Root runs it with real uids; anyone else as root of a user namespace of its
+# own (unshare --map-auto), as tests/test_client_trust.sh does.
+# Usage: BUILD=build MAKE=make sh tests/test_service.sh
+set -u
+. "$(dirname "$0")/tap.sh"
+if [ "$(id -u)" -ne 0 ]; then
+    require unshare newuidmap
+    if [ -n "${FDT_SERVICE_IN_NS:-}" ]; then
+        echo "FAIL - root inside the user namespace: still uid $(id -u)"
+        exit 1
+    fi
+    # exec failing ends the script with unshare's error: a failure, never a skip.
+    FDT_SERVICE_IN_NS=1 exec unshare --map-auto --map-root-user sh "$0" "$@"
+fi
+daemon_test service
+require systemd-analyze systemd-sysusers python3 setpriv unshare
+prefix=$dir/prefix
+
+# --- the installed unit --------------------------------------------------------------------
+# The build under test, as tests/test_install.sh installs it.
+make_san=""
+case $BUILD in
+build-san) make_san="SAN=1" ;;
+build-static) make_san="STATIC=1" ;;
+esac
+${MAKE:-make} --no-print-directory install BUILD="$BUILD" $make_san PREFIX="$prefix" \
+    >"$dir/install.log" 2>&1 || { not_ok "make install PREFIX=$prefix" "$dir/install.log"; exit 1; }
+unit=$prefix/lib/systemd/system/fdtuned.service
+if systemd-analyze verify "$unit" >"$dir/verify" 2>&1 && [ ! -s "$dir/verify" ]; then
+    ok "systemd-analyze verify: fdtuned.service has nothing to fix"
+else
+    not_ok "systemd-analyze verify: fdtuned.service has nothing to fix" "$dir/verify"
+fi
+systemd-analyze security --offline=true "$unit" >"$dir/security" 2>&1
+score=$(sed -n 's/.*Overall exposure level for fdtuned.service: \([0-9.]*\).*/\1/p' "$dir/security")
+if [ -n "$score" ] && python3 -c "import sys; sys.exit(not float('$score') < 3.0)"; then
+    ok "systemd-analyze security --offline=true rates the unit $score, under 3.0"
+else
+    not_ok "systemd-analyze security rates the unit '${score:-?}', not under 3.0" "$dir/security"
+fi
+check "systemd-sysusers takes the sysusers.d entry" \
+    systemd-sysusers --dry-run "$prefix/lib/sysusers.d/fdtuned.conf"
+
+# --- the notify protocol -------------------------------------------------------------------
+# A listener on NOTIFY_SOCKET writes each datagram as a line to $dir/notes; at READY=1 it
+# asks the daemon's socket for a ping at once and notes whether the answer came.
+python3 -c 'import socket, sys
+notify, daemon, notes = sys.argv[1:4]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(notify)
+out = open(notes, "w", buffering=1)
+while True:
+    for line in s.recv(4096).decode().split("\n"):
+        out.write(line + "\n")
+        if line == "READY=1":
+            c = socket.socket(socket.AF_UNIX)
+            try:
+                c.connect(daemon)
+                c.sendall(b"{\"op\":\"ping\"}\n")
+                out.write("ping answered: %s\n" % (b"pong" in c.recv(4096)))
+            except OSError as e:
+                out.write("ping failed: %s\n" % e)
+        if line == "STOPPING=1":
+            sys.exit(0)' "$dir/notify" "$FDTUNE_SOCKET" "$dir/notes" &
+listener=$!
+also_kill=$listener
+wait_until 30 test -S "$dir/notify"
+# WATCHDOG_PID must be the daemon's own: a shell that execs it keeps its pid.
+NOTIFY_SOCKET=$dir/notify WATCHDOG_USEC=400000 sh -c 'WATCHDOG_PID=$$ exec "$0" "$@"' \
+    "$FDTUNED" --socket "$FDTUNE_SOCKET" --db "$dir/store.db" --backend cpu 2>"$LOG" &
+pid=$!
+wait_answering
+if wait_until 60 grep -q "^ping answered" "$dir/notes" &&
+    grep -q "^ping answered: True" "$dir/notes"; then
+    ok "READY=1 comes once the socket answers"
+else
+    not_ok "READY=1 comes once the socket answers" "$dir/notes"
+fi
+job=$("$FDTUNE" tune 13 11 9 --family naive --subset 2 --json | field job)
+if wait_until 300 grep -q "^STATUS=job $job done" "$dir/notes" &&
+    grep -q "^STATUS=job $job running on device 0: 13x11x9" "$dir/notes"; then
+    ok "STATUS says when job $job runs and when it is done"
+else
+    not_ok "STATUS says when job $job runs and when it is done" "$dir/notes"
+fi
+sleep 1
+pings=$(grep -c "^WATCHDOG=1$" "$dir/notes")
+if [ "$pings" -ge 3 ]; then
+    ok "the loop pings the watchdog at half of WATCHDOG_USEC ($pings pings)"
+else
+    not_ok "the loop pings the watchdog at half of WATCHDOG_USEC ($pings pings)" "$dir/notes"
+fi
+if stop_daemon && wait "$listener" && grep -q "^STOPPING=1$" "$dir/notes"; then
+    ok "SIGTERM: STOPPING=1, then a clean stop"
+else
+    not_ok "SIGTERM: STOPPING=1, then a clean stop" "$dir/notes"
+fi
+also_kill=""
+
+# --- the service's account ------------------------------------------------------------------
+sysroot=$dir/sysroot
+mkdir -p "$sysroot/etc" "$dir/run"
+cp /etc/passwd /etc/group "$sysroot/etc/"
+check "systemd-sysusers makes fdtuned and fdtune" \
+    systemd-sysusers --root="$sysroot" "$prefix/lib/sysusers.d/fdtuned.conf"
+chmod 0711 "$dir" # the service's uid and the users pass through to run/, nothing more
+cat >"$dir/account.sh" <<'EOF'
+# account.sh DIR FDTUNED FDTUNE: in a mount namespace of its own, with the sysroot's
+# passwd and group; prints "member EXIT" and "stranger EXIT".
+set -u
+dir=$1 fdtuned=$2 fdtune=$3
+mount --bind "$dir/sysroot/etc/passwd" /etc/passwd || exit 1
+mount --bind "$dir/sysroot/etc/group" /etc/group || exit 1
+uid=$(id -u fdtuned) gid=$(getent group fdtune | cut -d: -f3)
+chown "$uid:$gid" "$dir/run"
+chmod 0755 "$dir/run"
+sock=$dir/run/fdtuned.sock
+setpriv --reuid="$uid" --regid="$gid" --clear-groups env -u FDTUNE_SOCKET \
+    "$fdtuned" --socket "$sock" --db "$dir/run/store.db" --backend cpu 2>"$dir/run/log" &
+daemon=$!
+i=0
+until [ -S "$sock" ] || [ $i -gt 6000 ]; do i=$((i + 1)); sleep 0.1; done
+setpriv --reuid=4321 --regid=4321 --groups="$gid" "$fdtune" status --socket "$sock" \
+    >"$dir/member" 2>&1
+echo "member $?"
+setpriv --reuid=4322 --regid=4322 --clear-groups "$fdtune" status --socket "$sock" \
+    >"$dir/stranger" 2>&1
+echo "stranger $?"
+kill -TERM "$daemon"
+wait "$daemon"
+EOF
+unshare --mount sh "$dir/account.sh" "$dir" "$PWD/$FDTUNED" "$PWD/$FDTUNE" >"$dir/account" 2>&1
+cat "$dir/member" "$dir/stranger" "$dir/run/log" >>"$dir/account" 2>/dev/null
+if grep -q "^member 0$" "$dir/account" && grep -q "^stranger 4$" "$dir/account" &&
+    grep -q "uid 4322 may not use this socket" "$dir/account"; then
+    ok "a daemon run as fdtuned:fdtune answers a user in fdtune; one outside it gets exit 4"
+else
+    not_ok "a daemon run as fdtuned:fdtune answers a user in fdtune; one outside it gets exit 4" \
+        "$dir/account"
+fi
+
+echo "# test_service: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
