@@ -298,7 +298,7 @@ FUZZ_TARGET := $(BUILD)/fuzz_requests
 # server's own socket; the linker hands it the worker supervision's start (a fuzzer must
 # not fork workers) and the daemon's log (which would bury libFuzzer's report); see
 # tests/fuzz/fuzz_requests.c.
-FUZZ_WRAPS := -Wl,--wrap=fdt_worker_start -Wl,--wrap=fdt_log
+FUZZ_WRAPS := -Wl,--wrap=fdt_worker_start -Wl,--wrap=fdt_log -Wl,--wrap=fdt_log_at
 $(FUZZ_TARGET): tests/fuzz/fuzz_requests.c $(DAEMON_OBJS) $(CORE_OBJS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) $(FUZZ_WRAPS) -o $@ $^ $(LDLIBS)
 

@@ -73,7 +73,7 @@ fi
 
 # The tune was queued after all six; it must start before the last four batch jobs, which
 # were still queued when it came (two devices were busy with the first two).
-order=$(sed -n 's/^fdtuned: job \([0-9]*\) running on device \([01]\).*/\1/p' "$LOG" | tr '\n' ' ')
+order=$(sed -n 's/.* info: job \([0-9]*\) running on device \([01]\).*/\1/p' "$LOG" | tr '\n' ' ')
 position=$(echo "$order" | tr ' ' '\n' | grep -n "^$tune_job\$" | cut -d: -f1)
 if [ -n "$position" ] && [ "$position" -le 3 ]; then
     ok "the interactive tune starts before the batch's queued jobs (order: $order)"

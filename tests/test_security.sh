@@ -354,6 +354,12 @@ if serve "$sock" "$dir/open.conf"; then
     forbidden "another uid's query --tune-if-missing" query 15 15 15 --tune-if-missing
     forbidden "another uid's cancel of root's job ${job:-none}" cancel "${job:-1}"
     forbidden "another uid's shutdown" shutdown
+    if grep -q "warning: refused uid 4321 (pid [0-9]*): tune: forbidden: 'tune' is allowed only" \
+        "$dir/log"; then
+        ok "the daemon logs each refusal with the uid and pid that asked"
+    else
+        not_ok "the daemon logs each refusal with the uid and pid that asked" "$dir/log"
+    fi
     if [ -n "$job" ] && "$FDTUNE" status "$job" --socket "$sock" | grep -q "queued\|running" &&
         [ "$("$FDTUNE" jobs --socket "$sock" --json | grep -o '"id":' | wc -l)" -eq 1 ]; then
         ok "after them root's job $job still runs and no other job was queued"

@@ -4,7 +4,9 @@
 # it under 3.0 (the score is printed); its sysusers.d entry is one systemd-sysusers takes.
 # The daemon speaks the notify protocol as Type=notify needs, to a real datagram socket
 # named by NOTIFY_SOCKET: READY=1 only once its socket answers, a STATUS line per job,
-# WATCHDOG=1 at half of WATCHDOG_USEC while the loop runs, STOPPING=1 at SIGTERM. And the
+# WATCHDOG=1 at half of WATCHDOG_USEC while the loop runs, STOPPING=1 at SIGTERM. Its log
+# lines carry their level: as priorities for journald where stderr is the journal, with the
+# time and the level in the foreground. And the
 # account the unit runs as: systemd-sysusers makes fdtuned and fdtune from the installed
 # entry (into copies of /etc/passwd and /etc/group, bound over the host's in a mount
 # namespace of the test's own: the host's are untouched); a daemon run as fdtuned:fdtune, as
@@ -80,6 +82,7 @@ wait_until 30 test -S "$dir/notify"
 NOTIFY_SOCKET=$dir/notify WATCHDOG_USEC=400000 sh -c 'WATCHDOG_PID=$$ exec "$0" "$@"' \
     "$FDTUNED" --socket "$FDTUNE_SOCKET" --db "$dir/store.db" --backend cpu 2>"$LOG" &
 pid=$!
+daemon=$pid
 wait_answering
 if wait_until 60 grep -q "^ping answered" "$dir/notes" &&
     grep -q "^ping answered: True" "$dir/notes"; then
@@ -107,6 +110,34 @@ else
     not_ok "SIGTERM: STOPPING=1, then a clean stop" "$dir/notes"
 fi
 also_kill=""
+
+# --- the log's lines ----------------------------------------------------------------------------
+# In the foreground: the local time, the program and pid, the level. With JOURNAL_STREAM
+# naming stderr (as systemd sets it when stderr is the journal): the priority, for journald.
+stamp='[0-9]\{4\}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]\{3\}'
+if grep -q "^$stamp fdtuned\[$daemon\] info: serving $FDTUNE_SOCKET" "$LOG" &&
+    grep -q "^$stamp fdtuned\[$daemon\] notice: stopping: SIGTERM" "$LOG"; then
+    ok "foreground lines: time to the millisecond, program and pid, level"
+else
+    not_ok "foreground lines: time to the millisecond, program and pid, level" "$LOG"
+fi
+journal=$dir/journal
+: >"$journal"
+JOURNAL_STREAM=$(stat -c '%d:%i' "$journal") "$FDTUNED" --socket "$FDTUNE_SOCKET" \
+    --db "$dir/store.db" --backend cpu 2>>"$journal" &
+pid=$!
+LOG=$journal
+wait_answering
+kill -HUP "$pid"
+wait_until 30 grep -q "SIGHUP" "$journal"
+stop_daemon
+if grep -q "^<6>serving $FDTUNE_SOCKET" "$journal" &&
+    grep -q "^<4>SIGHUP: no config file to reload" "$journal" &&
+    grep -q "^<5>stopped$" "$journal"; then
+    ok "to the journal: <6> info, <4> warning, <5> notice, for journald"
+else
+    not_ok "to the journal: <6> info, <4> warning, <5> notice, for journald" "$journal"
+fi
 
 # --- the service's account ------------------------------------------------------------------
 sysroot=$dir/sysroot

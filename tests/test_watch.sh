@@ -3,7 +3,8 @@
 # backend: a guided job says how many variants it expects to measure (what its search takes
 # before patience ends it, not its whole space) and an ETA for them; `fdtune watch` follows
 # a job queued before to its end; Ctrl-C on a wait ends the wait, never the job, and says
-# how to follow it again; bad job ids are refused with a message.
+# how to follow it again; a cancelled job says who cancelled it; bad job ids are refused
+# with a message.
 # Usage: BUILD=build sh tests/test_watch.sh
 set -u
 . "$(dirname "$0")/tap.sh"
@@ -63,6 +64,15 @@ else
     not_ok "Ctrl-C on tune --wait: exit $rc, job '$job' $state" "$dir/err"
 fi
 "$FDTUNE" cancel "$job" >/dev/null
+"$FDTUNE" status "$job" --json >"$dir/cancelled"
+if grep -q '"state":"cancelled"' "$dir/cancelled" &&
+    grep -q "\"error\":\"by uid $(id -u) (pid [0-9]*)\"" "$dir/cancelled" &&
+    grep -q "notice: job $job cancelled: by uid $(id -u) (pid [0-9]*)" "$LOG"; then
+    ok "job $job says who cancelled it, and the log too"
+else
+    cat "$LOG" >>"$dir/cancelled"
+    not_ok "job $job says who cancelled it, and the log too" "$dir/cancelled"
+fi
 
 # --- bad ids ----------------------------------------------------------------------------------
 "$FDTUNE" watch >"$dir/out" 2>&1

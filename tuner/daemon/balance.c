@@ -44,7 +44,7 @@ static void not_measured(size_t device, const char *why)
     int len = (int)strlen(why);
     while (len > 0 && isspace((unsigned char)why[len - 1]))
         len--;
-    fdt_log("device %zu: balance not measured (the next start tries again): %.*s", device, len,
+    fdt_log_at(FDT_LOG_WARNING, "device %zu: balance not measured (the next start tries again): %.*s", device, len,
             why);
 }
 
@@ -99,7 +99,7 @@ static void on_event(fdt_worker *w, json_t *ev, void *ctx)
         answered(w, m);
     } else if (strcmp(kind, "fatal") == 0 || strcmp(kind, "error") == 0 ||
                strcmp(kind, "log") == 0) {
-        fdt_log("worker %zu: %s: %s", m->device, kind, message ? message : "?");
+        fdt_log_worker(m->device, kind, message);
     }
 }
 

@@ -45,7 +45,7 @@ static void stop(fdt_daemon *d, const char *why)
     if (d->stopping)
         return;
     d->stopping = 1;
-    fdt_log("stopping: %s", why);
+    fdt_log_at(FDT_LOG_NOTICE, "stopping: %s", why);
     fdt_notify_stopping();
     fdt_server_close(d);
     fdt_scheduler_stop(d);
@@ -63,7 +63,7 @@ static void hurry(fdt_daemon *d, const char *why)
     if (hurried)
         return;
     hurried = 1;
-    fdt_log("%s while stopping: hurrying, the store is closed now", why);
+    fdt_log_at(FDT_LOG_WARNING, "%s while stopping: hurrying, the store is closed now", why);
     uv_stop(d->loop);
 }
 
@@ -187,17 +187,17 @@ static void reload(fdt_daemon *d)
     fdt_config fresh = d->config;
     char err[512];
     if (!d->config_path) {
-        fdt_log("SIGHUP: no config file to reload");
+        fdt_log_at(FDT_LOG_WARNING, "SIGHUP: no config file to reload");
         return;
     }
     if (fdt_config_load(&fresh, d->config_path, err, sizeof err) != 0 ||
         fdt_config_check(&fresh, err, sizeof err) != 0) {
-        fdt_log("SIGHUP: %s; keeping the settings in force", err);
+        fdt_log_at(FDT_LOG_WARNING, "SIGHUP: %s; keeping the settings in force", err);
         return;
     }
     if (strcmp(fresh.socket, d->config.socket) != 0 || strcmp(fresh.db, d->config.db) != 0 ||
         strcmp(fresh.backend, d->config.backend) != 0)
-        fdt_log("SIGHUP: socket, db and backend changes take effect at the next start");
+        fdt_log_at(FDT_LOG_WARNING, "SIGHUP: socket, db and backend changes take effect at the next start");
     memcpy(fresh.socket, d->config.socket, sizeof fresh.socket);
     memcpy(fresh.db, d->config.db, sizeof fresh.db);
     memcpy(fresh.backend, d->config.backend, sizeof fresh.backend);
@@ -207,10 +207,10 @@ static void reload(fdt_daemon *d)
     if (resolve_admin_group(d) != 0) {
         d->config = old;
         resolve_admin_group(d);
-        fdt_log("SIGHUP: keeping the settings in force");
+        fdt_log_at(FDT_LOG_WARNING, "SIGHUP: keeping the settings in force");
         return;
     }
-    fdt_log("SIGHUP: reloaded %s", d->config_path);
+    fdt_log_at(FDT_LOG_NOTICE, "SIGHUP: reloaded %s", d->config_path);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -268,9 +268,9 @@ static int know_stencil(void *ctx, const char *name, const char *spec)
     char why[256];
     const fdt_stencil *st = fdt_stencil_from_text(spec, strlen(spec), why, sizeof why);
     if (!st)
-        fdt_log("stored stencil %s: %s; its jobs and answers are not served", name, why);
+        fdt_log_at(FDT_LOG_WARNING, "stored stencil %s: %s; its jobs and answers are not served", name, why);
     else if (strcmp(st->name, name) != 0)
-        fdt_log("stored stencil %s is the pattern of %s in this build; its jobs and answers "
+        fdt_log_at(FDT_LOG_WARNING, "stored stencil %s is the pattern of %s in this build; its jobs and answers "
                 "are not served", name, st->name);
     return 0;
 }
@@ -364,6 +364,6 @@ int main(int argc, char **argv)
         rc = EXIT_HURRIED;
     } else
         finish(&d);
-    fdt_log(hurried ? "stopped in a hurry" : "stopped");
+    fdt_log_at(FDT_LOG_NOTICE, hurried ? "stopped in a hurry" : "stopped");
     return rc;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "daemon/export.h"
+#include "daemon/log.h"
 #include "daemon/job_search.h"
 #include "daemon/query.h"
 #include "daemon/scheduler.h"
@@ -827,7 +828,9 @@ static int op_cancel(op_ctx *c)
         return store_failed(c);
     if (!found)
         return fail(c, "not_found", "no job %lld", (long long)id);
-    const int rc = fdt_scheduler_cancel(c->d, id);
+    char by[64];
+    snprintf(by, sizeof by, "by uid %u (pid %d)", (unsigned)c->peer->uid, (int)c->peer->pid);
+    const int rc = fdt_scheduler_cancel(c->d, id, by);
     if (rc < 0)
         return store_failed(c);
     if (rc == 0)
@@ -916,6 +919,18 @@ static int dispatch(op_ctx *c)
     return fail(c, "unknown_op", "unknown op '%.64s'", json_string_value(name));
 }
 
+/* A refused request, with who sent it; a question with no answer (not_found) is no
+ * refusal. Forbidden is a warning: someone tried what they may not. */
+static void log_refusal(const op_ctx *c)
+{
+    if (strcmp(c->code, "not_found") == 0)
+        return;
+    const char *op = json_string_value(json_object_get(c->req, "op"));
+    fdt_log_at(strcmp(c->code, "forbidden") == 0 ? FDT_LOG_WARNING : FDT_LOG_NOTICE,
+               "refused uid %u (pid %d): %.32s: %s: %s", (unsigned)c->peer->uid,
+               (int)c->peer->pid, op ? op : "?", c->code, c->message);
+}
+
 /* The envelope around a memoized body: {"v":1,"id":..., <body's fields>, "ok":true}. */
 static char *wrap_body(json_t *ans, const char *body)
 {
@@ -976,6 +991,8 @@ char *fdt_ops_answer(fdt_daemon *d, const fdt_peer *peer, const char *line, size
     json_t *id = json_object_get(c.req, "id");
     c.ans = envelope(id);
     const int ok = dispatch(&c) == 0;
+    if (!ok)
+        log_refusal(&c);
     if (!ok) {
         /* Fields a handler set before it failed are dropped: an error carries only itself. */
         json_decref(c.ans);

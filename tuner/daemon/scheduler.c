@@ -201,8 +201,9 @@ static void log_end(const lane *l, const char *error)
     fdt_notify_status("job %lld %s on device %zu", (long long)j->id, fdt_job_state_name(j->state),
                       l->device);
     if (j->state != FDT_JOB_DONE) {
-        fdt_log("job %lld %s%s%s", (long long)j->id, fdt_job_state_name(j->state),
-                error ? ": " : "", error ? error : "");
+        fdt_log_at(j->state == FDT_JOB_FAILED ? FDT_LOG_WARNING : FDT_LOG_NOTICE,
+                   "job %lld %s%s%s", (long long)j->id, fdt_job_state_name(j->state),
+                   error ? ": " : "", error ? error : "");
         return;
     }
     fdt_log("job %lld done: best %s %.1f GB/s; %d evaluations in %.1f s (%.1f/s); %zu of %zu "
@@ -414,7 +415,7 @@ static void take_next_job(lane *l)
                                          d->devices[l->device].fingerprint, &l->job);
     if (found <= 0) {
         if (found < 0)
-            fdt_log("cannot read the job queue: %s", fdt_store_error(d->store));
+            fdt_log_at(FDT_LOG_ERR, "cannot read the job queue: %s", fdt_store_error(d->store));
         if (l->worker && l->state == FDT_LANE_IDLE) {
             /* Nothing to do: the worker goes, and with it the device memory it holds. */
             json_t *quit = json_pack("{s:s}", "op", "quit");
@@ -472,7 +473,7 @@ static int store_result(lane *l, json_t *ev)
     fdt_result_row r;
     char err[256];
     if (fdt_wire_result_parse(json_object_get(ev, "result"), &r, err, sizeof err) != 0) {
-        fdt_log("job %lld: a result the worker sent is unreadable: %s", (long long)l->job.id, err);
+        fdt_log_at(FDT_LOG_WARNING, "job %lld: a result the worker sent is unreadable: %s", (long long)l->job.id, err);
         return 0;
     }
     r.job_id = l->job.id;
@@ -485,7 +486,7 @@ static int store_result(lane *l, json_t *ev)
         return -1;
     }
     if (added > 0)
-        fdt_log("job %lld: %s", (long long)l->job.id, fdt_store_error(d->store));
+        fdt_log_at(FDT_LOG_WARNING, "job %lld: %s", (long long)l->job.id, fdt_store_error(d->store));
     l->crashes = 0;
     if (r.leader)
         return 0;
@@ -508,11 +509,11 @@ static void store_code(lane *l, json_t *ev)
     void *bytes = NULL;
     size_t size = 0;
     if (!key || !data || fdt_base64_decode(data, strlen(data), &bytes, &size) != 0) {
-        fdt_log("device %zu: a code object the worker sent is unreadable", l->device);
+        fdt_log_at(FDT_LOG_WARNING, "device %zu: a code object the worker sent is unreadable", l->device);
         return;
     }
     if (fdt_store_code_put(l->s->d->store, key, bytes, size) != 0)
-        fdt_log("cannot cache a code object: %s", fdt_store_error(l->s->d->store));
+        fdt_log_at(FDT_LOG_WARNING, "cannot cache a code object: %s", fdt_store_error(l->s->d->store));
     free(bytes);
 }
 
@@ -591,7 +592,7 @@ static int store_winner(lane *l, json_t *ev, const char **why)
                     json_number_value(json_object_get(ev, "ceiling_gbps")), b.doubt,
                     sizeof b.doubt);
     if (b.doubt[0])
-        fdt_log("job %lld: its figures are doubtful: %s", (long long)l->job.id, b.doubt);
+        fdt_log_at(FDT_LOG_WARNING, "job %lld: its figures are doubtful: %s", (long long)l->job.id, b.doubt);
     free(rows);
     if (fdt_store_best_put(d->store, &b) != 0)
         return best_refused(l);
@@ -684,7 +685,7 @@ static void on_event(fdt_worker *w, json_t *ev, void *ctx)
         store_code(l, ev);
     } else if (strcmp(kind, "fatal") == 0 || strcmp(kind, "log") == 0 ||
                strcmp(kind, "error") == 0) {
-        fdt_log("worker %zu: %s: %s", l->device, kind, message ? message : "?");
+        fdt_log_worker(l->device, kind, message);
     } else if (!l->has_job || event_task(ev) != l->task) {
         return; /* the rest belongs to a task; one that was cancelled is over */
     } else if (strcmp(kind, "result") == 0) {
@@ -740,7 +741,7 @@ static void on_ended(fdt_worker *w, fdt_worker_end end, int64_t status, int sig,
     if (!l->has_job || d->stopping || end == FDT_END_STOPPED)
         return;
     fdt_worker_end_describe(d, end, status, sig, l->last_end, sizeof l->last_end);
-    fdt_log("device %zu, job %lld: %s%s%s", l->device, (long long)l->job.id, l->last_end,
+    fdt_log_at(FDT_LOG_WARNING, "device %zu, job %lld: %s%s%s", l->device, (long long)l->job.id, l->last_end,
             current ? " while measuring " : "", current ? current : "");
     l->restarts++;
     l->crashes++;
@@ -765,7 +766,7 @@ static void start_worker(lane *l)
     const fdt_worker_handler h = {.event = on_event, .ended = on_ended, .ctx = l};
     l->worker = fdt_worker_start(l->s->d, (int)l->device, &h, err, sizeof err);
     if (!l->worker) {
-        fdt_log("device %zu: %s", l->device, err);
+        fdt_log_at(FDT_LOG_ERR, "device %zu: %s", l->device, err);
         if (l->has_job)
             finish_job(l, FDT_JOB_FAILED, err);
         l->state = FDT_LANE_DOWN;
@@ -789,7 +790,7 @@ static void on_store_retry(uv_timer_t *t)
         requeued = fdt_store_jobs_requeue_running(d->store);
     if (requeued < 0)
         return; /* still refused; the next tick tries again */
-    fdt_log("the store takes writes again (refused since %lld s ago): %d job(s) resume",
+    fdt_log_at(FDT_LOG_NOTICE, "the store takes writes again (refused since %lld s ago): %d job(s) resume",
             (long long)(now_s() - s->store_fault_since), requeued);
     s->store_fault[0] = '\0';
     uv_timer_stop(&s->store_retry);
@@ -802,12 +803,12 @@ static void on_store_retry(uv_timer_t *t)
 static void pause_on_store_fault(fdt_scheduler *s, const char *what)
 {
     fdt_daemon *d = s->d;
-    fdt_log("cannot store %s: %s", what, fdt_store_error(d->store));
+    fdt_log_at(FDT_LOG_ERR, "cannot store %s: %s", what, fdt_store_error(d->store));
     if (!s->store_fault[0]) {
         snprintf(s->store_fault, sizeof s->store_fault, "cannot store %s: %s", what,
                  fdt_store_error(d->store));
         s->store_fault_since = now_s();
-        fdt_log("the store refuses writes: every job paused, new ones refused, until a write "
+        fdt_log_at(FDT_LOG_ERR, "the store refuses writes: every job paused, new ones refused, until a write "
                 "goes through (tried every %d ms)", STORE_RETRY_MS);
         uv_timer_start(&s->store_retry, on_store_retry, STORE_RETRY_MS, STORE_RETRY_MS);
     }
@@ -834,13 +835,13 @@ const char *fdt_scheduler_store_fault(fdt_daemon *d, int64_t *since)
     return s->store_fault;
 }
 
-int fdt_scheduler_cancel(fdt_daemon *d, int64_t job_id)
+int fdt_scheduler_cancel(fdt_daemon *d, int64_t job_id, const char *by)
 {
     for (size_t i = 0; i < d->scheduler->nlanes; i++) {
         lane *l = &d->scheduler->lanes[i];
         if (l->has_job && l->job.id == job_id) {
             fdt_worker *w = l->worker;
-            if (finish_job(l, FDT_JOB_CANCELLED, NULL) != 0)
+            if (finish_job(l, FDT_JOB_CANCELLED, by) != 0)
                 return -1; /* paused instead: its worker is stopped */
             if (w) {
                 detach_worker(l);
@@ -858,7 +859,11 @@ int fdt_scheduler_cancel(fdt_daemon *d, int64_t job_id)
         return 0;
     job.state = FDT_JOB_CANCELLED;
     job.finished = now_s();
-    return fdt_store_job_update(d->store, &job) == 0 ? 1 : -1;
+    fdt_copy_text(job.error, sizeof job.error, by);
+    if (fdt_store_job_update(d->store, &job) != 0)
+        return -1;
+    fdt_log_at(FDT_LOG_NOTICE, "job %lld cancelled while queued: %s", (long long)job_id, by);
+    return 1;
 }
 
 void fdt_scheduler_stop(fdt_daemon *d)

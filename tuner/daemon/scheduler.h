@@ -27,9 +27,10 @@ const char *fdt_lane_state_name(fdt_lane_state s);
 int fdt_scheduler_init(fdt_daemon *d, char *err, size_t errlen);
 /* Starts queued jobs on lanes that are free; call after queueing. */
 void fdt_scheduler_kick(fdt_daemon *d);
-/* Cancels a queued or running job (a running one's worker is stopped). 1 done, 0 the job
- * is finished already, -1 a store error. */
-int fdt_scheduler_cancel(fdt_daemon *d, int64_t job_id);
+/* Cancels a queued or running job (a running one's worker is stopped); by, who asked
+ * ("by uid 1000 (pid 4242)"), is logged and kept as the job's error. 1 done, 0 the job is
+ * finished already, -1 a store error. */
+int fdt_scheduler_cancel(fdt_daemon *d, int64_t job_id, const char *by);
 /* [{"device":0,"state":"busy","pid":123,"job":12,"restarts":0}, ...] */
 json_t *fdt_scheduler_lanes_json(fdt_daemon *d);
 /* The job device runs now, as far as it has gone, or NULL. */
