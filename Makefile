@@ -108,9 +108,20 @@ PROGRAMS := $(BUILD)/fdtuned $(BUILD)/fdtune-worker $(BUILD)/fdtune
 HEADERS := $(wildcard common/*.h tuner/*/*.h cli/*.h cli/include/*.h db/*.h config/*.h)
 
 .PHONY: all check test fuzz run clean install uninstall hip-nvidia
+# The manual: fdtune(1), fdtuned(8) and libfdtune(3) written in docs/man/ with the version
+# filled in; fdtuned.conf(5) made from config/fdtuned.conf, where every key is documented.
+MAN_PAGES := fdtune.1 fdtuned.8 libfdtune.3 fdtuned.conf.5
+
 all: $(PROGRAMS) $(BUILD)/libfdtune.a $(BUILD)/libfdtune.so $(BUILD)/fdtune.pc \
      $(BUILD)/examples/heat $(BUILD)/examples/heat_f $(BUILD)/examples/wave \
-     $(BUILD)/examples/wave_f
+     $(BUILD)/examples/wave_f $(MAN_PAGES:%=$(BUILD)/man/%)
+
+$(BUILD)/man/%: docs/man/% common/version.h
+	@mkdir -p $(@D)
+	sed 's|@VERSION@|$(VERSION)|' $< > $@
+$(BUILD)/man/fdtuned.conf.5: config/fdtuned.conf scripts/conf2man.awk common/version.h
+	@mkdir -p $(@D)
+	awk -v version=$(VERSION) -f scripts/conf2man.awk $< > $@
 
 $(BUILD)/fdtuned: $(BUILD)/tuner/daemon/fdtuned.o $(DAEMON_OBJS) $(CORE_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -353,6 +364,8 @@ LIBEXECDIR := $(PREFIX)/libexec/fdtuned
 DATADIR := $(PREFIX)/share/fdtuned
 UNITDIR := $(PREFIX)/lib/systemd/system
 SYSUSERSDIR := $(PREFIX)/lib/sysusers.d
+MANDIR := $(PREFIX)/share/man
+COMPLETIONSDIR := $(PREFIX)/share/bash-completion/completions
 INSTALLED := $(BINDIR)/fdtuned $(BINDIR)/fdtune $(LIBEXECDIR)/fdtune-worker \
              $(LIBDIR)/libfdtune.a $(LIBDIR)/libfdtune.so.1 $(LIBDIR)/libfdtune.so \
              $(LIBDIR)/pkgconfig/fdtune.pc $(LIB_HEADERS:cli/include/%=$(INCLUDEDIR)/%) \
@@ -361,12 +374,15 @@ INSTALLED := $(BINDIR)/fdtuned $(BINDIR)/fdtune $(LIBEXECDIR)/fdtune-worker \
              $(DATADIR)/examples/heat.c $(DATADIR)/examples/heat.f90 \
              $(DATADIR)/examples/wave.c $(DATADIR)/examples/wave.f90 \
              $(SPECS:%=$(DATADIR)/examples/specs/%.json) \
-             $(DATADIR)/fdtuned.conf $(UNITDIR)/fdtuned.service $(SYSUSERSDIR)/fdtuned.conf
+             $(DATADIR)/fdtuned.conf $(UNITDIR)/fdtuned.service $(SYSUSERSDIR)/fdtuned.conf \
+             $(foreach p,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(p)) \
+             $(COMPLETIONSDIR)/fdtune
 
 install: all $(BUILD)/include/fdtune.mod
 	install -d $(addprefix $(DESTDIR),$(BINDIR) $(LIBEXECDIR) $(LIBDIR)/pkgconfig \
 	  $(INCLUDEDIR) $(DATADIR)/kernels $(DATADIR)/fortran $(DATADIR)/examples \
-	  $(DATADIR)/examples/specs $(UNITDIR) $(SYSUSERSDIR) \
+	  $(DATADIR)/examples/specs $(UNITDIR) $(SYSUSERSDIR) $(COMPLETIONSDIR) \
+	  $(foreach s,1 3 5 8,$(MANDIR)/man$(s)) \
 	  $(SYSCONFDIR)/fdtuned)
 	install -m 755 $(BUILD)/fdtuned $(BUILD)/fdtune $(DESTDIR)$(BINDIR)
 	install -m 755 $(BUILD)/fdtune-worker $(DESTDIR)$(LIBEXECDIR)
@@ -387,6 +403,9 @@ install: all $(BUILD)/include/fdtune.mod
 	sed -e 's|@BINDIR@|$(BINDIR)|' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|' config/fdtuned.service \
 	  > $(DESTDIR)$(UNITDIR)/fdtuned.service
 	install -m 644 config/fdtuned.sysusers $(DESTDIR)$(SYSUSERSDIR)/fdtuned.conf
+	for p in $(MAN_PAGES); do \
+	  install -m 644 $(BUILD)/man/$$p $(DESTDIR)$(MANDIR)/man$${p##*.}/$$p || exit 1; done
+	install -m 644 completions/fdtune.bash $(DESTDIR)$(COMPLETIONSDIR)/fdtune
 
 # The settings file stays if the administrator changed it from the one installed.
 uninstall:

@@ -116,11 +116,53 @@ fi
 
 unit=$R/lib/systemd/system/fdtuned.service
 if grep -q "^ExecStart=$P/bin/fdtuned --config /etc/fdtuned/fdtuned.conf " "$unit" 2>/dev/null &&
-    ! grep -q '@' "$unit" && ! grep -q "$tmp" "$unit" &&
+    ! grep -q '@[A-Z]*@' "$unit" && ! grep -q "$tmp" "$unit" &&
     [ -f "$R/lib/sysusers.d/fdtuned.conf" ]; then
     ok "fdtuned.service: ExecStart=$P/bin/fdtuned with /etc's settings; its sysusers.d entry"
 else
     not_ok "fdtuned.service: ExecStart=$P/bin/fdtuned with /etc's settings" "$unit"
+fi
+
+# The manual: each page renders with no warning, and says what the programs know: fdtune(1)
+# every command of `fdtune help`, fdtuned.conf(5) every key of the settings file,
+# libfdtune(3) every function of the installed headers.
+man_dir=$R/share/man
+: >"$tmp/man.out"
+for page in man1/fdtune.1 man8/fdtuned.8 man5/fdtuned.conf.5 man3/libfdtune.3; do
+    if ! MANWIDTH=80 man --warnings -l "$man_dir/$page" >"$tmp/page" 2>"$tmp/warn" ||
+        [ -s "$tmp/warn" ] || [ ! -s "$tmp/page" ]; then
+        { echo "$page:"; cat "$tmp/warn"; } >>"$tmp/man.out"
+    fi
+done
+missing=""
+for c in $("$R/bin/fdtune" help | sed -n 's/^  \([a-z][a-z]*\) .*/\1/p'); do
+    grep -Eq "^\.B[IR]? \"?$c([ \"]|\$)" "$man_dir/man1/fdtune.1" || missing="$missing fdtune.1:$c"
+done
+for k in $(sed -n 's/^\([a-z_]*\) =.*/\1/p' "$CHECKOUT/config/fdtuned.conf"); do
+    grep -q "^\\\\fB$k\\\\fR = " "$man_dir/man5/fdtuned.conf.5" || missing="$missing fdtuned.conf.5:$k"
+done
+for f in $(grep -ho 'fdtune_[a-z_]*(' "$R/include/fdtune.h" "$R/include/fdtune_kernel.h" |
+    tr -d '(' | sort -u); do
+    grep -q "$f" "$man_dir/man3/libfdtune.3" || missing="$missing libfdtune.3:$f"
+done
+if [ ! -s "$tmp/man.out" ] && [ -z "$missing" ]; then
+    ok "man pages fdtune(1), fdtuned(8), fdtuned.conf(5), libfdtune(3) render and name every command, key and function"
+else
+    echo "missing:$missing" >>"$tmp/man.out"
+    not_ok "man pages render and name every command, key and function" "$tmp/man.out"
+fi
+
+# Bash completion from the installed file: a command's name, then its options.
+completion=$R/share/bash-completion/completions/fdtune
+got=$(bash -c '. "$1"; COMP_WORDS=("$2" wa); COMP_CWORD=1; _fdtune; echo "${COMPREPLY[*]}";
+    COMP_WORDS=("$2" tune 8 8 8 --pat); COMP_CWORD=5; _fdtune; echo "${COMPREPLY[*]}"' \
+    sh "$completion" "$R/bin/fdtune" 2>&1)
+if [ "$got" = "watch
+--patience" ]; then
+    ok "bash completion: 'fdtune wa' to watch, 'fdtune tune ... --pat' to --patience"
+else
+    echo "$got" >"$tmp/out"
+    not_ok "bash completion: 'fdtune wa' to watch, 'fdtune tune ... --pat' to --patience" "$tmp/out"
 fi
 
 pc=$R/lib/pkgconfig/fdtune.pc

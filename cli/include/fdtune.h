@@ -52,8 +52,8 @@ void fdtune_default_socket(char *out, size_t len);
 /* Connects to the daemon's socket (NULL: fdtune_default_socket). timeout_ms bounds the
  * connect and, later, each request (0 or less: FDTUNE_DEFAULT_TIMEOUT_MS). Returns NULL
  * with the reason, naming the socket, in err. An answer names code to run, so whatever the
- * path, the daemon must run as this user (geteuid), root, or the uid $FDTUNE_TRUST_UID
- * names (a site's service account), and the socket's directory must be private: a real
+ * path, the daemon must run as this user (geteuid), root, the system service's account
+ * fdtuned, or the uid $FDTUNE_TRUST_UID names, and the socket's directory must be private: a real
  * directory, not a symbolic link, owned by one of them and writable by no one else.
  * Anything else is refused before a byte is sent, the reason naming the socket and the
  * daemon's uid or the directory. */
