@@ -172,7 +172,8 @@ $(BUILD)/include/fdtune.mod: cli/fortran/fdtune.f90
 
 $(BUILD)/fdtune.pc: cli/fdtune.pc.in
 	sed -e 's|@PREFIX@|$(CURDIR)/$(BUILD)|' -e 's|@LIBDIR@|$${prefix}|' \
-	    -e 's|@INCLUDEDIR@|$${prefix}/include|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+	    -e 's|@INCLUDEDIR@|$${prefix}/include|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@RPATH@|-Wl,-rpath,$${libdir} |' $< > $@
 
 BUILT_LIB := $(BUILD)/libfdtune.a $(BUILD)/libfdtune.so $(BUILD)/fdtune.pc \
              $(LIB_HEADERS:cli/include/%=$(BUILD)/include/%)
@@ -390,7 +391,8 @@ install: all $(BUILD)/include/fdtune.mod
 	install -m 755 $(BUILD)/libfdtune.so.1 $(DESTDIR)$(LIBDIR)
 	ln -sf libfdtune.so.1 $(DESTDIR)$(LIBDIR)/libfdtune.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-	  -e 's|@VERSION@|$(VERSION)|' cli/fdtune.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/fdtune.pc
+	  -e 's|@VERSION@|$(VERSION)|' -e 's|@RPATH@||' cli/fdtune.pc.in \
+	  > $(DESTDIR)$(LIBDIR)/pkgconfig/fdtune.pc
 	install -m 644 $(LIB_HEADERS) $(BUILD)/include/fdtune.mod $(DESTDIR)$(INCLUDEDIR)
 	install -m 644 cli/fortran/fdtune.f90 $(DESTDIR)$(DATADIR)/fortran
 	install -m 644 kernels_src/common.h $(KERNELS:%=kernels_src/%.hip) $(DESTDIR)$(DATADIR)/kernels

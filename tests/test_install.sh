@@ -167,10 +167,10 @@ fi
 
 pc=$R/lib/pkgconfig/fdtune.pc
 if grep -qx "prefix=$P" "$pc" 2>/dev/null && ! grep -q '@' "$pc" && ! grep -q "$tmp" "$pc" &&
-    ! grep -q "$CHECKOUT" "$pc"; then
-    ok "fdtune.pc names $P, not the staging root or the checkout"
+    ! grep -q "$CHECKOUT" "$pc" && ! grep -q "rpath" "$pc"; then
+    ok "fdtune.pc names $P, not the staging root or the checkout, and bakes in no run path"
 else
-    not_ok "fdtune.pc names $P, not the staging root or the checkout" "$pc"
+    not_ok "fdtune.pc names $P, not the staging root or the checkout, and bakes in no run path" "$pc"
 fi
 
 if cmp -s "$CHECKOUT/config/fdtuned.conf" "$root/etc/fdtuned/fdtuned.conf"; then
