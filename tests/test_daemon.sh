@@ -595,8 +595,9 @@ fi
 # --- its own flags --------------------------------------------------------------------------------
 version=$(sed -n 's/^#define FDT_VERSION "\(.*\)"/\1/p' common/version.h)
 if [ "$("$FDTUNED" -V)" = "fdtuned $version" ] && [ "$("$FDTUNED" --version)" = "fdtuned $version" ] &&
-    "$FDTUNED" -h | grep -q "^usage: fdtuned"; then
-    ok "fdtuned -V, --version and -h"
+    "$FDTUNED" -h | grep -q "^usage: fdtuned" &&
+    [ "$("$worker_bin" --version)" = "fdtune-worker $version" ]; then
+    ok "fdtuned -V, --version and -h; fdtune-worker --version"
 else
     not_ok "fdtuned -V, --version and -h: '$("$FDTUNED" -V 2>&1)'" "$LOG"
 fi

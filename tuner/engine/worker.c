@@ -16,6 +16,7 @@
  * (one at a time, blocking); a heartbeat thread beats while a task runs. Both write through
  * emit(), which keeps every line whole. */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <omp.h>
 #include <stdarg.h>
@@ -35,6 +36,7 @@
 #include "engine/session.h"
 #include "engine/wire.h"
 #include "store.h"
+#include "version.h"
 
 /* Exit statuses beyond 0 (the tasks ended or quit) and 1 (the device or the events fd
  * cannot open). */
@@ -47,6 +49,7 @@ enum { EXIT_USAGE = 2, EXIT_DEVICE_LOST = 3 };
 
 static const char usage[] =
     "usage: fdtune-worker --probe --backend B --events-fd FD\n"
+    "       fdtune-worker --version\n"
     "       fdtune-worker --backend B --device N --tasks-fd FD --events-fd FD [--db PATH]\n"
     "                     [--heartbeat-ms MS] [--compile-threads N] [--nice N]\n"
     "                     [--compile-in auto|processes|threads] [--compile-deadline-ms MS]\n"
@@ -70,6 +73,7 @@ typedef struct options {
     int has_nice;
     int test_families;
     int probe;
+    int version; /* --version: print it and exit */
     int tasks_fd, events_fd; /* the channel: tasks in, events out; -1 until given */
 } options;
 
@@ -692,28 +696,73 @@ static int parse_int(const char *text, int lo, int hi, int *out)
     return 0;
 }
 
-/* The options with a whole-number value, and their ranges. */
-static int *number_option(options *o, const char *name, int *lo, int *hi)
+/* getopt_long's codes: the flags and the text options, then those with a whole number. */
+enum {
+    OPT_PROBE = 256, OPT_TEST_FAMILIES, OPT_BACKEND, OPT_DB, OPT_COMPILE_IN, OPT_VERSION,
+    OPT_DEVICE, OPT_HEARTBEAT_MS, OPT_COMPILE_THREADS, OPT_COMPILE_DEADLINE_MS,
+    OPT_CPU_DEVICES, OPT_SHARE, OPT_NICE, OPT_TASKS_FD, OPT_EVENTS_FD
+};
+
+static const struct option long_options[] = {
+    {"probe", no_argument, NULL, OPT_PROBE},
+    {"test-families", no_argument, NULL, OPT_TEST_FAMILIES},
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"db", required_argument, NULL, OPT_DB},
+    {"compile-in", required_argument, NULL, OPT_COMPILE_IN},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {"device", required_argument, NULL, OPT_DEVICE},
+    {"heartbeat-ms", required_argument, NULL, OPT_HEARTBEAT_MS},
+    {"compile-threads", required_argument, NULL, OPT_COMPILE_THREADS},
+    {"compile-deadline-ms", required_argument, NULL, OPT_COMPILE_DEADLINE_MS},
+    {"cpu-devices", required_argument, NULL, OPT_CPU_DEVICES},
+    {"share", required_argument, NULL, OPT_SHARE},
+    {"nice", required_argument, NULL, OPT_NICE},
+    {"tasks-fd", required_argument, NULL, OPT_TASKS_FD},
+    {"events-fd", required_argument, NULL, OPT_EVENTS_FD},
+    {NULL, 0, NULL, 0},
+};
+
+/* The field of a whole-number option, and its range; NULL for any other code. */
+static int *number_option(options *o, int opt, int *lo, int *hi)
 {
-    if (strcmp(name, "--device") == 0)
-        return *lo = 0, *hi = 1023, &o->device;
-    if (strcmp(name, "--heartbeat-ms") == 0)
-        return *lo = 10, *hi = 3600000, &o->heartbeat_ms;
-    if (strcmp(name, "--compile-threads") == 0)
-        return *lo = 0, *hi = 256, &o->compile_threads;
-    if (strcmp(name, "--compile-deadline-ms") == 0)
-        return *lo = 100, *hi = 86400000, &o->compile_deadline_ms;
-    if (strcmp(name, "--cpu-devices") == 0)
-        return *lo = 1, *hi = 64, &o->cpu_devices;
-    if (strcmp(name, "--share") == 0)
-        return *lo = 1, *hi = 1024, &o->share;
-    if (strcmp(name, "--nice") == 0)
-        return o->has_nice = 1, *lo = -20, *hi = 19, &o->nice;
-    if (strcmp(name, "--tasks-fd") == 0)
-        return *lo = 3, *hi = INT_MAX, &o->tasks_fd;
-    if (strcmp(name, "--events-fd") == 0)
-        return *lo = 3, *hi = INT_MAX, &o->events_fd;
-    return NULL;
+    switch (opt) {
+    case OPT_DEVICE: return *lo = 0, *hi = 1023, &o->device;
+    case OPT_HEARTBEAT_MS: return *lo = 10, *hi = 3600000, &o->heartbeat_ms;
+    case OPT_COMPILE_THREADS: return *lo = 0, *hi = 256, &o->compile_threads;
+    case OPT_COMPILE_DEADLINE_MS: return *lo = 100, *hi = 86400000, &o->compile_deadline_ms;
+    case OPT_CPU_DEVICES: return *lo = 1, *hi = 64, &o->cpu_devices;
+    case OPT_SHARE: return *lo = 1, *hi = 1024, &o->share;
+    case OPT_NICE: return o->has_nice = 1, *lo = -20, *hi = 19, &o->nice;
+    case OPT_TASKS_FD: return *lo = 3, *hi = INT_MAX, &o->tasks_fd;
+    case OPT_EVENTS_FD: return *lo = 3, *hi = INT_MAX, &o->events_fd;
+    default: return NULL;
+    }
+}
+
+/* One option getopt_long found (given: as the user wrote it, for messages): 0, or -1 with
+ * the reason in why. */
+static int take_option(options *o, int opt, const char *arg, const char *given, char *why,
+                       size_t len)
+{
+    int lo = 0, hi = 0, *number = number_option(o, opt, &lo, &hi);
+    switch (opt) {
+    case OPT_PROBE: o->probe = 1; return 0;
+    case OPT_TEST_FAMILIES: o->test_families = 1; return 0;
+    case OPT_BACKEND: o->backend = arg; return 0;
+    case OPT_DB: o->db = arg; return 0;
+    case OPT_COMPILE_IN: o->compile_in = arg; return 0;
+    case OPT_VERSION: o->version = 1; return 0;
+    }
+    if (!number) {
+        snprintf(why, len, "unknown option or missing value: '%s'", given);
+        return -1;
+    }
+    if (parse_int(arg, lo, hi, number) != 0) {
+        snprintf(why, len, "%s must be a whole number from %d to %d, not '%s'", given, lo, hi,
+                 arg);
+        return -1;
+    }
+    return 0;
 }
 
 /* 0, or -1 with the reason in why. */
@@ -722,33 +771,24 @@ static int parse_options(int argc, char **argv, options *o, char *why, size_t le
     *o = (options){.backend = "auto", .device = -1, .heartbeat_ms = 1000, .cpu_devices = 1,
                    .share = 1, .compile_in = "auto", .compile_deadline_ms = FDT_COMPILE_DEADLINE_MS,
                    .tasks_fd = -1, .events_fd = -1};
-    for (int i = 1; i < argc; i++) {
-        const char *name = argv[i];
-        if (strcmp(name, "--probe") == 0) {
-            o->probe = 1;
-            continue;
-        }
-        if (strcmp(name, "--test-families") == 0) {
-            o->test_families = 1;
-            continue;
-        }
-        const char *value = i + 1 < argc ? argv[++i] : NULL;
-        int lo = 0, hi = 0, *number = number_option(o, name, &lo, &hi);
-        if (value && strcmp(name, "--backend") == 0)
-            o->backend = value;
-        else if (value && strcmp(name, "--db") == 0)
-            o->db = value;
-        else if (value && strcmp(name, "--compile-in") == 0)
-            o->compile_in = value;
-        else if (!value || !number) {
-            snprintf(why, len, "unknown option or missing value: '%s'", name);
+    opterr = 0;
+    int opt, at = -1;
+    while ((opt = getopt_long(argc, argv, "", long_options, &at)) != -1) {
+        char given[64];
+        if (opt == '?' || at < 0)
+            snprintf(given, sizeof given, "%s", argv[optind - 1]);
+        else
+            snprintf(given, sizeof given, "--%s", long_options[at].name);
+        if (take_option(o, opt, optarg, given, why, len) != 0)
             return -1;
-        } else if (parse_int(value, lo, hi, number) != 0) {
-            snprintf(why, len, "%s must be a whole number from %d to %d, not '%s'", name, lo,
-                     hi, value);
-            return -1;
-        }
+        at = -1;
     }
+    if (optind < argc) {
+        snprintf(why, len, "unexpected argument '%s'", argv[optind]);
+        return -1;
+    }
+    if (o->version)
+        return 0;
     if (!fdt_compile_mode_parse(o->compile_in, NULL)) {
         snprintf(why, len, "--compile-in must be auto, processes or threads, not '%s'",
                  o->compile_in);
@@ -795,6 +835,9 @@ int main(int argc, char **argv)
     if (parse_options(argc, argv, &w.opt, why, sizeof why) != 0) {
         fprintf(stderr, "fdtune-worker: %s\n%s\n", why, usage);
         code = EXIT_USAGE;
+    } else if (w.opt.version) {
+        printf("fdtune-worker %s\n", FDT_VERSION);
+        code = 0;
     } else if (!(events = open_events(w.opt.events_fd)))
         code = 1;
     else {
