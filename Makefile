@@ -42,10 +42,10 @@ LDFLAGS += -fopenmp $(SANFLAGS)
 # library: a STATIC=1 build goes without them.
 ifeq ($(STATIC),1)
 LDLIBS := -Wl,-Bstatic -lsqlite3 -ljansson -linih -luv_a -lmsgpackc -lelf -lcsv -lz -Wl,-Bdynamic \
-          -l:libzstd.so.1 -lpthread -ldl -lm
+          -l:libzstd.so.1 -lsmartcols -lpthread -ldl -lm
 CPPFLAGS += -DFDT_NO_SYSTEMD
 else
-LDLIBS := -lsqlite3 -ljansson -linih -luv -lmsgpackc -lelf -lcsv -lz -lsystemd -ldl -lm
+LDLIBS := -lsqlite3 -ljansson -linih -luv -lmsgpackc -lelf -lcsv -lz -lsystemd -lsmartcols -ldl -lm
 endif
 
 # The example stencil specs (examples/specs/, docs/stencils.md), installed with the examples.
@@ -92,7 +92,7 @@ FC := gfortran
 endif
 OBJCOPY ?= objcopy
 FFLAGS ?= -O2 -g
-CLI_OBJS := $(BUILD)/cli/fdtune.o $(BUILD)/cli/progress.o $(BUILD)/cli/args.o \
+CLI_OBJS := $(BUILD)/cli/fdtune.o $(BUILD)/cli/progress.o $(BUILD)/cli/args.o $(BUILD)/cli/table.o \
             $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/cmd_*.c))
 TESTS := test_variant test_hip_compile test_hip_variants test_cpu_backend test_store \
          test_config test_wire test_query test_protocol test_search test_kernel test_compile_helper \

@@ -21,9 +21,15 @@ static const char status_help[] =
     ADMIN_HELP("status [JOB]", "The daemon's state (its jobs and workers), or one job's.");
 static const char cancel_help[] =
     ADMIN_HELP("cancel JOB", "Cancels a queued or running job; what it measured stays stored.");
+/* The options of a command that prints a table (table.h). */
+#define LISTING_HELP                                                                        \
+    "  --format table|csv|json   a table sized to its contents (default), CSV, or the\n"   \
+    "                            daemon's answer as JSON (as --json)\n"                     \
+    "  --noheader                no header line (table, csv)\n"
 static const char devices_help[] =
-    ADMIN_HELP("devices", "The devices the daemon found at start-up, their balance (copy and "
-               "L2 bandwidth, measured once per device) and their workers.");
+    "usage: fdtune devices [options]\n\nThe devices the daemon found at start-up, their "
+    "balance (copy and L2 bandwidth, measured once per device) and their workers.\n\n"
+    LISTING_HELP FDT_DAEMON_HELP;
 static const char shutdown_help[] =
     ADMIN_HELP("shutdown", "Stops the daemon as SIGTERM would: running jobs go back to the "
                "queue.");
@@ -32,7 +38,7 @@ static const char jobs_help[] =
     "  --state S                 only jobs in state S: queued, running, done, failed,\n"
     "                            cancelled\n"
     "  --limit N                 at most N jobs (default 100, at most 10000)\n"
-    FDT_DAEMON_HELP;
+    LISTING_HELP FDT_DAEMON_HELP;
 static const char export_help[] =
     "usage: fdtune export [options]\n\nThe store's contents, for a spreadsheet or another "
     "host.\n\n"
@@ -180,6 +186,49 @@ int fdt_cmd_cancel(int argc, char **argv)
     return fdt_client_run("cancel", &a, job_request("cancel", id), show_cancel, NULL);
 }
 
+enum { OPT_STATE = FDT_OPT_OWN, OPT_LIMIT, OPT_WHAT, OPT_FORMAT, OPT_NOHEADER };
+
+/* How a command that prints a table prints it: --format and --noheader. */
+typedef struct listing {
+    fdt_table_format format;
+    int json, noheader;
+} listing;
+
+#define LISTING_OPTIONS                                       \
+    {"format", required_argument, NULL, OPT_FORMAT},          \
+    {"noheader", no_argument, NULL, OPT_NOHEADER}
+
+/* 1 when opt is a listing option, taken; 0 when it is none; -1 when its value is bad. */
+static int listing_option(listing *l, int opt, const char *arg)
+{
+    if (opt == OPT_NOHEADER)
+        return l->noheader = 1;
+    if (opt != OPT_FORMAT)
+        return 0;
+    if (strcmp(arg, "table") == 0 || strcmp(arg, "csv") == 0) {
+        l->format = arg[0] == 'c' ? FDT_TABLE_CSV : FDT_TABLE_TEXT;
+        return 1;
+    }
+    if (strcmp(arg, "json") == 0)
+        return l->json = 1;
+    fprintf(stderr, "fdtune: --format must be table, csv or json, not '%s'\n", arg);
+    return -1;
+}
+
+/* Prints t as l says; "no NAME" instead of an empty table. */
+static int print_listing(fdt_table *t, const listing *l, size_t rows, const char *name)
+{
+    if (!t)
+        return FDT_EXIT_FAILED;
+    if (rows == 0 && l->format == FDT_TABLE_TEXT) {
+        fdt_table_print(t, l->format, 1, stdout); /* frees it; prints nothing */
+        printf("no %s\n", name);
+    } else {
+        fdt_table_print(t, l->format, l->noheader, stdout);
+    }
+    return FDT_EXIT_OK;
+}
+
 /* A figure of a device's balance, or "-" where none was measured (0). */
 static const char *balance_text(const json_t *d, const char *key, char *buf, size_t len)
 {
@@ -193,36 +242,54 @@ static const char *balance_text(const json_t *d, const char *key, char *buf, siz
 
 static int show_devices(const json_t *answer, void *ctx)
 {
-    (void)ctx;
+    static const char *const columns[] = {">DEV", "BACKEND", "NAME", "ARCH", ">CUs",
+                                          ">MEMORY", ">L2", ">COPY GB/s", ">L2 GB/s", "DRIVER",
+                                          "COMPILER", "WORKER", NULL};
     const json_t *devices = json_object_get(answer, "devices");
-    if (json_array_size(devices) == 0) {
-        printf("no devices\n");
-        return FDT_EXIT_OK;
-    }
-    printf("%3s  %-7s  %-26s %-8s %4s %10s %8s %9s %9s  %-8s %-14s %s\n", "DEV", "BACKEND",
-           "NAME", "ARCH", "CUs", "MEMORY", "L2", "COPY GB/s", "L2 GB/s", "DRIVER", "COMPILER",
-           "WORKER");
+    fdt_table *t = fdt_table_new(columns);
     size_t i;
     const json_t *d;
-    char copy[32], l2[32];
-    json_array_foreach(devices, i, d)
-        printf("%3lld  %-7s  %-26s %-8s %4lld %6.1f GiB %4.0f MiB %9s %9s  %-8s %-14s %s\n",
-               fdt_jint(d, "index"), fdt_jstr(d, "backend"), fdt_jstr(d, "name"),
-               fdt_jstr(d, "arch"), fdt_jint(d, "compute_units"),
-               fdt_jnum(d, "memory_bytes") / 1073741824.0, fdt_jnum(d, "l2_bytes") / 1048576.0,
-               balance_text(d, "copy_gbps", copy, sizeof copy),
-               balance_text(d, "l2_gbps", l2, sizeof l2), fdt_jstr(d, "driver"),
-               fdt_jstr(d, "compiler"), fdt_jstr(d, "worker"));
-    return FDT_EXIT_OK;
+    json_array_foreach(devices, i, d) {
+        char index[16], units[16], memory[32], l2[32], copy[32], l2_gbps[32];
+        snprintf(index, sizeof index, "%lld", fdt_jint(d, "index"));
+        snprintf(units, sizeof units, "%lld", fdt_jint(d, "compute_units"));
+        snprintf(memory, sizeof memory, "%.1f GiB", fdt_jnum(d, "memory_bytes") / 1073741824.0);
+        snprintf(l2, sizeof l2, "%.0f MiB", fdt_jnum(d, "l2_bytes") / 1048576.0);
+        const char *const row[] = {index, fdt_jstr(d, "backend"), fdt_jstr(d, "name"),
+                                   fdt_jstr(d, "arch"), units, memory, l2,
+                                   balance_text(d, "copy_gbps", copy, sizeof copy),
+                                   balance_text(d, "l2_gbps", l2_gbps, sizeof l2_gbps),
+                                   fdt_jstr(d, "driver"), fdt_jstr(d, "compiler"),
+                                   fdt_jstr(d, "worker")};
+        if (t)
+            fdt_table_row(t, row);
+    }
+    return print_listing(t, ctx, json_array_size(devices), "devices");
+}
+
+static const struct option devices_options[] = {
+    FDT_DAEMON_OPTIONS,
+    LISTING_OPTIONS,
+    {NULL, 0, NULL, 0},
+};
+
+static int devices_option(int opt, const char *arg, void *ctx)
+{
+    return listing_option(ctx, opt, arg) < 0 ? -1 : 0;
 }
 
 int fdt_cmd_devices(int argc, char **argv)
 {
     fdt_daemon_args a;
-    const int rc = parse_plain(argc, argv, devices_help, 0, &a);
-    if (rc >= 0)
-        return rc;
-    return fdt_client_run("devices", &a, fdt_request("devices"), show_devices, NULL);
+    listing l = {FDT_TABLE_TEXT, 0, 0};
+    const int parsed = fdt_daemon_parse(argc, argv, "h", devices_options, devices_help,
+                                        devices_option, &l, &a);
+    if (parsed)
+        return parsed > 0 ? FDT_EXIT_OK : FDT_EXIT_USAGE;
+    if (a.npos)
+        return fdt_usage_error("devices", "unexpected argument '%s'", a.pos[0]);
+    a.json |= l.json;
+    return fdt_client_run("devices", &a, fdt_request("devices"), show_devices, &l);
 }
 
 static int show_shutdown(const json_t *answer, void *ctx)
@@ -241,23 +308,27 @@ int fdt_cmd_shutdown(int argc, char **argv)
     return fdt_client_run("shutdown", &a, fdt_request("shutdown"), show_shutdown, NULL);
 }
 
-enum { OPT_STATE = FDT_OPT_OWN, OPT_LIMIT, OPT_WHAT, OPT_FORMAT };
 
 static const struct option jobs_options[] = {
     FDT_DAEMON_OPTIONS,
     {"state", required_argument, NULL, OPT_STATE},
     {"limit", required_argument, NULL, OPT_LIMIT},
+    LISTING_OPTIONS,
     {NULL, 0, NULL, 0},
 };
 
 typedef struct jobs_args {
     const char *state;
     long limit;
+    listing list;
 } jobs_args;
 
 static int jobs_option(int opt, const char *arg, void *ctx)
 {
     jobs_args *j = ctx;
+    const int taken = listing_option(&j->list, opt, arg);
+    if (taken)
+        return taken < 0 ? -1 : 0;
     if (opt == OPT_LIMIT)
         return fdt_parse_int(arg, 1, 10000, "--limit", &j->limit);
     if (fdt_job_state_parse(arg) != FDT_JOB_STATES) {
@@ -272,24 +343,20 @@ static int jobs_option(int opt, const char *arg, void *ctx)
 
 static int show_jobs(const json_t *answer, void *ctx)
 {
-    (void)ctx;
     const json_t *jobs = json_object_get(answer, "jobs");
-    if (json_array_size(jobs) == 0) {
-        printf("no jobs\n");
-        return FDT_EXIT_OK;
-    }
-    fdt_print_job_header();
+    fdt_table *t = fdt_jobs_table();
     size_t i;
     const json_t *job;
     json_array_foreach(jobs, i, job)
-        fdt_print_job_row(job);
-    return FDT_EXIT_OK;
+        if (t)
+            fdt_jobs_table_row(t, job);
+    return print_listing(t, ctx, json_array_size(jobs), "jobs");
 }
 
 int fdt_cmd_jobs(int argc, char **argv)
 {
     fdt_daemon_args a;
-    jobs_args j = {NULL, 0};
+    jobs_args j = {NULL, 0, {FDT_TABLE_TEXT, 0, 0}};
     const int parsed = fdt_daemon_parse(argc, argv, "h", jobs_options, jobs_help, jobs_option,
                                         &j, &a);
     if (parsed)
@@ -301,7 +368,8 @@ int fdt_cmd_jobs(int argc, char **argv)
         json_object_set_new(req, "state", json_string(j.state));
     if (j.limit)
         json_object_set_new(req, "limit", json_integer(j.limit));
-    return fdt_client_run("jobs", &a, req, show_jobs, NULL);
+    a.json |= j.list.json;
+    return fdt_client_run("jobs", &a, req, show_jobs, &j.list);
 }
 
 static const struct option export_options[] = {

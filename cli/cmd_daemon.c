@@ -363,27 +363,28 @@ void fdt_print_job(const json_t *job)
         printf("  error     %s\n", fdt_jstr(job, "error"));
 }
 
-void fdt_print_job_header(void)
+fdt_table *fdt_jobs_table(void)
 {
-    printf("%6s  %-9s  %-17s %-6s %1s %-5s %4s  %11s  %-30s %8s\n", "JOB", "STATE", "SHAPE",
-           "PREC", "R", "CACHE", "DEV", "VARIANTS", "BEST", "GB/s");
+    static const char *const columns[] = {">JOB", "STATE", "SHAPE", "PREC", ">R", "CACHE",
+                                          ">DEV", ">VARIANTS", "BEST", ">GB/s", NULL};
+    return fdt_table_new(columns);
 }
 
-void fdt_print_job_row(const json_t *job)
+void fdt_jobs_table_row(fdt_table *t, const json_t *job)
 {
-    char shape[64], progress[48], device[24];
+    char id[24], shape[64], radius[16], device[24], progress[48], gbps[32];
+    snprintf(id, sizeof id, "%lld", fdt_jint(job, "id"));
     format_shape(job, shape, sizeof shape);
+    snprintf(radius, sizeof radius, "%lld", fdt_jint(job, "radius"));
     snprintf(progress, sizeof progress, "%lld/%lld", fdt_jint(job, "done"),
              fdt_jint(job, "total"));
     const char *best = fdt_jstr(job, "best");
-    printf("%6lld  %-9s  %-17s %-6s %1lld %-5s %4s  %11s  %-30s ", fdt_jint(job, "id"),
-           fdt_jstr(job, "state"), shape, fdt_jstr(job, "precision"), fdt_jint(job, "radius"),
-           fdt_jstr(job, "cache"), device_text(job, device, sizeof device), progress,
-           *best ? best : "-");
-    if (*best)
-        printf("%8.1f\n", fdt_jnum(job, "best_gbps"));
-    else
-        printf("%8s\n", "-");
+    snprintf(gbps, sizeof gbps, *best ? "%.1f" : "-", fdt_jnum(job, "best_gbps"));
+    const char *const row[] = {id, fdt_jstr(job, "state"), shape, fdt_jstr(job, "precision"),
+                               radius, fdt_jstr(job, "cache"),
+                               device_text(job, device, sizeof device), progress,
+                               *best ? best : "-", gbps};
+    fdt_table_row(t, row);
 }
 
 void fdt_print_job_outcome(const json_t *job)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "fdtune.h"
+#include "table.h"
 
 enum {
     FDT_OPT_SOCKET = 512, FDT_OPT_JSON, FDT_OPT_TIMEOUT, FDT_OPT_HELP,
@@ -118,11 +119,11 @@ const char *fdt_jstr(const json_t *o, const char *key);
 double fdt_jnum(const json_t *o, const char *key);
 long long fdt_jint(const json_t *o, const char *key);
 
-/* A job object (docs/protocol.md): in full, as one table row under its header, and as the
- * one-line outcome of a finished job. */
+/* A job object (docs/protocol.md): in full, as a row of the jobs table (fdt_jobs_table's
+ * columns), and as the one-line outcome of a finished job. */
 void fdt_print_job(const json_t *job);
-void fdt_print_job_header(void);
-void fdt_print_job_row(const json_t *job);
+fdt_table *fdt_jobs_table(void);
+void fdt_jobs_table_row(fdt_table *t, const json_t *job);
 void fdt_print_job_outcome(const json_t *job);
 /* Whether a job state is final (done, failed, cancelled). */
 int fdt_job_finished(const json_t *job);

@@ -260,9 +260,11 @@ static int report(const waiter *w)
     } else if (w->n == 1) {
         fdt_print_job_outcome(job_of(w, 0));
     } else {
-        fdt_print_job_header();
-        for (size_t i = 0; i < w->n; i++)
-            fdt_print_job_row(job_of(w, i));
+        fdt_table *t = fdt_jobs_table();
+        for (size_t i = 0; t && i < w->n; i++)
+            fdt_jobs_table_row(t, job_of(w, i));
+        if (t)
+            fdt_table_print(t, FDT_TABLE_TEXT, 0, stdout);
         printf("%zu jobs: %zu done, %zu failed or cancelled\n", w->n, done, w->n - done);
     }
     return done == w->n ? FDT_EXIT_OK : FDT_EXIT_FAILED;

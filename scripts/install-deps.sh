@@ -11,7 +11,7 @@
 # them; libsystemd-dev for the notifications): a test fails without them.
 set -eu
 packages="build-essential pkg-config libuv1-dev libsqlite3-dev libjansson-dev libinih-dev
-libcmocka-dev libelf-dev libmsgpack-dev libcsv-dev zlib1g-dev libsystemd-dev libamdhip64-dev gfortran
+libcmocka-dev libelf-dev libmsgpack-dev libcsv-dev zlib1g-dev libsystemd-dev libsmartcols-dev libamdhip64-dev gfortran
 clang libclang-rt-14-dev libomp-dev python3 sqlite3 strace util-linux uidmap procps systemd man-db groff-base"
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -3,8 +3,8 @@
 # backend: a guided job says how many variants it expects to measure (what its search takes
 # before patience ends it, not its whole space) and an ETA for them; `fdtune watch` follows
 # a job queued before to its end; Ctrl-C on a wait ends the wait, never the job, and says
-# how to follow it again; a cancelled job says who cancelled it; bad job ids are refused
-# with a message.
+# how to follow it again; a cancelled job says who cancelled it; jobs and devices print as
+# tables, CSV or JSON; bad job ids are refused with a message.
 # Usage: BUILD=build sh tests/test_watch.sh
 set -u
 . "$(dirname "$0")/tap.sh"
@@ -72,6 +72,25 @@ if grep -q '"state":"cancelled"' "$dir/cancelled" &&
 else
     cat "$LOG" >>"$dir/cancelled"
     not_ok "job $job says who cancelled it, and the log too" "$dir/cancelled"
+fi
+
+# --- tables -------------------------------------------------------------------------------------
+# jobs and devices as a table sized to its contents, as CSV with or without its header, or
+# as the daemon's JSON.
+"$FDTUNE" jobs --format csv >"$dir/csv" 2>&1
+if [ "$(head -1 "$dir/csv")" = "JOB,STATE,SHAPE,PREC,R,CACHE,DEV,VARIANTS,BEST,GB/s" ] &&
+    grep -q "^$job,cancelled,28x20x16,double,1,auto,kind," "$dir/csv" &&
+    grep -q "^1,done,24x20x16,double,1,auto,kind,[0-9]*/[0-9]*,[a-z]*:" "$dir/csv" &&
+    [ "$("$FDTUNE" jobs --format csv --noheader | wc -l)" -eq 2 ] &&
+    "$FDTUNE" jobs | head -1 | grep -q "^JOB STATE  *SHAPE  *PREC" &&
+    "$FDTUNE" jobs --noheader | head -1 | grep -q "^ *$job cancelled" &&
+    "$FDTUNE" devices --format json | python3 -c 'import json, sys
+assert json.load(sys.stdin)["devices"][0]["backend"] == "cpu"' &&
+    "$FDTUNE" devices --format csv --noheader | grep -q "^0,cpu,"; then
+    ok "jobs and devices: --format table, csv and json, and --noheader"
+else
+    { "$FDTUNE" jobs; "$FDTUNE" devices; } >>"$dir/csv" 2>&1
+    not_ok "jobs and devices: --format table, csv and json, and --noheader" "$dir/csv"
 fi
 
 # --- bad ids ----------------------------------------------------------------------------------
