@@ -38,12 +38,11 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp $(SANFLAGS)
 CPPFLAGS += -Ituner -Icli -Icli/include -Idb -Iconfig -Icommon
 LDFLAGS += -fopenmp $(SANFLAGS)
-# libsystemd (the service manager's notifications, tuner/daemon/notify.c) has no static
-# library: a STATIC=1 build goes without them.
+# libsystemd and libsmartcols have no static library: a STATIC=1 build links them as any
+# system has them (systemd's and util-linux's), and the rest statically.
 ifeq ($(STATIC),1)
 LDLIBS := -Wl,-Bstatic -lsqlite3 -ljansson -linih -luv_a -lmsgpackc -lelf -lcsv -lz -Wl,-Bdynamic \
-          -l:libzstd.so.1 -lsmartcols -lpthread -ldl -lm
-CPPFLAGS += -DFDT_NO_SYSTEMD
+          -l:libzstd.so.1 -lsystemd -lsmartcols -lpthread -ldl -lm
 else
 LDLIBS := -lsqlite3 -ljansson -linih -luv -lmsgpackc -lelf -lcsv -lz -lsystemd -lsmartcols -ldl -lm
 endif

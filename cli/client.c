@@ -14,7 +14,8 @@
  * An answer names code the solver compiles and runs, so a connection is kept only to a
  * daemon this user trusts: its SO_PEERCRED uid must be this user's, root's, the system
  * service's account (the user "fdtuned" that its sysusers.d entry creates: only root makes
- * accounts), or the one a site names in FDTUNE_TRUST_UID, whatever the path (a
+ * accounts) at a socket whose directory lies in one only root may write (as /run), or the
+ * one a site names in FDTUNE_TRUST_UID, whatever the path (a
  * default, --socket or FDTUNE_SOCKET: any of them may lie in a directory another user made
  * first, as /tmp/fdtuned-UID/). The socket's directory is then held to the daemon's own
  * rule (paths.h), that uid allowed to own it too. Both are checked after the connect and
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -238,6 +240,31 @@ static int service_account(uid_t uid)
            found->pw_uid == uid;
 }
 
+/* Whether the socket at path lies where only the service's unit can have made its
+ * directory: that directory's parent is root's, and no one else may write it (/run for
+ * /run/fdtuned/). Elsewhere, as in /tmp, any process of the account could have made it
+ * first. */
+static int service_place(const char *path)
+{
+    char dir[FDT_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (int up = 0; up < 2; up++) {
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            return 0;
+        slash[slash == dir] = '\0'; /* "/run/x" to "/run", "/x" to "/" */
+    }
+    struct stat st;
+    return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 &&
+           !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* The service account running the daemon at c, where it is trusted to. */
+static int trusted_service(const fdtune_conn *c, uid_t uid)
+{
+    return service_account(uid) && service_place(c->path);
+}
+
 /* The daemon's uid into *uid, refused unless it is this user's, root's, the service's or
  * also (trusted_uid). */
 static int check_peer(const fdtune_conn *c, uid_t also, uid_t *uid, char *err, size_t errlen)
@@ -252,9 +279,13 @@ static int check_peer(const fdtune_conn *c, uid_t also, uid_t *uid, char *err, s
     }
     const uid_t me = geteuid();
     *uid = peer.uid;
-    if (peer.uid == me || peer.uid == 0 || peer.uid == also || service_account(peer.uid))
+    if (peer.uid == me || peer.uid == 0 || peer.uid == also || trusted_service(c, peer.uid))
         return FDTUNE_OK;
-    if (also == me)
+    if (service_account(peer.uid))
+        set_err(err, errlen, "fdtuned at %s is run by the service account " FDT_SERVICE_USER
+                ", which is trusted only at a socket whose directory lies in one only root "
+                "may write (as /run/fdtuned/): refused", c->path);
+    else if (also == me)
         set_err(err, errlen, "fdtuned at %s is run by uid %u, not by you (uid %u), root or "
                 "the service account " FDT_SERVICE_USER ": refused (a site's service of another "
                 "uid is trusted where FDTUNE_TRUST_UID names it)", c->path, (unsigned)peer.uid,
@@ -278,7 +309,7 @@ static int check_daemon(const fdtune_conn *c, char *err, size_t errlen)
     /* The directory may be FDTUNE_TRUST_UID's, or the service account's own (its unit's
      * RuntimeDirectory) where that account runs the daemon. */
     char why[FDT_PATH_MAX + 256];
-    const uid_t owner = service_account(daemon) ? daemon : also;
+    const uid_t owner = trusted_service(c, daemon) ? daemon : also;
     if (fdt_check_private_parent(c->path, owner, why, sizeof why) != 0) {
         set_err(err, errlen, "fdtuned at %s: refused, its directory is not private: %s",
                 c->path, why);

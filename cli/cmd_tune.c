@@ -298,8 +298,11 @@ static int wait_jobs(fdt_client *c, const long long *ids, size_t n)
         return FDT_EXIT_FAILED;
     }
     fdt_progress_start(&w.progress, c->cmd);
+    /* A wait started with SIGINT ignored (a script's background job) keeps ignoring it. */
     struct sigaction on_int = {.sa_handler = on_interrupt}, before;
-    sigaction(SIGINT, &on_int, &before);
+    sigaction(SIGINT, NULL, &before);
+    if (before.sa_handler != SIG_IGN)
+        sigaction(SIGINT, &on_int, NULL);
     size_t unfinished;
     int rc;
     while ((rc = poll_jobs(&w, &unfinished)) == FDT_EXIT_OK && !interrupted) {

@@ -123,6 +123,10 @@ int main(int argc, char **argv)
     if (!args)
         return FDT_EXIT_FAILED;
     int rc = -1;
+    if (strcmp(args[1], "help") == 0 || strcmp(args[1], "--help") == 0) {
+        usage(stdout);
+        rc = 0;
+    }
     for (size_t i = 0; rc < 0 && i < NCOMMANDS; i++)
         if (strcmp(args[1], commands[i].name) == 0)
             rc = commands[i].run(argc - 1, args + 1);

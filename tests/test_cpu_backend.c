@@ -148,9 +148,9 @@ static void test_barrier_families_verify_on_odd_shapes(void **state)
 
 /* The six example specs, kernels generated from them, on odd shapes: the first in float
  * and the second in double (each compile is a host C++ compile: both precisions on both
- * shapes doubled the test's time for no path the pairs do not take), and svec's rows of
- * whole vectors in float on a third (nx a multiple of 4; the first two shapes take its
- * scalar path in float, its wide one in double): every spec family's variants agree with
+ * shapes doubled the test's time for no path the pairs do not take), where svec takes its
+ * scalar path (nx not a multiple of its lanes), and svec's rows of whole vectors on two
+ * more (nx a multiple of 4 in float, of 2 in double): every spec family's variants agree with
  * the host reference evaluated from the spec. A wrong tap, weight, constant or coefficient
  * field in the generated code, or a vector row's wrong element, fails here. */
 static void test_spec_families_verify_on_odd_shapes(void **state)
@@ -164,8 +164,8 @@ static void test_spec_families_verify_on_odd_shapes(void **state)
         int n[3];
         fdt_precision precision;
         const char *const *families;
-    } shapes[] = {{{13, 17, 11}, FDT_FLOAT, all}, {{34, 9, 21}, FDT_DOUBLE, all},
-                  {{20, 11, 13}, FDT_FLOAT, vectors}};
+    } shapes[] = {{{13, 17, 11}, FDT_FLOAT, all}, {{33, 9, 21}, FDT_DOUBLE, all},
+                  {{20, 11, 13}, FDT_FLOAT, vectors}, {{34, 9, 21}, FDT_DOUBLE, vectors}};
     size_t salt = 0;
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
         const fdt_stencil *st = example_spec(specs[k]);

@@ -87,6 +87,7 @@ static size_t heaviest_of_each_family(const fdt_problem *p, const fdt_device_inf
     const fdt_space_filter filter = {0};
     const size_t n = fdt_space_enumerate(p, dev, &filter, NULL, 0);
     fdt_variant *all = calloc(n, sizeof *all);
+    assert_non_null(all);
     fdt_space_enumerate(p, dev, &filter, all, n);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -95,11 +96,14 @@ static size_t heaviest_of_each_family(const fdt_problem *p, const fdt_device_inf
         size_t j = 0;
         while (j < k && jobs[j].variant.family != all[i].family)
             j++;
+        if (j == k) {
+            if (k < cap)
+                jobs[k++] = (fdt_compile_job){.variant = all[i]};
+            continue;
+        }
         const fdt_variant *held = &jobs[j].variant;
-        if (j == k && k < cap)
-            jobs[k++] = (fdt_compile_job){.variant = all[i]};
-        else if (j < k && (all[i].mz > held->mz ||
-                           (all[i].mz == held->mz && block_threads(&all[i]) > block_threads(held))))
+        if (all[i].mz > held->mz ||
+            (all[i].mz == held->mz && block_threads(&all[i]) > block_threads(held)))
             jobs[j].variant = all[i];
     }
     free(all);

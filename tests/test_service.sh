@@ -130,6 +130,14 @@ LOG=$journal
 wait_answering
 kill -HUP "$pid"
 wait_until 30 grep -q "SIGHUP" "$journal"
+# A refused request is logged with what it asked: a line break in it must not start a line
+# of the client's making, at a priority of its choosing.
+python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"{\"op\":\"x\\n<0>forged emergency\"}\n")
+s.recv(4096)' "$FDTUNE_SOCKET"
+wait_until 30 grep -q "refused uid" "$journal"
 stop_daemon
 if grep -q "^<6>serving $FDTUNE_SOCKET" "$journal" &&
     grep -q "^<4>SIGHUP: no config file to reload" "$journal" &&
@@ -137,6 +145,12 @@ if grep -q "^<6>serving $FDTUNE_SOCKET" "$journal" &&
     ok "to the journal: <6> info, <4> warning, <5> notice, for journald"
 else
     not_ok "to the journal: <6> info, <4> warning, <5> notice, for journald" "$journal"
+fi
+if grep -q "^<5>refused uid $(id -u) (pid [0-9]*): x?<0>forged emergency: unknown_op" "$journal" &&
+    ! grep -q "^<0>" "$journal"; then
+    ok "a client's line break in a logged request cannot forge a journal line"
+else
+    not_ok "a client's line break in a logged request cannot forge a journal line" "$journal"
 fi
 
 # --- the service's account ------------------------------------------------------------------
@@ -148,36 +162,58 @@ check "systemd-sysusers makes fdtuned and fdtune" \
 chmod 0711 "$dir" # the service's uid and the users pass through to run/, nothing more
 cat >"$dir/account.sh" <<'EOF'
 # account.sh DIR FDTUNED FDTUNE: in a mount namespace of its own, with the sysroot's
-# passwd and group; prints "member EXIT" and "stranger EXIT".
+# passwd and group; prints "member EXIT" and "stranger EXIT" for the daemon in run/ (its
+# parent DIR only root writes, as /run), then "squatted EXIT" for one the account runs in
+# a directory it made in open/, which everyone may write (as /tmp).
 set -u
 dir=$1 fdtuned=$2 fdtune=$3
 mount --bind "$dir/sysroot/etc/passwd" /etc/passwd || exit 1
 mount --bind "$dir/sysroot/etc/group" /etc/group || exit 1
 uid=$(id -u fdtuned) gid=$(getent group fdtune | cut -d: -f3)
-chown "$uid:$gid" "$dir/run"
-chmod 0755 "$dir/run"
-sock=$dir/run/fdtuned.sock
-setpriv --reuid="$uid" --regid="$gid" --clear-groups env -u FDTUNE_SOCKET \
-    "$fdtuned" --socket "$sock" --db "$dir/run/store.db" --backend cpu 2>"$dir/run/log" &
-daemon=$!
-i=0
-until [ -S "$sock" ] || [ $i -gt 6000 ]; do i=$((i + 1)); sleep 0.1; done
-setpriv --reuid=4321 --regid=4321 --groups="$gid" "$fdtune" status --socket "$sock" \
+mkdir -p "$dir/open/sub"
+chmod 1777 "$dir/open"
+for d in "$dir/run" "$dir/open/sub"; do
+    chown "$uid:$gid" "$d"
+    chmod 0755 "$d"
+done
+# serve SOCKET: the account's daemon there, until its socket exists; its pid in $daemon.
+serve() {
+    setpriv --reuid="$uid" --regid="$gid" --clear-groups env -u FDTUNE_SOCKET \
+        "$fdtuned" --socket "$1" --db "${1%/*}/store.db" --backend cpu 2>>"$dir/run/log" &
+    daemon=$!
+    i=0
+    until [ -S "$1" ] || [ $i -gt 6000 ]; do i=$((i + 1)); sleep 0.1; done
+}
+serve "$dir/run/fdtuned.sock"
+setpriv --reuid=4321 --regid=4321 --groups="$gid" "$fdtune" status --socket "$dir/run/fdtuned.sock" \
     >"$dir/member" 2>&1
 echo "member $?"
-setpriv --reuid=4322 --regid=4322 --clear-groups "$fdtune" status --socket "$sock" \
+setpriv --reuid=4322 --regid=4322 --clear-groups "$fdtune" status --socket "$dir/run/fdtuned.sock" \
     >"$dir/stranger" 2>&1
 echo "stranger $?"
 kill -TERM "$daemon"
 wait "$daemon"
+serve "$dir/open/sub/fdtuned.sock"
+setpriv --reuid=4321 --regid=4321 --groups="$gid" "$fdtune" status \
+    --socket "$dir/open/sub/fdtuned.sock" >"$dir/squatted" 2>&1
+echo "squatted $?"
+kill -TERM "$daemon"
+wait "$daemon"
 EOF
 unshare --mount sh "$dir/account.sh" "$dir" "$PWD/$FDTUNED" "$PWD/$FDTUNE" >"$dir/account" 2>&1
-cat "$dir/member" "$dir/stranger" "$dir/run/log" >>"$dir/account" 2>/dev/null
+cat "$dir/member" "$dir/stranger" "$dir/squatted" "$dir/run/log" >>"$dir/account" 2>/dev/null
 if grep -q "^member 0$" "$dir/account" && grep -q "^stranger 4$" "$dir/account" &&
     grep -q "uid 4322 may not use this socket" "$dir/account"; then
     ok "a daemon run as fdtuned:fdtune answers a user in fdtune; one outside it gets exit 4"
 else
     not_ok "a daemon run as fdtuned:fdtune answers a user in fdtune; one outside it gets exit 4" \
+        "$dir/account"
+fi
+if grep -q "^squatted 3$" "$dir/account" &&
+    grep -q "service account fdtuned, which is trusted only at a socket" "$dir/account"; then
+    ok "the account's daemon in a directory under one everyone may write (as /tmp): refused"
+else
+    not_ok "the account's daemon in a directory under one everyone may write: refused" \
         "$dir/account"
 fi
 

@@ -45,7 +45,8 @@ match=$(field match <"$dir/query")
 variant=$(field variant <"$dir/query")
 entry=$(field entry <"$dir/query")
 case "$match:$variant:$entry" in
-exact:snaive:*:fdt_spec | exact:smarch:*:fdt_spec | exact:szwin:*:fdt_spec | exact:stile:*:fdt_spec)
+exact:snaive:*:fdt_spec | exact:smarch:*:fdt_spec | exact:szwin:*:fdt_spec | exact:svec:*:fdt_spec | \
+    exact:stile:*:fdt_spec)
     ok "query --spec: exact, a spec family's winner" ;;
 *) not_ok "query --spec: exact, a spec family's winner (got $match $variant $entry)" "$dir/query" ;;
 esac

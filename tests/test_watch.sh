@@ -16,17 +16,17 @@ wait_answering
 # --- a guided job's outlook ---------------------------------------------------------------
 # Patience 8 over a space of some 1500 variants: the search ends after tens of them.
 job=$("$FDTUNE" tune 24 20 16 --strategy guided --patience 8 --json | field job)
-outlook() { # outlook JOB: "done expected total eta_s" while the job runs with an outlook
+outlook() { # outlook JOB FILE: "done expected total eta_s" into FILE while the job runs
     "$FDTUNE" status "$1" --json | python3 -c 'import json, sys
 j = json.load(sys.stdin)["job"]; c = j["cost"]
 if j["state"] != "running" or "expected" not in c or "eta_s" not in c or j["done"] < 2:
     sys.exit(1)
-print(j["done"], c["expected"], j["total"], c["eta_s"])'
+print(j["done"], c["expected"], j["total"], c["eta_s"])' >"$2"
 }
 "$FDTUNE" watch "$job" >"$dir/watch" 2>&1 &
 watcher=$!
 also_kill=$watcher
-if wait_until 300 outlook "$job" && outlook "$job" >"$dir/outlook"; then
+if wait_until 300 outlook "$job" "$dir/outlook"; then
     read -r done expected total eta <"$dir/outlook"
     if [ "$expected" -ge "$done" ] && [ "$expected" -lt "$total" ] &&
         python3 -c "import sys; sys.exit(not 0 <= $eta < 3600)"; then
@@ -47,12 +47,18 @@ else
 fi
 
 # --- Ctrl-C ends the wait, not the job ------------------------------------------------------
-"$FDTUNE" tune 28 20 16 --strategy exhaustive --wait >"$dir/out" 2>"$dir/err" &
+# A script's background job starts with SIGINT ignored, which fdtune keeps: this one is
+# started with it restored, as a terminal's foreground job has it. Its first progress line
+# says it waits, its handler in place.
+python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' "$FDTUNE" tune 28 20 16 --strategy exhaustive --wait \
+    >"$dir/out" 2>"$dir/err" &
 waiting=$!
 also_kill=$waiting
 job=""
-wait_until 120 sh -c "\"$FDTUNE\" jobs --state running --json | grep -q '\"state\":\"running\"'"
-job=$("$FDTUNE" jobs --state running --json | field id)
+wait_until 120 grep -q "^fdtune tune: " "$dir/err"
+job=$(sed -n 's/^job \([0-9]*\) .*/\1/p' "$dir/out")
 kill -INT "$waiting"
 wait "$waiting"
 rc=$?

@@ -53,7 +53,8 @@ void fdtune_default_socket(char *out, size_t len);
  * connect and, later, each request (0 or less: FDTUNE_DEFAULT_TIMEOUT_MS). Returns NULL
  * with the reason, naming the socket, in err. An answer names code to run, so whatever the
  * path, the daemon must run as this user (geteuid), root, the system service's account
- * fdtuned, or the uid $FDTUNE_TRUST_UID names, and the socket's directory must be private: a real
+ * fdtuned (at a socket whose directory lies in one only root may write, as /run), or the
+ * uid $FDTUNE_TRUST_UID names, and the socket's directory must be private: a real
  * directory, not a symbolic link, owned by one of them and writable by no one else.
  * Anything else is refused before a byte is sent, the reason naming the socket and the
  * daemon's uid or the directory. */

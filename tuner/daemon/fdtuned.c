@@ -138,6 +138,24 @@ static int parse_flags(int argc, char **argv, flags *f)
     return 0;
 }
 
+/* The command line's settings, which override the file's at start and at each SIGHUP. */
+static flags given;
+
+/* The flags over c's settings: 0, or -1 with the reason in err. */
+static int apply_flags(fdt_config *c, const flags *f, char *err, size_t len)
+{
+    const char *keys[] = {"socket", "db", "backend", "cpu_devices"};
+    const char *values[] = {f->socket, f->db, f->backend, f->cpu_devices};
+    for (int i = 0; i < 4; i++)
+        if (values[i] && fdt_config_set(c, "daemon", keys[i], values[i], err, len) != 0) {
+            char why[256];
+            snprintf(why, sizeof why, "%s", err);
+            snprintf(err, len, "--%s: %s", keys[i], why);
+            return -1;
+        }
+    return 0;
+}
+
 /* Defaults, then the file, then the flags: each later source wins. */
 static int load_settings(fdt_config *c, const flags *f, const char **path)
 {
@@ -151,14 +169,7 @@ static int load_settings(fdt_config *c, const flags *f, const char **path)
         fprintf(stderr, "fdtuned: %s\n", err);
         return -1;
     }
-    const char *keys[] = {"socket", "db", "backend", "cpu_devices"};
-    const char *values[] = {f->socket, f->db, f->backend, f->cpu_devices};
-    for (int i = 0; i < 4; i++)
-        if (values[i] && fdt_config_set(c, "daemon", keys[i], values[i], err, sizeof err) != 0) {
-            fprintf(stderr, "fdtuned: --%s: %s\n", keys[i], err);
-            return -1;
-        }
-    if (fdt_config_check(c, err, sizeof err) != 0) {
+    if (apply_flags(c, f, err, sizeof err) != 0 || fdt_config_check(c, err, sizeof err) != 0) {
         fprintf(stderr, "fdtuned: %s\n", err);
         return -1;
     }
@@ -191,6 +202,7 @@ static void reload(fdt_daemon *d)
         return;
     }
     if (fdt_config_load(&fresh, d->config_path, err, sizeof err) != 0 ||
+        apply_flags(&fresh, &given, err, sizeof err) != 0 ||
         fdt_config_check(&fresh, err, sizeof err) != 0) {
         fdt_log_at(FDT_LOG_WARNING, "SIGHUP: %s; keeping the settings in force", err);
         return;
@@ -344,12 +356,11 @@ static void finish_hurried(fdt_daemon *d)
 
 int main(int argc, char **argv)
 {
-    flags f = {0};
-    const int usage_rc = parse_flags(argc, argv, &f);
+    const int usage_rc = parse_flags(argc, argv, &given);
     if (usage_rc)
         return usage_rc == 1 ? 0 : 2;
     static fdt_daemon d;
-    if (load_settings(&d.config, &f, &d.config_path) != 0)
+    if (load_settings(&d.config, &given, &d.config_path) != 0)
         return 2;
     /* A client that hangs up mid-answer must not kill the daemon. */
     signal(SIGPIPE, SIG_IGN);

@@ -50,14 +50,20 @@ static int head(fdt_log_level level, char *out, size_t len)
                     (long)getpid(), level_name(level));
 }
 
-/* One write a line, so that lines of other processes on the same stream never cut it. */
+/* One write a line, so that lines of other processes on the same stream never cut it.
+ * The text may quote a client's request: a control character in it (a line break that
+ * would start a line of the client's making, with a priority of its choosing, in the
+ * journal) is written as '?'. */
 static void emit(fdt_log_level level, const char *fmt, va_list ap)
 {
     char line[2048];
-    int n = head(level, line, sizeof line);
-    n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    const int start = head(level, line, sizeof line);
+    int n = start + vsnprintf(line + start, sizeof line - (size_t)start - 1, fmt, ap);
     if (n > (int)sizeof line - 2)
         n = (int)sizeof line - 2;
+    for (int i = start; i < n; i++)
+        if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+            line[i] = '?';
     line[n++] = '\n';
     fwrite(line, 1, (size_t)n, stderr);
 }

@@ -4,20 +4,14 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#ifndef FDT_NO_SYSTEMD
 #include <systemd/sd-daemon.h>
-#endif
 
 static uv_timer_t watchdog;
 static int watchdog_on;
 
 static void notify(const char *text)
 {
-#ifndef FDT_NO_SYSTEMD
     sd_notify(0, text);
-#else
-    (void)text;
-#endif
 }
 
 static void on_watchdog(uv_timer_t *t)
@@ -30,10 +24,8 @@ static void on_watchdog(uv_timer_t *t)
 static uint64_t watchdog_ms(void)
 {
     uint64_t usec = 0;
-#ifndef FDT_NO_SYSTEMD
     if (sd_watchdog_enabled(0, &usec) <= 0)
         usec = 0;
-#endif
     return usec / 1000;
 }
 

@@ -3,8 +3,7 @@
  * with what the daemon is doing, STOPPING=1 when a stop begins, and WATCHDOG=1 from the
  * loop at half the interval the manager asks for (WatchdogSec=), so that a daemon whose
  * loop hangs is restarted. Outside a service ($NOTIFY_SOCKET unset) every call does
- * nothing. A STATIC=1 build (GPU hosts without libsystemd's development files) sends
- * nothing: its unit is Type=simple's to run. */
+ * nothing. */
 #ifndef FDT_NOTIFY_H
 #define FDT_NOTIFY_H
 
