@@ -44,8 +44,9 @@ static void not_measured(size_t device, const char *why)
     int len = (int)strlen(why);
     while (len > 0 && isspace((unsigned char)why[len - 1]))
         len--;
-    fdt_log_at(FDT_LOG_WARNING, "device %zu: balance not measured (the next start tries again): %.*s", device, len,
-            why);
+    fdt_log_at(FDT_LOG_WARNING,
+               "device %zu: balance not measured (the next start tries again): %.*s", device, len,
+               why);
 }
 
 static void send_op(fdt_worker *w, json_t *msg)

@@ -209,7 +209,8 @@ static void reload(fdt_daemon *d)
     }
     if (strcmp(fresh.socket, d->config.socket) != 0 || strcmp(fresh.db, d->config.db) != 0 ||
         strcmp(fresh.backend, d->config.backend) != 0)
-        fdt_log_at(FDT_LOG_WARNING, "SIGHUP: socket, db and backend changes take effect at the next start");
+        fdt_log_at(FDT_LOG_WARNING,
+                   "SIGHUP: socket, db and backend changes take effect at the next start");
     memcpy(fresh.socket, d->config.socket, sizeof fresh.socket);
     memcpy(fresh.db, d->config.db, sizeof fresh.db);
     memcpy(fresh.backend, d->config.backend, sizeof fresh.backend);
@@ -280,10 +281,13 @@ static int know_stencil(void *ctx, const char *name, const char *spec)
     char why[256];
     const fdt_stencil *st = fdt_stencil_from_text(spec, strlen(spec), why, sizeof why);
     if (!st)
-        fdt_log_at(FDT_LOG_WARNING, "stored stencil %s: %s; its jobs and answers are not served", name, why);
+        fdt_log_at(FDT_LOG_WARNING, "stored stencil %s: %s; its jobs and answers are not served",
+                   name, why);
     else if (strcmp(st->name, name) != 0)
-        fdt_log_at(FDT_LOG_WARNING, "stored stencil %s is the pattern of %s in this build; its jobs and answers "
-                "are not served", name, st->name);
+        fdt_log_at(FDT_LOG_WARNING,
+                   "stored stencil %s is the pattern of %s in this build; its jobs and answers "
+                   "are not served",
+                   name, st->name);
     return 0;
 }
 

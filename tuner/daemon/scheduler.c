@@ -473,7 +473,8 @@ static int store_result(lane *l, json_t *ev)
     fdt_result_row r;
     char err[256];
     if (fdt_wire_result_parse(json_object_get(ev, "result"), &r, err, sizeof err) != 0) {
-        fdt_log_at(FDT_LOG_WARNING, "job %lld: a result the worker sent is unreadable: %s", (long long)l->job.id, err);
+        fdt_log_at(FDT_LOG_WARNING, "job %lld: a result the worker sent is unreadable: %s",
+                   (long long)l->job.id, err);
         return 0;
     }
     r.job_id = l->job.id;
@@ -486,7 +487,8 @@ static int store_result(lane *l, json_t *ev)
         return -1;
     }
     if (added > 0)
-        fdt_log_at(FDT_LOG_WARNING, "job %lld: %s", (long long)l->job.id, fdt_store_error(d->store));
+        fdt_log_at(FDT_LOG_WARNING, "job %lld: %s", (long long)l->job.id,
+                   fdt_store_error(d->store));
     l->crashes = 0;
     if (r.leader)
         return 0;
@@ -509,11 +511,13 @@ static void store_code(lane *l, json_t *ev)
     void *bytes = NULL;
     size_t size = 0;
     if (!key || !data || fdt_base64_decode(data, strlen(data), &bytes, &size) != 0) {
-        fdt_log_at(FDT_LOG_WARNING, "device %zu: a code object the worker sent is unreadable", l->device);
+        fdt_log_at(FDT_LOG_WARNING, "device %zu: a code object the worker sent is unreadable",
+                   l->device);
         return;
     }
     if (fdt_store_code_put(l->s->d->store, key, bytes, size) != 0)
-        fdt_log_at(FDT_LOG_WARNING, "cannot cache a code object: %s", fdt_store_error(l->s->d->store));
+        fdt_log_at(FDT_LOG_WARNING, "cannot cache a code object: %s",
+                   fdt_store_error(l->s->d->store));
     free(bytes);
 }
 
@@ -592,7 +596,8 @@ static int store_winner(lane *l, json_t *ev, const char **why)
                     json_number_value(json_object_get(ev, "ceiling_gbps")), b.doubt,
                     sizeof b.doubt);
     if (b.doubt[0])
-        fdt_log_at(FDT_LOG_WARNING, "job %lld: its figures are doubtful: %s", (long long)l->job.id, b.doubt);
+        fdt_log_at(FDT_LOG_WARNING, "job %lld: its figures are doubtful: %s", (long long)l->job.id,
+                   b.doubt);
     free(rows);
     if (fdt_store_best_put(d->store, &b) != 0)
         return best_refused(l);
@@ -741,8 +746,8 @@ static void on_ended(fdt_worker *w, fdt_worker_end end, int64_t status, int sig,
     if (!l->has_job || d->stopping || end == FDT_END_STOPPED)
         return;
     fdt_worker_end_describe(d, end, status, sig, l->last_end, sizeof l->last_end);
-    fdt_log_at(FDT_LOG_WARNING, "device %zu, job %lld: %s%s%s", l->device, (long long)l->job.id, l->last_end,
-            current ? " while measuring " : "", current ? current : "");
+    fdt_log_at(FDT_LOG_WARNING, "device %zu, job %lld: %s%s%s", l->device, (long long)l->job.id,
+               l->last_end, current ? " while measuring " : "", current ? current : "");
     l->restarts++;
     l->crashes++;
     if (blame(l, current, end) != 0)
@@ -790,8 +795,9 @@ static void on_store_retry(uv_timer_t *t)
         requeued = fdt_store_jobs_requeue_running(d->store);
     if (requeued < 0)
         return; /* still refused; the next tick tries again */
-    fdt_log_at(FDT_LOG_NOTICE, "the store takes writes again (refused since %lld s ago): %d job(s) resume",
-            (long long)(now_s() - s->store_fault_since), requeued);
+    fdt_log_at(FDT_LOG_NOTICE,
+               "the store takes writes again (refused since %lld s ago): %d job(s) resume",
+               (long long)(now_s() - s->store_fault_since), requeued);
     s->store_fault[0] = '\0';
     uv_timer_stop(&s->store_retry);
     fdt_scheduler_kick(d);
@@ -808,8 +814,10 @@ static void pause_on_store_fault(fdt_scheduler *s, const char *what)
         snprintf(s->store_fault, sizeof s->store_fault, "cannot store %s: %s", what,
                  fdt_store_error(d->store));
         s->store_fault_since = now_s();
-        fdt_log_at(FDT_LOG_ERR, "the store refuses writes: every job paused, new ones refused, until a write "
-                "goes through (tried every %d ms)", STORE_RETRY_MS);
+        fdt_log_at(FDT_LOG_ERR,
+                   "the store refuses writes: every job paused, new ones refused, until a write "
+                   "goes through (tried every %d ms)",
+                   STORE_RETRY_MS);
         uv_timer_start(&s->store_retry, on_store_retry, STORE_RETRY_MS, STORE_RETRY_MS);
     }
     for (size_t i = 0; i < s->nlanes; i++) {

@@ -156,12 +156,12 @@ static void judge(fdt_worker *w)
     if (w->strikes < STRIKES)
         return;
     if (silent) {
-        fdt_log_at(FDT_LOG_WARNING, "worker %d (pid %d) sent nothing for %d ms: killing it", w->device, w->proc.pid,
-                w->silence_ms);
+        fdt_log_at(FDT_LOG_WARNING, "worker %d (pid %d) sent nothing for %d ms: killing it",
+                   w->device, w->proc.pid, w->silence_ms);
         kill_for(w, FDT_END_SILENT);
     } else {
-        fdt_log_at(FDT_LOG_WARNING, "worker %d (pid %d) spent over %d ms on %s: killing it", w->device, w->proc.pid,
-                w->deadline_ms, w->current);
+        fdt_log_at(FDT_LOG_WARNING, "worker %d (pid %d) spent over %d ms on %s: killing it",
+                   w->device, w->proc.pid, w->deadline_ms, w->current);
         kill_for(w, FDT_END_DEADLINE);
     }
 }
@@ -182,9 +182,10 @@ static void on_tick(uv_timer_t *t)
         return;
     }
     w->awake_ms += w->tick_ms;
-    fdt_log_at(FDT_LOG_WARNING, "a watchdog of worker %d fired %llu ms late (was the daemon paused?): that time is "
-            "not counted, and the worker is judged once its lines are read", w->device,
-            (unsigned long long)(elapsed - w->tick_ms));
+    fdt_log_at(FDT_LOG_WARNING,
+               "a watchdog of worker %d fired %llu ms late (was the daemon paused?): that time is "
+               "not counted, and the worker is judged once its lines are read",
+               w->device, (unsigned long long)(elapsed - w->tick_ms));
 }
 
 static void on_worker_exit(uv_process_t *proc, int64_t exit_status, int term_signal)
@@ -220,7 +221,8 @@ static int on_line(void *ctx, char *line, size_t len)
     json_error_t jerr;
     json_t *ev = json_loadb(line, len, 0, &jerr);
     if (!json_is_object(ev)) {
-        fdt_log_at(FDT_LOG_WARNING, "worker %d sent a line that is not a JSON object: %.80s", w->device, line);
+        fdt_log_at(FDT_LOG_WARNING, "worker %d sent a line that is not a JSON object: %.80s",
+                   w->device, line);
         json_decref(ev);
         return 0;
     }
@@ -243,7 +245,8 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     if (nread > 0) {
         w->line_at = awake_now(w);
         if (fdt_jsonl_feed(&w->framer, buf->base, (size_t)nread, on_line, w) < 0) {
-            fdt_log_at(FDT_LOG_WARNING, "worker %d sent an unreadable stream: killing it", w->device);
+            fdt_log_at(FDT_LOG_WARNING, "worker %d sent an unreadable stream: killing it",
+                       w->device);
             kill_for(w, FDT_END_SIGNALED);
         }
     } else if (nread < 0) {
