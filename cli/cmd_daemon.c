@@ -333,6 +333,26 @@ static const char *device_text(const json_t *job, char *out, size_t len)
     return out;
 }
 
+/* How the job searches: its strategy over which variants, and what stops it before its
+ * space is measured ("guided over every family (1532 variants), patience 48"): a guided
+ * job measures tens of a space of thousands, which "every variant" would deny. */
+static void print_search(const json_t *job)
+{
+    const char *family = *fdt_jstr(job, "family") ? fdt_jstr(job, "family") : "every family";
+    printf("  search    %s over %s", fdt_jstr(job, "strategy"), family);
+    if (fdt_jint(job, "subset"))
+        printf(", %lld variants spread over the space", fdt_jint(job, "subset"));
+    else
+        printf(" (%lld variants)", fdt_jint(job, "total"));
+    if (fdt_jint(job, "budget"))
+        printf(", budget %lld", fdt_jint(job, "budget"));
+    if (fdt_jnum(job, "budget_s") > 0)
+        printf(", budget %.0f s", fdt_jnum(job, "budget_s"));
+    if (fdt_jint(job, "patience"))
+        printf(", patience %lld", fdt_jint(job, "patience"));
+    printf("\n");
+}
+
 void fdt_print_job(const json_t *job)
 {
     char device[24];
@@ -348,12 +368,7 @@ void fdt_print_job(const json_t *job)
     printf("  problem   %s %s, radius %lld, %s cache, device %s\n", shape,
            fdt_jstr(job, "precision"), fdt_jint(job, "radius"), fdt_jstr(job, "cache"),
            device_text(job, device, sizeof device));
-    const char *family = *fdt_jstr(job, "family") ? fdt_jstr(job, "family") : "every family";
-    if (fdt_jint(job, "subset"))
-        printf("  search    %s, %lld variants spread over the space\n", family,
-               fdt_jint(job, "subset"));
-    else
-        printf("  search    %s, every variant\n", family);
+    print_search(job);
     printf("  progress  %lld/%lld variants: %lld ok, %lld failed\n", fdt_jint(job, "done"),
            fdt_jint(job, "total"), fdt_jint(job, "ok"), fdt_jint(job, "failed"));
     if (*fdt_jstr(job, "best"))

@@ -45,6 +45,13 @@ if [ "$rc" -eq 0 ] && grep -q "done" "$dir/watch" && [ "$(job_state "$job")" = d
 else
     not_ok "fdtune watch follows job $job to its end (exit $rc)" "$dir/watch"
 fi
+# Its status says how it searched, not that it measured every variant.
+"$FDTUNE" status "$job" >"$dir/status" 2>&1
+if grep -q "^  search    guided over every family ($total variants), patience 8$" "$dir/status"; then
+    ok "status says the job searched guided over $total variants with patience 8"
+else
+    not_ok "status says the job searched guided over $total variants with patience 8" "$dir/status"
+fi
 
 # --- Ctrl-C ends the wait, not the job ------------------------------------------------------
 # A script's background job starts with SIGINT ignored, which fdtune keeps: this one is
