@@ -371,9 +371,17 @@ void fdt_print_job(const json_t *job)
     print_search(job);
     printf("  progress  %lld/%lld variants: %lld ok, %lld failed\n", fdt_jint(job, "done"),
            fdt_jint(job, "total"), fdt_jint(job, "ok"), fdt_jint(job, "failed"));
+    if (*fdt_jstr(job, "ended_by"))
+        printf("  ended     by %s, after %lld of %lld variants\n", fdt_jstr(job, "ended_by"),
+               fdt_jint(job, "done"), fdt_jint(job, "total"));
+    const json_t *ran_on = json_object_get(job, "ran_on");
+    if (json_is_integer(ran_on))
+        printf("  ran on    device %lld\n", (long long)json_integer_value(ran_on));
     if (*fdt_jstr(job, "best"))
         printf("  best      %s  %.1f GB/s\n", fdt_jstr(job, "best"), fdt_jnum(job, "best_gbps"));
     printf("  created   %s\n  started   %s\n  finished  %s\n", created, started, finished);
+    if (fdt_jint(job, "started") && fdt_jint(job, "finished"))
+        printf("  elapsed   %lld s\n", fdt_jint(job, "finished") - fdt_jint(job, "started"));
     if (*fdt_jstr(job, "error"))
         printf("  error     %s\n", fdt_jstr(job, "error"));
 }

@@ -22,7 +22,7 @@
 /* Generated from db/schema.sql and db/migrate_N.sql by the Makefile. */
 extern const char fdt_schema_sql[], fdt_migrate_2_sql[], fdt_migrate_3_sql[],
     fdt_migrate_4_sql[], fdt_migrate_5_sql[], fdt_migrate_6_sql[], fdt_migrate_7_sql[],
-    fdt_migrate_8_sql[], fdt_migrate_9_sql[];
+    fdt_migrate_8_sql[], fdt_migrate_9_sql[], fdt_migrate_10_sql[];
 
 /* Written into every store's header, so that another program's SQLite file is refused
  * rather than migrated. "FDTu". */
@@ -32,7 +32,8 @@ extern const char fdt_schema_sql[], fdt_migrate_2_sql[], fdt_migrate_3_sql[],
 static const char *const migrations[] = {fdt_schema_sql, fdt_migrate_2_sql, fdt_migrate_3_sql,
                                          fdt_migrate_4_sql, fdt_migrate_5_sql,
                                          fdt_migrate_6_sql, fdt_migrate_7_sql,
-                                         fdt_migrate_8_sql, fdt_migrate_9_sql};
+                                         fdt_migrate_8_sql, fdt_migrate_9_sql,
+                                         fdt_migrate_10_sql};
 _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
                "one migration step per schema version");
 
@@ -49,7 +50,7 @@ _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
     "state, device_index, " KEY_COLUMNS ", family, subset, total, done, ok, failed, "      \
     "phase, best_variant, best_gbps, error, created, started, finished, strategy, budget, " \
     "budget_s, patience, quick, warm, spent_s, choose_cache, wall_s, compile_s, gpu_s, "      \
-    "priority, batch, fingerprint"
+    "priority, batch, fingerprint, ended_by, ran_on"
 #define RESULT_COLUMNS                                                                     \
     "job_id, variant, status, leader, median_ms, min_ms, q1_ms, q3_ms, gbps, compile_ms, " \
     "samples, reps, vgprs, sgprs, scratch_bytes, shared_bytes, message"
@@ -128,11 +129,12 @@ static const char *const statements[ST_COUNT] = {
     [ST_JOB_CREATE] =
         "INSERT INTO jobs (" JOB_COLUMNS ") "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [ST_JOB_UPDATE] =
         "UPDATE jobs SET state = ?, total = ?, done = ?, ok = ?, failed = ?, phase = ?, "
         "best_variant = ?, best_gbps = ?, error = ?, started = ?, finished = ?, warm = ?, "
-        "spent_s = ?, wall_s = ?, compile_s = ?, gpu_s = ?, batch = ? WHERE id = ?",
+        "spent_s = ?, wall_s = ?, compile_s = ?, gpu_s = ?, batch = ?, ended_by = ?, "
+        "ran_on = ? WHERE id = ?",
     [ST_JOBS_REQUEUE] = "UPDATE jobs SET state = 'queued', phase = '' WHERE state = 'running'",
     /* A first-pass row that exists already is left alone (no change: the caller reports
      * it); a leader row replaces the earlier one. */

@@ -21,7 +21,7 @@
 
 /* The schema version this build writes; older files are migrated on open, newer ones are
  * refused (a downgrade must not damage data it does not understand). */
-#define FDT_SCHEMA_VERSION 9
+#define FDT_SCHEMA_VERSION 10
 
 typedef struct fdt_store fdt_store;
 
@@ -97,6 +97,8 @@ typedef struct fdt_job {
     double wall_s, compile_s, gpu_s;
     int priority;             /* 1: an interactive tune, taken before queued batch jobs */
     int64_t batch;            /* the id of its batch's first job; 0: not queued in a batch */
+    char ended_by[16];        /* why its search ended: space, budget, patience, time; "" */
+    int ran_on;               /* the device index that ran it last; -1 before it ran */
 } fdt_job;
 
 /* The best configuration of one problem on one device. */

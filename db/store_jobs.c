@@ -120,6 +120,8 @@ static int read_job(fdt_store *s, sqlite3_stmt *st, void *out)
     j->priority = (int)col_int(&r);
     j->batch = col_int(&r);
     col_text(&r, j->fingerprint, sizeof j->fingerprint);
+    col_text(&r, j->ended_by, sizeof j->ended_by);
+    j->ran_on = (int)col_int(&r);
     j->state = fdt_job_state_parse(state);
     if (j->state == FDT_JOB_STATES)
         return store_fail(s, "job %" PRId64 " has an unknown state '%s'", j->id, state);
@@ -178,6 +180,8 @@ int fdt_store_job_create(fdt_store *s, fdt_job *job)
     bind_int(&b, job->priority);
     bind_int(&b, job->batch);
     bind_text(&b, job->fingerprint, sizeof job->fingerprint);
+    bind_text(&b, job->ended_by, sizeof job->ended_by);
+    bind_int(&b, job->ran_on);
     if (stmt_run(s, &b) != 0)
         return -1;
     job->id = sqlite3_last_insert_rowid(s->db);
@@ -223,6 +227,8 @@ int fdt_store_job_update(fdt_store *s, const fdt_job *job)
     bind_real(&b, job->spent_s);
     bind_job_cost(&b, job);
     bind_int(&b, job->batch);
+    bind_text(&b, job->ended_by, sizeof job->ended_by);
+    bind_int(&b, job->ran_on);
     bind_int(&b, job->id);
     if (stmt_run(s, &b) != 0)
         return -1;

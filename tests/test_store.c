@@ -856,8 +856,9 @@ static const char version_1_rows[] =
     "INSERT INTO best VALUES (1, 'laplacian', 1, 'double', 'hot', 64, 64, 64, "
     "  'naive:256x1x1', 100.0, 0.1, 3000.0, 2700.0, 'k', 7, 1);";
 
-/* Opening it migrates it to version 9 (cache mode persist, search strategies, the interior
- * copy, the devices' balance, then noisy results and doubtful best rows): every row is kept, job ids are not given out again, a
+/* Opening it migrates it to version 10 (cache mode persist, search strategies, the interior
+ * copy, the devices' balance, noisy results and doubtful best rows, then how jobs ended):
+ * every row is kept, job ids are not given out again, a
  * job from before strategies measures every variant, a best row from before the interior
  * copy says it was not timed (0), and foreign keys are enforced again afterwards. */
 static void test_migrates_version_1(void **state)
@@ -873,6 +874,8 @@ static void test_migrates_version_1(void **state)
     assert_string_equal(job.best_variant, "naive:256x1x1");
     assert_string_equal(job.strategy, "exhaustive");
     assert_false(job.has_warm);
+    assert_string_equal(job.ended_by, ""); /* not known of a job from before version 10 */
+    assert_int_equal(job.ran_on, -1);
     export_seen seen = {0};
     assert_int_equal(fdt_store_results_page(s, 0, 1000, on_export_row, &seen), 0);
     assert_int_equal(seen.rows, 1);
@@ -898,7 +901,7 @@ static void test_migrates_version_1(void **state)
     assert_int_equal(fdt_store_best_put(s, &orphan), -1);
     fdt_store_close(s);
 
-    expect_sql(path, "PRAGMA user_version", "9");
+    expect_sql(path, "PRAGMA user_version", "10");
     expect_sql(path, "SELECT count(*) FROM pragma_foreign_key_check", "0");
 }
 
@@ -916,7 +919,7 @@ static void write_version_3(const char *path)
                    "  spent_s = 2.5 WHERE id = 7");
 }
 
-/* Opening it migrates it to version 9: every row is kept as it was, the best row's interior
+/* Opening it migrates it to version 10: every row is kept as it was, the best row's interior
  * copy reads 0 (not timed), and a new best row keeps its interior copy. */
 static void test_migrates_version_3(void **state)
 {
@@ -956,7 +959,7 @@ static void test_migrates_version_3(void **state)
     assert_int_equal(next.id, 41);
     fdt_store_close(s);
 
-    expect_sql(path, "PRAGMA user_version", "9");
+    expect_sql(path, "PRAGMA user_version", "10");
     expect_sql(path, "SELECT count(*) FROM pragma_foreign_key_check", "0");
 }
 
@@ -970,7 +973,7 @@ static void write_version_4(const char *path)
     sql_exec(path, "PRAGMA user_version = 4");
 }
 
-/* Opening it migrates it to version 9: the device keeps its row, its id and every field, with
+/* Opening it migrates it to version 10: the device keeps its row, its id and every field, with
  * no balance yet (0: the next start measures it); the job, result and best rows are kept as
  * they were; a balance can then be stored for the old device. */
 static void test_migrates_version_4(void **state)
@@ -1007,7 +1010,7 @@ static void test_migrates_version_4(void **state)
     assert_int_equal(fdt_store_device_balance_put(s, 1, &measured), 0);
     fdt_store_close(s);
     expect_sql(path, "SELECT balance_measured FROM devices WHERE id = 1", "17");
-    expect_sql(path, "PRAGMA user_version", "9");
+    expect_sql(path, "PRAGMA user_version", "10");
     expect_sql(path, "SELECT count(*) FROM pragma_foreign_key_check", "0");
 }
 

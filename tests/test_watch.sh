@@ -45,12 +45,16 @@ if [ "$rc" -eq 0 ] && grep -q "done" "$dir/watch" && [ "$(job_state "$job")" = d
 else
     not_ok "fdtune watch follows job $job to its end (exit $rc)" "$dir/watch"
 fi
-# Its status says how it searched, not that it measured every variant.
+# Its status says how it searched, not that it measured every variant, why it ended, and
+# on which device.
 "$FDTUNE" status "$job" >"$dir/status" 2>&1
-if grep -q "^  search    guided over every family ($total variants), patience 8$" "$dir/status"; then
-    ok "status says the job searched guided over $total variants with patience 8"
+if grep -q "^  search    guided over every family ($total variants), patience 8$" "$dir/status" &&
+    grep -q "^  ended     by patience, after [0-9]* of $total variants$" "$dir/status" &&
+    grep -q "^  ran on    device 0$" "$dir/status" && grep -q "^  elapsed   [0-9]* s$" "$dir/status"
+then
+    ok "status: searched guided over $total variants with patience 8, ended by patience, on device 0"
 else
-    not_ok "status says the job searched guided over $total variants with patience 8" "$dir/status"
+    not_ok "status: searched guided with patience 8, ended by patience, on device 0" "$dir/status"
 fi
 
 # --- Ctrl-C ends the wait, not the job ------------------------------------------------------

@@ -286,10 +286,13 @@ static json_t *job_json(fdt_daemon *d, const fdt_job *j)
                              "error", j->error);
     json_object_update(o, more);
     json_decref(more);
-    json_t *search = json_pack("{s:s, s:I, s:f, s:I, s:b, s:f, s:s?}", "strategy", j->strategy,
-                               "budget", (json_int_t)j->budget, "budget_s", j->budget_s,
-                               "patience", (json_int_t)j->patience, "quick", j->quick,
-                               "spent_s", j->spent_s, "warm", j->has_warm ? j->warm : NULL);
+    json_t *search = json_pack("{s:s, s:I, s:f, s:I, s:b, s:f, s:s?, s:s}", "strategy",
+                               j->strategy, "budget", (json_int_t)j->budget, "budget_s",
+                               j->budget_s, "patience", (json_int_t)j->patience, "quick",
+                               j->quick, "spent_s", j->spent_s, "warm",
+                               j->has_warm ? j->warm : NULL, "ended_by", j->ended_by);
+    json_object_set_new(search, "ran_on",
+                        j->ran_on >= 0 ? json_integer(j->ran_on) : json_null());
     json_object_update(o, search);
     json_decref(search);
     return o;
@@ -425,6 +428,7 @@ static int new_job(op_ctx *c, const fdt_key *key, int device, int priority, fdt_
     memset(job, 0, sizeof *job);
     job->key = *key;
     job->device_index = device >= 0 ? device : -1;
+    job->ran_on = -1;
     if (device == FDT_DEVICE_KIND)
         fdt_copy_text(job->fingerprint, sizeof job->fingerprint, c->d->devices[0].fingerprint);
     job->priority = priority;

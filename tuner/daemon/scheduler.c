@@ -429,6 +429,7 @@ static void take_next_job(lane *l)
     l->readied = l->cached = 0;
     l->wall_mark_ms = uv_now(d->loop);
     l->job.state = FDT_JOB_RUNNING;
+    l->job.ran_on = (int)l->device;
     if (!l->job.started)
         l->job.started = now_s();
     if (save_job(l) != 0)
@@ -619,8 +620,9 @@ static void conclude(lane *l, json_t *ev)
         finish_job(l, FDT_JOB_FAILED, why);
         return;
     }
-    fdt_log("job %lld: the search ended (%s)", (long long)l->job.id,
-            fdt_job_search_end(l->search));
+    const char *end = fdt_job_search_end(l->search);
+    fdt_copy_text(l->job.ended_by, sizeof l->job.ended_by, end ? end : "");
+    fdt_log("job %lld: the search ended (%s)", (long long)l->job.id, end ? end : "?");
     finish_job(l, FDT_JOB_DONE, NULL);
 }
 
