@@ -823,21 +823,23 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], FDT_COMPILE_HELPER_ARG) == 0)
         return fdt_compile_helper_main(argv[2]); /* compiles for a worker: compile_helper.h */
-    /* First, before a backend loads a vendor library: whatever prints on stdout lands
+    worker w = {0};
+    char why[256];
+    const int parsed = parse_options(argc, argv, &w.opt, why, sizeof why);
+    if (parsed == 0 && w.opt.version) {
+        printf("fdtune-worker %s\n", FDT_VERSION); /* on stdout, before it is stderr's */
+        return 0;
+    }
+    /* Then, before a backend loads a vendor library: whatever prints on stdout lands
      * beside the worker's stderr, in the daemon's log. Should it fail (no stderr), stdout
      * stays as given, which is still not the channel. */
     (void)dup2(STDERR_FILENO, STDOUT_FILENO);
     if (uv_mutex_init(&out_lock) != 0)
         return 1;
-    worker w = {0};
-    char why[256];
     int code;
-    if (parse_options(argc, argv, &w.opt, why, sizeof why) != 0) {
+    if (parsed != 0) {
         fprintf(stderr, "fdtune-worker: %s\n%s\n", why, usage);
         code = EXIT_USAGE;
-    } else if (w.opt.version) {
-        printf("fdtune-worker %s\n", FDT_VERSION);
-        code = 0;
     } else if (!(events = open_events(w.opt.events_fd)))
         code = 1;
     else {
