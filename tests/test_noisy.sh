@@ -16,7 +16,9 @@ CONF=$dir/fdtuned.conf
 # 0.2 ms runs inside a time slice, so the hogs below would leave its figures untouched and
 # there would be nothing to doubt. Threads that meet at a barrier while the hogs hold the
 # cores are what a busy host does to figures, as another job on a shared GPU would.
-export OMP_NUM_THREADS="$(nproc)"
+# The host's cores from getconf: nproc answers OMP_NUM_THREADS, which tap.sh has set to 1.
+cores=$(getconf _NPROCESSORS_ONLN)
+export OMP_NUM_THREADS="$cores"
 
 # Few samples, so that a job measures in seconds on a quiet host; the bound is the default.
 # The quiet tunes measure 12 variants: the daemon absorbs one noisy variant in ten (a slow
@@ -30,7 +32,7 @@ wait_answering
 # Three busy loops per core at the workers' own nice value: the worker gets about a quarter
 # of the cores it had when the device's balance was measured.
 start_hogs() {
-    n=$((3 * $(nproc)))
+    n=$((3 * cores))
     while [ "$n" -gt 0 ]; do
         nice -n 19 sh -c 'while :; do :; done' &
         also_kill="$also_kill $!"
