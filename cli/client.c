@@ -265,9 +265,12 @@ static int trusted_service(const fdtune_conn *c, uid_t uid)
     return service_account(uid) && service_place(c->path);
 }
 
-/* The daemon's uid into *uid, refused unless it is this user's, root's, the service's or
- * also (trusted_uid). */
-static int check_peer(const fdtune_conn *c, uid_t also, uid_t *uid, char *err, size_t errlen)
+/* The daemon's uid, refused unless it is this user's, root's, the service's or also
+ * (trusted_uid). *owner: the uid besides this user and root that may own the socket's
+ * directory, the service account's own (its unit's RuntimeDirectory) where it runs the
+ * daemon, else also. */
+static int check_peer(const fdtune_conn *c, uid_t also, uid_t *owner, char *err,
+                      size_t errlen)
 {
     struct ucred peer;
     socklen_t len = sizeof peer;
@@ -278,9 +281,13 @@ static int check_peer(const fdtune_conn *c, uid_t also, uid_t *uid, char *err, s
         return FDTUNE_ERR_CONNECT;
     }
     const uid_t me = geteuid();
-    *uid = peer.uid;
-    if (peer.uid == me || peer.uid == 0 || peer.uid == also || trusted_service(c, peer.uid))
+    *owner = also;
+    if (peer.uid == me || peer.uid == 0 || peer.uid == also)
         return FDTUNE_OK;
+    if (trusted_service(c, peer.uid)) {
+        *owner = peer.uid;
+        return FDTUNE_OK;
+    }
     if (service_account(peer.uid))
         set_err(err, errlen, "fdtuned at %s is run by the service account " FDT_SERVICE_USER
                 ", which is trusted only at a socket whose directory lies in one only root "
@@ -300,16 +307,13 @@ static int check_peer(const fdtune_conn *c, uid_t also, uid_t *uid, char *err, s
 /* The connected daemon is one this user trusts (see the top of this file). */
 static int check_daemon(const fdtune_conn *c, char *err, size_t errlen)
 {
-    uid_t also, daemon;
+    uid_t also, owner;
     if (trusted_uid(&also, err, errlen) != 0)
         return FDTUNE_ERR_ARG;
-    const int st = check_peer(c, also, &daemon, err, errlen);
+    const int st = check_peer(c, also, &owner, err, errlen);
     if (st != FDTUNE_OK)
         return st;
-    /* The directory may be FDTUNE_TRUST_UID's, or the service account's own (its unit's
-     * RuntimeDirectory) where that account runs the daemon. */
     char why[FDT_PATH_MAX + 256];
-    const uid_t owner = trusted_service(c, daemon) ? daemon : also;
     if (fdt_check_private_parent(c->path, owner, why, sizeof why) != 0) {
         set_err(err, errlen, "fdtuned at %s: refused, its directory is not private: %s",
                 c->path, why);

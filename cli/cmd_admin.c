@@ -221,7 +221,7 @@ static int print_listing(fdt_table *t, const listing *l, size_t rows, const char
     if (!t)
         return FDT_EXIT_FAILED;
     if (rows == 0 && l->format == FDT_TABLE_TEXT) {
-        fdt_table_print(t, l->format, 1, stdout); /* frees it; prints nothing */
+        fdt_table_free(t);
         printf("no %s\n", name);
     } else {
         fdt_table_print(t, l->format, l->noheader, stdout);

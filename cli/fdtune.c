@@ -96,6 +96,26 @@ static char **command_first(int argc, char **argv, int lead)
     return out;
 }
 
+/* The command argv[1] (help and --version are two more) with its arguments. */
+static int dispatch(int argc, char **argv)
+{
+    const char *name = argv[1];
+    if (strcmp(name, "help") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
+        printf("fdtune %s\n", FDT_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "fdtune: unknown command '%s'\n", name);
+    usage(stderr);
+    return FDT_EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], FDT_COMPILE_HELPER_ARG) == 0)
@@ -103,15 +123,6 @@ int main(int argc, char **argv)
     if (argc < 2) {
         usage(stderr);
         return FDT_EXIT_USAGE;
-    }
-    if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
-        strcmp(argv[1], "-h") == 0) {
-        usage(stdout);
-        return 0;
-    }
-    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
-        printf("fdtune %s\n", FDT_VERSION);
-        return 0;
     }
     const int at = command_index(argc, argv);
     if (at == argc) {
@@ -122,19 +133,7 @@ int main(int argc, char **argv)
     char **args = command_first(argc, argv, at);
     if (!args)
         return FDT_EXIT_FAILED;
-    int rc = -1;
-    if (strcmp(args[1], "help") == 0 || strcmp(args[1], "--help") == 0) {
-        usage(stdout);
-        rc = 0;
-    }
-    for (size_t i = 0; rc < 0 && i < NCOMMANDS; i++)
-        if (strcmp(args[1], commands[i].name) == 0)
-            rc = commands[i].run(argc - 1, args + 1);
-    if (rc < 0) {
-        fprintf(stderr, "fdtune: unknown command '%s'\n", args[1]);
-        usage(stderr);
-        rc = FDT_EXIT_USAGE;
-    }
+    const int rc = dispatch(argc, args);
     free(args);
     return rc;
 }

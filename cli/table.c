@@ -1,10 +1,10 @@
 /* table.c - fdtune's tables; see table.h. */
 #include "table.h"
 
-#include <csv.h>
 #include <libsmartcols/libsmartcols.h>
 #include <stdlib.h>
-#include <string.h>
+
+#include "csvout.h"
 
 struct fdt_table {
     struct libscols_table *scols;
@@ -33,21 +33,12 @@ void fdt_table_row(fdt_table *t, const char *const *cells)
         scols_line_set_data(line, c, cells[c] ? cells[c] : "");
 }
 
-/* A CSV field: quoted by libcsv where it holds a separator, a quote or a line break. */
-static void csv_field(FILE *out, const char *text)
-{
-    if (strpbrk(text, ",\"\r\n"))
-        csv_fwrite(out, text, strlen(text));
-    else
-        fputs(text, out);
-}
-
 static void print_csv(const fdt_table *t, int noheader, FILE *out)
 {
     for (size_t c = 0; !noheader && c < t->ncolumns; c++) {
         struct libscols_column *col = scols_table_get_column(t->scols, c);
         fputs(c ? "," : "", out);
-        csv_field(out, scols_cell_get_data(scols_column_get_header(col)));
+        fdt_csv_field(out, scols_cell_get_data(scols_column_get_header(col)));
     }
     if (!noheader)
         fputc('\n', out);
@@ -57,7 +48,7 @@ static void print_csv(const fdt_table *t, int noheader, FILE *out)
         for (size_t c = 0; c < t->ncolumns; c++) {
             const char *data = scols_cell_get_data(scols_line_get_cell(line, c));
             fputs(c ? "," : "", out);
-            csv_field(out, data ? data : "");
+            fdt_csv_field(out, data ? data : "");
         }
         fputc('\n', out);
     }
@@ -73,6 +64,11 @@ void fdt_table_print(fdt_table *t, fdt_table_format format, int noheader, FILE *
         scols_table_set_stream(t->scols, out);
         scols_print_table(t->scols);
     }
+    fdt_table_free(t);
+}
+
+void fdt_table_free(fdt_table *t)
+{
     scols_unref_table(t->scols);
     free(t);
 }

@@ -1,6 +1,6 @@
 /* table.h - fdtune's tables (jobs, devices, a batch's jobs): named columns and rows of
  * text, printed as a table whose columns libsmartcols sizes to their contents, or as CSV
- * (RFC 4180, libcsv quoting the fields that need it), with or without the header line.
+ * (fields as common/csvout.h writes them), with or without the header line.
  * `--format json` is the daemon's answer itself (--json), not a table. */
 #ifndef FDT_TABLE_H
 #define FDT_TABLE_H
@@ -18,5 +18,7 @@ fdt_table *fdt_table_new(const char *const *columns);
 void fdt_table_row(fdt_table *t, const char *const *cells);
 /* Prints the rows as format says, under the header unless noheader; then frees t. */
 void fdt_table_print(fdt_table *t, fdt_table_format format, int noheader, FILE *out);
+/* Frees t unprinted. */
+void fdt_table_free(fdt_table *t);
 
 #endif

@@ -30,7 +30,7 @@ rights_check_removed@tuner/daemon/ops.c@        if (ops[i].admin && !fdt_peer_is
 smem_boundary@kernels_src/smem.hip@        if (p < TX * TY && gi >= 0 && gi < t.nx && gj >= 0 && gj < t.ny)@        if (p < TX * TY && gi >= 0 && gi < t.nx - 1 && gj >= 0 && gj < t.ny)@build/tests/test_cpu_backend test_barrier_families_verify_on_odd_shapes
 xytile_boundary@kernels_src/xytile.hip@        in[q] = i < nx && j < ny;@        in[q] = i < nx && j < ny - 1;@build/tests/test_cpu_backend test_barrier_families_verify_on_odd_shapes
 # Issue 28's ten defect classes, each fix undone at its core.
-class1_client_trusts_any_uid@cli/client.c@    if (peer.uid == me || peer.uid == 0 || peer.uid == also || trusted_service(c, peer.uid))@    if (1 || peer.uid == me || peer.uid == 0 || peer.uid == also || trusted_service(c, peer.uid))@sh tests/test_client_trust.sh
+class1_client_trusts_any_uid@cli/client.c@    if (peer.uid == me || peer.uid == 0 || peer.uid == also)@    if (1 || peer.uid == me || peer.uid == 0 || peer.uid == also)@sh tests/test_client_trust.sh
 # A refused progress write no longer ends the step: the task goes to the worker the pause detached.
 class2_task_to_detached_worker@tuner/daemon/scheduler.c@    if (save_job(l) != 0) {@    if (save_job(l) != 0 && 0) {@sh tests/test_watchdog.sh
 class3_damaged_code_not_rebuilt@tuner/engine/session.c@    if (st == FDT_OK || !job->cached)@    if (st == FDT_OK || 1)@sh tests/test_heal.sh

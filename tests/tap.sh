@@ -59,6 +59,21 @@ require() {
     done
 }
 
+# root_or_userns ARGS: what a script that needs other uids runs first, with its own
+# arguments. Run by root, it returns; run by anyone else, it runs the script again as root
+# of a user namespace of its own (unshare --map-auto --map-root-user), where the user's
+# subordinate uids are the other users, or fails saying why: it never skips.
+root_or_userns() {
+    [ "$(id -u)" -eq 0 ] && return 0
+    require unshare newuidmap
+    if [ -n "${FDT_IN_USERNS:-}" ]; then
+        echo "FAIL - root inside the user namespace: still uid $(id -u)"
+        exit 1
+    fi
+    # exec failing ends the script with unshare's error: a failure, never a skip.
+    FDT_IN_USERNS=1 exec unshare --map-auto --map-root-user sh "$0" "$@"
+}
+
 # check NAME COMMAND...: the command succeeds.
 check() {
     name=$1

@@ -13,15 +13,7 @@
 # Usage: BUILD=build sh tests/test_client_trust.sh
 set -u
 . "$(dirname "$0")/tap.sh"
-if [ "$(id -u)" -ne 0 ]; then
-    require unshare newuidmap
-    if [ -n "${FDT_TRUST_IN_NS:-}" ]; then
-        echo "FAIL - root inside the user namespace: still uid $(id -u)"
-        exit 1
-    fi
-    # exec failing ends the script with unshare's error: a failure, never a skip.
-    FDT_TRUST_IN_NS=1 exec unshare --map-auto --map-root-user sh "$0" "$@"
-fi
+root_or_userns "$@"
 BUILD=${BUILD:-build}
 FDTUNED=$BUILD/fdtuned
 FDTUNE=$BUILD/fdtune

@@ -12,19 +12,11 @@
 # namespace of the test's own: the host's are untouched); a daemon run as fdtuned:fdtune, as
 # the unit says, is trusted and answered by a user in fdtune, and refused (exit 4) to one
 # who is not. Root runs it with real uids; anyone else as root of a user namespace of its
-# own (unshare --map-auto), as tests/test_client_trust.sh does.
+# own (tap.sh's root_or_userns).
 # Usage: BUILD=build MAKE=make sh tests/test_service.sh
 set -u
 . "$(dirname "$0")/tap.sh"
-if [ "$(id -u)" -ne 0 ]; then
-    require unshare newuidmap
-    if [ -n "${FDT_SERVICE_IN_NS:-}" ]; then
-        echo "FAIL - root inside the user namespace: still uid $(id -u)"
-        exit 1
-    fi
-    # exec failing ends the script with unshare's error: a failure, never a skip.
-    FDT_SERVICE_IN_NS=1 exec unshare --map-auto --map-root-user sh "$0" "$@"
-fi
+root_or_userns "$@"
 daemon_test service
 require systemd-analyze systemd-sysusers python3 setpriv unshare
 prefix=$dir/prefix

@@ -8,11 +8,12 @@
  * client that goes away mid-export leaves nothing behind. */
 #include "daemon/export.h"
 
-#include <csv.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "csvout.h"
 
 /* The columns in the order the rows' objects are built in; CSV's header and fields. */
 static const char *const best_columns[] = {
@@ -94,16 +95,11 @@ static int add_result_row(void *ctx, int64_t id, int64_t device_id, const fdt_ke
     return 0;
 }
 
-/* A CSV field: quoted by libcsv (RFC 4180) when it holds a separator, a quote or a line
- * break, else as it is, so that the plain fields of most rows stay plain. */
+/* A value as a CSV field: text as fdt_csv_field writes it, booleans 1 and 0. */
 static void csv_field(FILE *out, json_t *v)
 {
     if (json_is_string(v)) {
-        const char *s = json_string_value(v);
-        if (strpbrk(s, ",\"\r\n"))
-            csv_fwrite(out, s, strlen(s));
-        else
-            fputs(s, out);
+        fdt_csv_field(out, json_string_value(v));
     } else if (json_is_true(v) || json_is_false(v)) {
         fputs(json_is_true(v) ? "1" : "0", out);
     } else if (json_is_integer(v)) {

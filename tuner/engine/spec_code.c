@@ -5,9 +5,9 @@
 #include <stdlib.h>
 
 /* Where the point's reads come from: memory alone; each field's column from its z-window
- * (the rest from memory); or the column from the z-window and the rest from the field's
- * tiles. */
-typedef enum source { FROM_MEMORY, FROM_WINDOWS, FROM_TILES } source;
+ * (the rest from memory); the column from the z-window and the rest from the field's
+ * tiles; or, for a vector of points (svec), the rows loaded for it. */
+typedef enum source { FROM_MEMORY, FROM_WINDOWS, FROM_TILES, FROM_ROWS } source;
 
 static size_t nfields(const fdt_spec *s)
 {
@@ -26,104 +26,6 @@ static void print_args(FILE *out, const fdt_spec *s)
     for (size_t k = 0; k < s->nconstants; k++)
         fprintf(out, ", real spec_k%zu", k);
     fprintf(out, "\n");
-}
-
-/* Field f at pos + dx + dy * line + dz * slice: from its z-window or its tiles as from
- * says, else spec_if[...] with the zero offsets left out. A tile's slot for plane dz at step
- * m of the walk is (m + dz - zlo) mod its depth (stile.hip). */
-static void print_read(FILE *out, const fdt_spec *s, size_t f, int dx, int dy, int dz,
-                       source from)
-{
-    const fdt_spec_hold *h = &s->hold[f];
-    if (from != FROM_MEMORY && dx == 0 && dy == 0) {
-        fprintf(out, "spec_w%zu[%d]", f, dz - h->lo);
-        return;
-    }
-    if (from == FROM_TILES) {
-        fprintf(out, "spec_t%zu[((m) + %d) %% %d][(threadIdx.y + %d) * (FDT_BX + %d) + "
-                "threadIdx.x + %d]", f, dz - h->zlo, h->zhi - h->zlo + 1, h->ry + dy,
-                2 * h->rx, h->rx + dx);
-        return;
-    }
-    fprintf(out, "spec_i%zu[(pos)", f);
-    if (dx)
-        fprintf(out, " + (%d)", dx);
-    if (dy)
-        fprintf(out, " + (%d) * (line)", dy);
-    if (dz)
-        fprintf(out, " + (%d) * (slice)", dz);
-    fprintf(out, "]");
-}
-
-static void print_tap(FILE *out, const fdt_spec *s, const fdt_spec_tap *t, source from)
-{
-    fprintf(out, " \\\n        spec_acc += (real)%.17g", t->weight);
-    if (t->constant >= 0)
-        fprintf(out, " * spec_k%d", t->constant);
-    if (t->coefficient >= 0) {
-        fprintf(out, " * ");
-        print_read(out, s, s->ninputs + (size_t)t->coefficient, t->cdx, t->cdy, t->cdz, from);
-    }
-    fprintf(out, " * ");
-    print_read(out, s, (size_t)t->input, t->dx, t->dy, t->dz, from);
-    fprintf(out, ";");
-}
-
-/* The macro `head`: every output at pos, each read where from says. */
-static void print_point(FILE *out, const fdt_spec *s, const char *head, source from)
-{
-    fprintf(out, "#define %s do {", head);
-    for (size_t o = 0; o < s->noutputs; o++) {
-        const fdt_spec_output *op = &s->outputs[o];
-        fprintf(out, " \\\n    { \\\n        real spec_acc = 0;");
-        for (size_t t = 0; t < op->ntaps; t++)
-            print_tap(out, s, &op->taps[t], from);
-        fprintf(out, " \\\n        store_f(&spec_o%zu[(pos)], spec_acc); \\\n    }", o);
-    }
-    fprintf(out, " \\\n} while (0)\n");
-}
-
-/* A z-window holds one value of a field's column a plane (szwin, stile), or one vector of
- * LANES consecutive points in x (svec): the names, types and loads of either. */
-typedef struct window_kind {
-    const char *macro, *name, *type, *aligned; /* aligned: the macros' extra parameter */
-} window_kind;
-
-static const window_kind point_window = {"FDT_SPEC_WINDOW", "spec_w", "real", ""};
-static const window_kind vector_window = {"FDT_SPEC_VEC_WINDOW", "spec_v", "lanes", ", aligned"};
-
-/* Plane dz of field f's column into slot q of its window. */
-static void print_window_load(FILE *out, const window_kind *k, size_t f, int q, int dz)
-{
-    if (k == &vector_window)
-        fprintf(out, " \\\n    %s%zu[%d] = load_lanes<aligned>(spec_i%zu, (pos) + (%d) * (slice), "
-                "spec_in_row);", k->name, f, q, f, dz);
-    else
-        fprintf(out, " \\\n    %s%zu[%d] = spec_i%zu[(pos) + (%d) * (slice)];", k->name, f, q, f,
-                dz);
-}
-
-/* The z-windows' macros (spec_code.h): the windows, their first planes, each step's top
- * plane, and the shift down a plane. */
-static void print_windows(FILE *out, const fdt_spec *s, const window_kind *k)
-{
-    fprintf(out, "#define %s_DECL", k->macro);
-    for (size_t f = 0; f < nfields(s); f++)
-        if (fdt_spec_holds_window(&s->hold[f]))
-            fprintf(out, " %s %s%zu[%d];", k->type, k->name, f, s->hold[f].hi - s->hold[f].lo + 1);
-    fprintf(out, "\n#define %s_PRIME(pos, slice%s) do {", k->macro, k->aligned);
-    for (size_t f = 0; f < nfields(s); f++)
-        for (int dz = s->hold[f].lo; dz < s->hold[f].hi; dz++)
-            print_window_load(out, k, f, dz - s->hold[f].lo, dz);
-    fprintf(out, " \\\n} while (0)\n#define %s_TOP(pos, slice%s) do {", k->macro, k->aligned);
-    for (size_t f = 0; f < nfields(s); f++)
-        if (fdt_spec_holds_window(&s->hold[f]))
-            print_window_load(out, k, f, s->hold[f].hi - s->hold[f].lo, s->hold[f].hi);
-    fprintf(out, " \\\n} while (0)\n#define %s_SHIFT do {", k->macro);
-    for (size_t f = 0; f < nfields(s); f++)
-        for (int q = 0; q < s->hold[f].hi - s->hold[f].lo; q++)
-            fprintf(out, " \\\n    %s%zu[%d] = %s%zu[%d];", k->name, f, q, k->name, f, q + 1);
-    fprintf(out, " \\\n} while (0)\n");
 }
 
 /* ---- vectors in x (svec) ----
@@ -209,10 +111,123 @@ static void print_row_read(FILE *out, const vec_rows *rows, int f, int dx, int d
     fprintf(out, "[spec_e + %d]", dx - r->xlo);
 }
 
+/* Where reads come from, and for FROM_ROWS the rows. */
+typedef struct reads {
+    source from;
+    const vec_rows *rows;
+} reads;
+
+/* Field f at pos + dx + dy * line + dz * slice: from its row, its z-window or its tiles as
+ * r says, else spec_if[...] with the zero offsets left out. A tile's slot for plane dz at
+ * step m of the walk is (m + dz - zlo) mod its depth (stile.hip). */
+static void print_read(FILE *out, const fdt_spec *s, size_t f, int dx, int dy, int dz,
+                       const reads *r)
+{
+    const fdt_spec_hold *h = &s->hold[f];
+    const source from = r->from;
+    if (from == FROM_ROWS) {
+        print_row_read(out, r->rows, (int)f, dx, dy, dz);
+        return;
+    }
+    if (from != FROM_MEMORY && dx == 0 && dy == 0) {
+        fprintf(out, "spec_w%zu[%d]", f, dz - h->lo);
+        return;
+    }
+    if (from == FROM_TILES) {
+        fprintf(out, "spec_t%zu[((m) + %d) %% %d][(threadIdx.y + %d) * (FDT_BX + %d) + "
+                "threadIdx.x + %d]", f, dz - h->zlo, h->zhi - h->zlo + 1, h->ry + dy,
+                2 * h->rx, h->rx + dx);
+        return;
+    }
+    fprintf(out, "spec_i%zu[(pos)", f);
+    if (dx)
+        fprintf(out, " + (%d)", dx);
+    if (dy)
+        fprintf(out, " + (%d) * (line)", dy);
+    if (dz)
+        fprintf(out, " + (%d) * (slice)", dz);
+    fprintf(out, "]");
+}
+
+/* A tap added to the sum named sum (its line's indent included), its reads as r says. */
+static void print_tap(FILE *out, const fdt_spec *s, const fdt_spec_tap *t, const reads *r,
+                      const char *sum)
+{
+    fprintf(out, " \\\n%s += (real)%.17g", sum, t->weight);
+    if (t->constant >= 0)
+        fprintf(out, " * spec_k%d", t->constant);
+    if (t->coefficient >= 0) {
+        fprintf(out, " * ");
+        print_read(out, s, s->ninputs + (size_t)t->coefficient, t->cdx, t->cdy, t->cdz, r);
+    }
+    fprintf(out, " * ");
+    print_read(out, s, (size_t)t->input, t->dx, t->dy, t->dz, r);
+    fprintf(out, ";");
+}
+
+/* The macro `head`: every output at pos, each read where from says. */
+static void print_point(FILE *out, const fdt_spec *s, const char *head, source from)
+{
+    const reads r = {from, NULL};
+    fprintf(out, "#define %s do {", head);
+    for (size_t o = 0; o < s->noutputs; o++) {
+        const fdt_spec_output *op = &s->outputs[o];
+        fprintf(out, " \\\n    { \\\n        real spec_acc = 0;");
+        for (size_t t = 0; t < op->ntaps; t++)
+            print_tap(out, s, &op->taps[t], &r, "        spec_acc");
+        fprintf(out, " \\\n        store_f(&spec_o%zu[(pos)], spec_acc); \\\n    }", o);
+    }
+    fprintf(out, " \\\n} while (0)\n");
+}
+
+/* A z-window holds one value of a field's column a plane (szwin, stile), or one vector of
+ * LANES consecutive points in x (svec): the names, types and loads of either. */
+typedef struct window_kind {
+    const char *macro, *name, *type, *aligned; /* aligned: the macros' extra parameter */
+} window_kind;
+
+static const window_kind point_window = {"FDT_SPEC_WINDOW", "spec_w", "real", ""};
+static const window_kind vector_window = {"FDT_SPEC_VEC_WINDOW", "spec_v", "lanes", ", aligned"};
+
+/* Plane dz of field f's column into slot q of its window. */
+static void print_window_load(FILE *out, const window_kind *k, size_t f, int q, int dz)
+{
+    if (k == &vector_window)
+        fprintf(out, " \\\n    %s%zu[%d] = load_lanes<aligned>(spec_i%zu, (pos) + (%d) * (slice), "
+                "spec_in_row);", k->name, f, q, f, dz);
+    else
+        fprintf(out, " \\\n    %s%zu[%d] = spec_i%zu[(pos) + (%d) * (slice)];", k->name, f, q, f,
+                dz);
+}
+
+/* The z-windows' macros (spec_code.h): the windows, their first planes, each step's top
+ * plane, and the shift down a plane. */
+static void print_windows(FILE *out, const fdt_spec *s, const window_kind *k)
+{
+    fprintf(out, "#define %s_DECL", k->macro);
+    for (size_t f = 0; f < nfields(s); f++)
+        if (fdt_spec_holds_window(&s->hold[f]))
+            fprintf(out, " %s %s%zu[%d];", k->type, k->name, f, s->hold[f].hi - s->hold[f].lo + 1);
+    fprintf(out, "\n#define %s_PRIME(pos, slice%s) do {", k->macro, k->aligned);
+    for (size_t f = 0; f < nfields(s); f++)
+        for (int dz = s->hold[f].lo; dz < s->hold[f].hi; dz++)
+            print_window_load(out, k, f, dz - s->hold[f].lo, dz);
+    fprintf(out, " \\\n} while (0)\n#define %s_TOP(pos, slice%s) do {", k->macro, k->aligned);
+    for (size_t f = 0; f < nfields(s); f++)
+        if (fdt_spec_holds_window(&s->hold[f]))
+            print_window_load(out, k, f, s->hold[f].hi - s->hold[f].lo, s->hold[f].hi);
+    fprintf(out, " \\\n} while (0)\n#define %s_SHIFT do {", k->macro);
+    for (size_t f = 0; f < nfields(s); f++)
+        for (int q = 0; q < s->hold[f].hi - s->hold[f].lo; q++)
+            fprintf(out, " \\\n    %s%zu[%d] = %s%zu[%d];", k->name, f, q, k->name, f, q + 1);
+    fprintf(out, " \\\n} while (0)\n");
+}
+
 /* FDT_SPEC_VEC_POINT(pos, line, slice, aligned): every output at the LANES points of the
  * vector at pos (first point i0), stored by store_lanes. */
 static void print_vec_point(FILE *out, const fdt_spec *s, const vec_rows *rows)
 {
+    const reads r = {FROM_ROWS, rows};
     fprintf(out, "#define FDT_SPEC_VEC_POINT(pos, line, slice, aligned) do {");
     for (size_t i = 0; i < rows->n; i++)
         print_row_load(out, s, &rows->r[i]);
@@ -220,20 +235,8 @@ static void print_vec_point(FILE *out, const fdt_spec *s, const vec_rows *rows)
         const fdt_spec_output *op = &s->outputs[o];
         fprintf(out, " \\\n    { \\\n        lanes spec_acc; \\\n        _Pragma(\"unroll\") "
                 "for (int spec_e = 0; spec_e < LANES; spec_e++) { \\\n            real spec_sum = 0;");
-        for (size_t i = 0; i < op->ntaps; i++) {
-            const fdt_spec_tap *t = &op->taps[i];
-            fprintf(out, " \\\n            spec_sum += (real)%.17g", t->weight);
-            if (t->constant >= 0)
-                fprintf(out, " * spec_k%d", t->constant);
-            if (t->coefficient >= 0) {
-                fprintf(out, " * ");
-                print_row_read(out, rows, (int)s->ninputs + t->coefficient, t->cdx, t->cdy,
-                               t->cdz);
-            }
-            fprintf(out, " * ");
-            print_row_read(out, rows, t->input, t->dx, t->dy, t->dz);
-            fprintf(out, ";");
-        }
+        for (size_t i = 0; i < op->ntaps; i++)
+            print_tap(out, s, &op->taps[i], &r, "            spec_sum");
         fprintf(out, " \\\n            spec_acc.e[spec_e] = spec_sum; \\\n        } \\\n"
                 "        store_lanes(&spec_o%zu[(pos)], spec_acc, i0, nx, (aligned) && spec_whole); "
                 "\\\n    }", o);
