@@ -244,7 +244,7 @@ static int show_devices(const json_t *answer, void *ctx)
 {
     static const char *const columns[] = {">DEV", "BACKEND", "NAME", "ARCH", ">CUs",
                                           ">MEMORY", ">L2", ">COPY GB/s", ">L2 GB/s", "DRIVER",
-                                          "COMPILER", "WORKER", NULL};
+                                          "COMPILER", "WORKER", "BALANCE DOUBT", NULL};
     const json_t *devices = json_object_get(answer, "devices");
     fdt_table *t = fdt_table_new(columns);
     size_t i;
@@ -260,7 +260,8 @@ static int show_devices(const json_t *answer, void *ctx)
                                    balance_text(d, "copy_gbps", copy, sizeof copy),
                                    balance_text(d, "l2_gbps", l2_gbps, sizeof l2_gbps),
                                    fdt_jstr(d, "driver"), fdt_jstr(d, "compiler"),
-                                   fdt_jstr(d, "worker")};
+                                   fdt_jstr(d, "worker"),
+                                   fdt_jstr(json_object_get(d, "balance"), "doubt")};
         if (t)
             fdt_table_row(t, row);
     }

@@ -369,8 +369,12 @@ void fdt_print_job(const json_t *job)
            fdt_jstr(job, "precision"), fdt_jint(job, "radius"), fdt_jstr(job, "cache"),
            device_text(job, device, sizeof device));
     print_search(job);
-    printf("  progress  %lld/%lld variants: %lld ok, %lld failed\n", fdt_jint(job, "done"),
-           fdt_jint(job, "total"), fdt_jint(job, "ok"), fdt_jint(job, "failed"));
+    printf("  progress  %lld/%lld variants: %lld ok, %lld failed (%lld too noisy to rank)\n",
+           fdt_jint(job, "done"), fdt_jint(job, "total"), fdt_jint(job, "ok"),
+           fdt_jint(job, "failed"), fdt_jint(job, "noisy"));
+    if (fdt_jint(job, "remeasures"))
+        printf("  measures  job %lld's doubtful winner again (queued by the daemon)\n",
+               fdt_jint(job, "remeasures"));
     if (*fdt_jstr(job, "ended_by"))
         printf("  ended     by %s, after %lld of %lld variants\n", fdt_jstr(job, "ended_by"),
                fdt_jint(job, "done"), fdt_jint(job, "total"));
@@ -379,6 +383,8 @@ void fdt_print_job(const json_t *job)
         printf("  ran on    device %lld\n", (long long)json_integer_value(ran_on));
     if (*fdt_jstr(job, "best"))
         printf("  best      %s  %.1f GB/s\n", fdt_jstr(job, "best"), fdt_jnum(job, "best_gbps"));
+    if (*fdt_jstr(job, "doubt"))
+        printf("  doubtful  %s\n", fdt_jstr(job, "doubt"));
     printf("  created   %s\n  started   %s\n  finished  %s\n", created, started, finished);
     if (fdt_jint(job, "started") && fdt_jint(job, "finished"))
         printf("  elapsed   %lld s\n", fdt_jint(job, "finished") - fdt_jint(job, "started"));

@@ -39,13 +39,16 @@ typedef struct fdt_code {
 
 void fdt_code_free(fdt_code *code);
 
-/* What the daemon measured on a device at its first start: the copy's and the L2 kernel's
- * speed (engine/balance.h measures them), kept with the device's row. */
+/* What the daemon measured on a device at its first start, or again once doubted: the copy's
+ * and the L2 kernel's speed (engine/balance.h measures them), kept with the device's row. */
 typedef struct fdt_balance {
-    double copy_gbps; /* the copy: bytes read and written per second, in GB/s */
-    double l2_gbps;   /* the L2 kernel: bytes read and written per second; 0 where the
-                         device does not say its L2 size */
-    int64_t measured; /* when, in unix seconds; 0: not measured yet */
+    double copy_gbps;   /* the copy: bytes read and written per second, in GB/s */
+    double l2_gbps;     /* the L2 kernel: bytes read and written per second; 0 where the
+                           device does not say its L2 size */
+    double copy_spread; /* the copy's samples: fdt_stats_spread (engine/measure.h) */
+    int64_t measured;   /* when, in unix seconds; 0: not measured yet */
+    char doubt[200];    /* the daemon's reason to doubt it (daemon/doubt.h), or empty; never
+                           on the worker pipe */
 } fdt_balance;
 
 #endif

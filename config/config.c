@@ -77,6 +77,7 @@ static const key keys[] = {
     NUMBER("tuning", leaders, KIND_INT, 0, 1000),
     NUMBER("tuning", leader_samples, KIND_INT, 1, 100000),
     NUMBER("tuning", max_spread, KIND_REAL, 0, 1000),
+    NUMBER("tuning", remeasure_doubtful_s, KIND_INT, 0, 31536000),
     NUMBER("tuning", seed, KIND_UNSIGNED, 0, 2147483647),
     CHOICE("search", strategy, fdt_config_strategies),
     NUMBER("search", budget, KIND_INT, 0, FDT_SEARCH_EVALS_MAX),
@@ -116,6 +117,8 @@ void fdt_config_defaults(fdt_config *c, int system)
     c->leaders = 5;
     c->leader_samples = 50;
     c->max_spread = 1.0; /* engine/measure.h's FDT_DEFAULT_MAX_SPREAD, as fdtune bench */
+    /* An hour: a busy spell has passed, and an idle device pays seconds for the check. */
+    c->remeasure_doubtful_s = 3600;
     c->seed = 12345;
     strcpy(c->strategy, "guided");
     c->budget = 0;

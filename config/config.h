@@ -43,6 +43,7 @@ typedef struct fdt_config {
     int leaders;
     int leader_samples;
     double max_spread;        /* a spread wider is measured again, then stored noisy; 0: no bound */
+    int remeasure_doubtful_s; /* a doubt of the host's, measured again when idle after; 0: never */
     unsigned seed;
     /* [search]: how jobs that do not say search their space, and when they stop */
     char strategy[16];        /* exhaustive random guided */

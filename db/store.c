@@ -22,7 +22,7 @@
 /* Generated from db/schema.sql and db/migrate_N.sql by the Makefile. */
 extern const char fdt_schema_sql[], fdt_migrate_2_sql[], fdt_migrate_3_sql[],
     fdt_migrate_4_sql[], fdt_migrate_5_sql[], fdt_migrate_6_sql[], fdt_migrate_7_sql[],
-    fdt_migrate_8_sql[], fdt_migrate_9_sql[], fdt_migrate_10_sql[];
+    fdt_migrate_8_sql[], fdt_migrate_9_sql[], fdt_migrate_10_sql[], fdt_migrate_11_sql[];
 
 /* Written into every store's header, so that another program's SQLite file is refused
  * rather than migrated. "FDTu". */
@@ -33,7 +33,7 @@ static const char *const migrations[] = {fdt_schema_sql, fdt_migrate_2_sql, fdt_
                                          fdt_migrate_4_sql, fdt_migrate_5_sql,
                                          fdt_migrate_6_sql, fdt_migrate_7_sql,
                                          fdt_migrate_8_sql, fdt_migrate_9_sql,
-                                         fdt_migrate_10_sql};
+                                         fdt_migrate_10_sql, fdt_migrate_11_sql};
 _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
                "one migration step per schema version");
 
@@ -50,13 +50,13 @@ _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
     "state, device_index, " KEY_COLUMNS ", family, subset, total, done, ok, failed, "      \
     "phase, best_variant, best_gbps, error, created, started, finished, strategy, budget, " \
     "budget_s, patience, quick, warm, spent_s, choose_cache, wall_s, compile_s, gpu_s, "      \
-    "priority, batch, fingerprint, ended_by, ran_on"
+    "priority, batch, fingerprint, ended_by, ran_on, noisy, remeasures, doubt"
 #define RESULT_COLUMNS                                                                     \
     "job_id, variant, status, leader, median_ms, min_ms, q1_ms, q3_ms, gbps, compile_ms, " \
     "samples, reps, vgprs, sgprs, scratch_bytes, shared_bytes, message"
 #define BEST_COLUMNS                                                                       \
     "device_id, " KEY_COLUMNS ", variant, gbps, median_ms, copy_gbps, interior_copy_gbps, " \
-    "kernel1_gbps, kernels, job_id, updated, state, doubt"
+    "kernel1_gbps, kernels, job_id, updated, state, doubt, remeasure_after"
 #define SELECT_JOB "SELECT id, " JOB_COLUMNS " FROM jobs "
 
 static const char *const statements[ST_COUNT] = {
@@ -110,6 +110,10 @@ static const char *const statements[ST_COUNT] = {
         "WHERE (device_id, stencil, radius, precision, cache, nx, ny, nz) > "
         "(?1, ?2, ?3, ?4, ?8, ?5, ?6, ?7) "
         "ORDER BY device_id, stencil, radius, precision, cache, nx, ny, nz LIMIT ?9",
+    /* The device's doubtful winner due to be measured again first, if any. */
+    [ST_BEST_DUE] =
+        "SELECT " BEST_COLUMNS " FROM best WHERE device_id = ? "
+        "AND remeasure_after BETWEEN 1 AND ? ORDER BY remeasure_after LIMIT 1",
     [ST_CODE_GET] = "SELECT code FROM code_cache WHERE key = ?",
     [ST_STENCILS] = "SELECT name, spec FROM stencils ORDER BY created, name",
 
@@ -123,18 +127,19 @@ static const char *const statements[ST_COUNT] = {
         "max_grid_x = excluded.max_grid_x, max_grid_y = excluded.max_grid_y, "
         "max_grid_z = excluded.max_grid_z, block_barriers = excluded.block_barriers, "
         "last_seen = excluded.last_seen "
-        "RETURNING id, copy_gbps, l2_gbps, balance_measured",
+        "RETURNING id, copy_gbps, l2_gbps, balance_measured, balance_doubt",
     [ST_DEVICE_BALANCE_PUT] =
-        "UPDATE devices SET copy_gbps = ?, l2_gbps = ?, balance_measured = ? WHERE id = ?",
+        "UPDATE devices SET copy_gbps = ?, l2_gbps = ?, balance_measured = ?, "
+        "balance_doubt = ? WHERE id = ?",
     [ST_JOB_CREATE] =
         "INSERT INTO jobs (" JOB_COLUMNS ") "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [ST_JOB_UPDATE] =
         "UPDATE jobs SET state = ?, total = ?, done = ?, ok = ?, failed = ?, phase = ?, "
         "best_variant = ?, best_gbps = ?, error = ?, started = ?, finished = ?, warm = ?, "
         "spent_s = ?, wall_s = ?, compile_s = ?, gpu_s = ?, batch = ?, ended_by = ?, "
-        "ran_on = ? WHERE id = ?",
+        "ran_on = ?, noisy = ?, doubt = ? WHERE id = ?",
     [ST_JOBS_REQUEUE] = "UPDATE jobs SET state = 'queued', phase = '' WHERE state = 'running'",
     /* A first-pass row that exists already is left alone (no change: the caller reports
      * it); a leader row replaces the earlier one. */
@@ -152,13 +157,14 @@ static const char *const statements[ST_COUNT] = {
         "WHERE excluded.leader = 1",
     [ST_BEST_PUT] =
         "INSERT INTO best (" BEST_COLUMNS ") "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (device_id, stencil, radius, precision, cache, nx, ny, nz) DO UPDATE SET "
         "variant = excluded.variant, gbps = excluded.gbps, median_ms = excluded.median_ms, "
         "copy_gbps = excluded.copy_gbps, interior_copy_gbps = excluded.interior_copy_gbps, "
         "kernel1_gbps = excluded.kernel1_gbps, "
         "kernels = excluded.kernels, job_id = excluded.job_id, updated = excluded.updated, "
-        "state = excluded.state, doubt = excluded.doubt",
+        "state = excluded.state, doubt = excluded.doubt, "
+        "remeasure_after = excluded.remeasure_after",
     [ST_CODE_PUT] =
         "INSERT INTO code_cache (key, code, created) VALUES (?, ?, ?) "
         "ON CONFLICT (key) DO UPDATE SET code = excluded.code, created = excluded.created",

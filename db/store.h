@@ -21,7 +21,7 @@
 
 /* The schema version this build writes; older files are migrated on open, newer ones are
  * refused (a downgrade must not damage data it does not understand). */
-#define FDT_SCHEMA_VERSION 10
+#define FDT_SCHEMA_VERSION 11
 
 typedef struct fdt_store fdt_store;
 
@@ -99,6 +99,9 @@ typedef struct fdt_job {
     int64_t batch;            /* the id of its batch's first job; 0: not queued in a batch */
     char ended_by[16];        /* why its search ended: space, budget, patience, time; "" */
     int ran_on;               /* the device index that ran it last; -1 before it ran */
+    int noisy;                /* of its failed results, those too noisy to rank */
+    int64_t remeasures;       /* the job whose doubtful winner it measures again; 0: asked for */
+    char doubt[200];          /* its winner's doubt as stored (daemon/doubt.h), or empty */
 } fdt_job;
 
 /* The best configuration of one problem on one device. */
@@ -113,6 +116,7 @@ typedef struct fdt_best {
     char kernels[20];         /* the kernel sources' version it was measured with */
     int64_t job_id, updated;
     char doubt[200];          /* why its figures may not be trusted (a busy host); empty */
+    int64_t remeasure_after;  /* when an idle daemon tunes it again (unix s); 0: never */
 } fdt_best;
 
 /* A device as stored: its fingerprint and what it is matched by when it is not the same. */
@@ -218,6 +222,9 @@ int fdt_store_fullest_job(fdt_store *s, int64_t device_id, const fdt_key *key,
 
 /* Best. Upsert replaces the row of (device, key). */
 int fdt_store_best_put(fdt_store *s, const fdt_best *b);
+/* The doubtful best row of device_id whose remeasure_after is earliest and not after now:
+ * 1 with it in *out, 0 when none is due, -1 error. */
+int fdt_store_best_due(fdt_store *s, int64_t device_id, int64_t now, fdt_best *out);
 /* Every best row: the daemon keeps them in memory for queries. */
 int fdt_store_best_all(fdt_store *s, fdt_best **out, size_t *count);
 /* A result row as an export reads it: id orders the rows and is the next page's start. */

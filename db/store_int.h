@@ -29,6 +29,7 @@ enum {
     ST_RESULTS_PAGE,
     ST_BEST_ALL,
     ST_BEST_PAGE,
+    ST_BEST_DUE,
     ST_CODE_GET,
     ST_STENCILS,
     ST_FIRST_WRITE,

@@ -122,6 +122,9 @@ static int read_job(fdt_store *s, sqlite3_stmt *st, void *out)
     col_text(&r, j->fingerprint, sizeof j->fingerprint);
     col_text(&r, j->ended_by, sizeof j->ended_by);
     j->ran_on = (int)col_int(&r);
+    j->noisy = (int)col_int(&r);
+    j->remeasures = col_int(&r);
+    col_text(&r, j->doubt, sizeof j->doubt);
     j->state = fdt_job_state_parse(state);
     if (j->state == FDT_JOB_STATES)
         return store_fail(s, "job %" PRId64 " has an unknown state '%s'", j->id, state);
@@ -182,6 +185,9 @@ int fdt_store_job_create(fdt_store *s, fdt_job *job)
     bind_text(&b, job->fingerprint, sizeof job->fingerprint);
     bind_text(&b, job->ended_by, sizeof job->ended_by);
     bind_int(&b, job->ran_on);
+    bind_int(&b, job->noisy);
+    bind_int(&b, job->remeasures);
+    bind_text(&b, job->doubt, sizeof job->doubt);
     if (stmt_run(s, &b) != 0)
         return -1;
     job->id = sqlite3_last_insert_rowid(s->db);
@@ -229,6 +235,8 @@ int fdt_store_job_update(fdt_store *s, const fdt_job *job)
     bind_int(&b, job->batch);
     bind_text(&b, job->ended_by, sizeof job->ended_by);
     bind_int(&b, job->ran_on);
+    bind_int(&b, job->noisy);
+    bind_text(&b, job->doubt, sizeof job->doubt);
     bind_int(&b, job->id);
     if (stmt_run(s, &b) != 0)
         return -1;

@@ -186,6 +186,7 @@ static int read_best(fdt_store *s, sqlite3_stmt *st, void *out)
     if (fdt_cache_mode_parse(state, &best->state) != 0)
         return store_fail(s, "a best row has an unknown state '%s'", state);
     col_text(&r, best->doubt, sizeof best->doubt);
+    best->remeasure_after = col_int(&r);
     return 0;
 }
 
@@ -219,7 +220,18 @@ int fdt_store_best_put(fdt_store *s, const fdt_best *best)
     bind_int(&b, best->updated ? best->updated : store_now());
     bind_text(&b, fdt_cache_mode_name(best_state(best)), SIZE_MAX);
     bind_text(&b, best->doubt, sizeof best->doubt);
+    bind_int(&b, best->remeasure_after);
     return stmt_run(s, &b);
+}
+
+int fdt_store_best_due(fdt_store *s, int64_t device_id, int64_t now, fdt_best *out)
+{
+    binder b;
+    if (stmt_start(s, ST_BEST_DUE, &b) != 0)
+        return -1;
+    bind_int(&b, device_id);
+    bind_int(&b, now);
+    return stmt_fetch_one(s, &b, read_best, out);
 }
 
 int fdt_store_best_all(fdt_store *s, fdt_best **out, size_t *count)

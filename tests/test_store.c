@@ -92,6 +92,11 @@ static fdt_job job_of(int device_index, int n)
 }
 
 /* A PRAGMA's answer, read with SQLite directly rather than through the store. */
+/* The schema version a migrated store ends at, as PRAGMA user_version prints it. */
+#define TEXT_OF(x) #x
+#define VERSION_TEXT(x) TEXT_OF(x)
+#define SCHEMA_VERSION_TEXT VERSION_TEXT(FDT_SCHEMA_VERSION)
+
 static void pragma_text(const char *path, const char *pragma, char *out, size_t len)
 {
     sqlite3 *db;
@@ -798,6 +803,39 @@ static void test_best(void **state)
     fdt_store_close(s);
 }
 
+/* A doubtful row due to be measured again is found by its device once its time has come,
+ * the earliest first; one never to be measured again (0), or another device's, is not. */
+static void test_best_due(void **state)
+{
+    int64_t device_id;
+    fdt_job job;
+    fdt_store *s = store_with_job(state, &device_id, &job);
+    fdt_best later =
+        best_of(device_id, key_of(256, FDT_DOUBLE, FDT_CACHE_HOT), "naive:256x1x1", 9);
+    later.remeasure_after = 200;
+    fdt_best sooner =
+        best_of(device_id, key_of(512, FDT_DOUBLE, FDT_CACHE_HOT), "naive:256x1x1", 9);
+    sooner.remeasure_after = 100;
+    strcpy(sooner.doubt, "the copy ran at 1.0 GB/s");
+    const fdt_best never = best_of(device_id, key_of(128, FDT_DOUBLE, FDT_CACHE_HOT),
+                                   "naive:256x1x1", 9);
+    assert_int_equal(fdt_store_best_put(s, &later), 0);
+    assert_int_equal(fdt_store_best_put(s, &sooner), 0);
+    assert_int_equal(fdt_store_best_put(s, &never), 0);
+    fdt_best due;
+    assert_int_equal(fdt_store_best_due(s, device_id, 99, &due), 0);
+    assert_int_equal(fdt_store_best_due(s, device_id + 1, 1000, &due), 0);
+    assert_int_equal(fdt_store_best_due(s, device_id, 250, &due), 1);
+    assert_int_equal(due.key.problem.nx, 512);
+    assert_int_equal(due.remeasure_after, 100);
+    assert_string_equal(due.doubt, "the copy ran at 1.0 GB/s");
+    due.remeasure_after = 0; /* measured again: the upsert moves it on */
+    assert_int_equal(fdt_store_best_put(s, &due), 0);
+    assert_int_equal(fdt_store_best_due(s, device_id, 250, &due), 1);
+    assert_int_equal(due.key.problem.nx, 256);
+    fdt_store_close(s);
+}
+
 /* Cache auto's row keeps the state it chose; a row whose key is a state cannot say another
  * one, and auto is no state. */
 static void test_best_under_auto_keeps_its_state(void **state)
@@ -856,8 +894,9 @@ static const char version_1_rows[] =
     "INSERT INTO best VALUES (1, 'laplacian', 1, 'double', 'hot', 64, 64, 64, "
     "  'naive:256x1x1', 100.0, 0.1, 3000.0, 2700.0, 'k', 7, 1);";
 
-/* Opening it migrates it to version 10 (cache mode persist, search strategies, the interior
- * copy, the devices' balance, noisy results and doubtful best rows, then how jobs ended):
+/* Opening it migrates it to the current version (cache mode persist, search strategies, the
+ * interior copy, the devices' balance, noisy results and doubtful best rows, how jobs ended,
+ * then doubt kept and acted on):
  * every row is kept, job ids are not given out again, a
  * job from before strategies measures every variant, a best row from before the interior
  * copy says it was not timed (0), and foreign keys are enforced again afterwards. */
@@ -876,6 +915,9 @@ static void test_migrates_version_1(void **state)
     assert_false(job.has_warm);
     assert_string_equal(job.ended_by, ""); /* not known of a job from before version 10 */
     assert_int_equal(job.ran_on, -1);
+    assert_int_equal(job.noisy, 0); /* nor from before version 11: */
+    assert_int_equal(job.remeasures, 0);
+    assert_string_equal(job.doubt, "");
     export_seen seen = {0};
     assert_int_equal(fdt_store_results_page(s, 0, 1000, on_export_row, &seen), 0);
     assert_int_equal(seen.rows, 1);
@@ -887,6 +929,7 @@ static void test_migrates_version_1(void **state)
     assert_near(rows[0].copy_gbps, 3000.0, 1e-9);
     assert_near(rows[0].interior_copy_gbps, 0, 0);
     assert_string_equal(rows[0].doubt, "");
+    assert_int_equal(rows[0].remeasure_after, 0);
     free(rows);
     fdt_result_row noisy = result_of(7, "zvec:32x8x1:mz4", "noisy", 0.9);
     assert_int_equal(fdt_store_result_add(s, 1, &job.key, "k", &noisy), 0);
@@ -901,7 +944,7 @@ static void test_migrates_version_1(void **state)
     assert_int_equal(fdt_store_best_put(s, &orphan), -1);
     fdt_store_close(s);
 
-    expect_sql(path, "PRAGMA user_version", "10");
+    expect_sql(path, "PRAGMA user_version", SCHEMA_VERSION_TEXT);
     expect_sql(path, "SELECT count(*) FROM pragma_foreign_key_check", "0");
 }
 
@@ -919,7 +962,7 @@ static void write_version_3(const char *path)
                    "  spent_s = 2.5 WHERE id = 7");
 }
 
-/* Opening it migrates it to version 10: every row is kept as it was, the best row's interior
+/* Opening it migrates it to the current version: every row is kept as it was, the best row's interior
  * copy reads 0 (not timed), and a new best row keeps its interior copy. */
 static void test_migrates_version_3(void **state)
 {
@@ -959,7 +1002,7 @@ static void test_migrates_version_3(void **state)
     assert_int_equal(next.id, 41);
     fdt_store_close(s);
 
-    expect_sql(path, "PRAGMA user_version", "10");
+    expect_sql(path, "PRAGMA user_version", SCHEMA_VERSION_TEXT);
     expect_sql(path, "SELECT count(*) FROM pragma_foreign_key_check", "0");
 }
 
@@ -973,8 +1016,8 @@ static void write_version_4(const char *path)
     sql_exec(path, "PRAGMA user_version = 4");
 }
 
-/* Opening it migrates it to version 10: the device keeps its row, its id and every field, with
- * no balance yet (0: the next start measures it); the job, result and best rows are kept as
+/* Opening it migrates it to the current version: the device keeps its row, its id and every
+ * field, with no balance yet (0: the next start measures it); the job, result and best rows are kept as
  * they were; a balance can then be stored for the old device. */
 static void test_migrates_version_4(void **state)
 {
@@ -1005,12 +1048,16 @@ static void test_migrates_version_4(void **state)
     expect_sql(path, "SELECT copy_gbps || ' ' || l2_gbps || ' ' || balance_measured "
                      "FROM devices WHERE id = 1", "0.0 0.0 0");
 
+    expect_sql(path, "SELECT '[' || balance_doubt || ']' FROM devices WHERE id = 1", "[]");
+
     s = open_store(state);
-    const fdt_balance measured = {.copy_gbps = 3013.7, .l2_gbps = 7021.5, .measured = 17};
+    const fdt_balance measured = {.copy_gbps = 3013.7, .l2_gbps = 7021.5, .measured = 17,
+                                  .doubt = "the host was busy"};
     assert_int_equal(fdt_store_device_balance_put(s, 1, &measured), 0);
     fdt_store_close(s);
     expect_sql(path, "SELECT balance_measured FROM devices WHERE id = 1", "17");
-    expect_sql(path, "PRAGMA user_version", "10");
+    expect_sql(path, "SELECT balance_doubt FROM devices WHERE id = 1", "the host was busy");
+    expect_sql(path, "PRAGMA user_version", SCHEMA_VERSION_TEXT);
     expect_sql(path, "SELECT count(*) FROM pragma_foreign_key_check", "0");
 }
 
@@ -1272,6 +1319,7 @@ int main(void)
         TEST(test_job_queue_spreads_over_devices),
         TEST(test_results),
         TEST(test_best),
+        TEST(test_best_due),
         TEST(test_best_under_auto_keeps_its_state),
         TEST(test_code_cache),
         TEST(test_readonly),

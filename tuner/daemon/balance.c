@@ -1,9 +1,12 @@
 /* balance.c - the devices' balance, see balance.h. Measured at start-up rather than by a
  * job's worker so that it never shares the device with a job's timings, and before the
- * socket opens so that `devices` answers it from the first request. A worker measures it as
+ * socket opens so that `devices` answers it from the first request; a doubted one again
+ * when its device is idle, the scheduler starting no job there meanwhile. A worker measures it as
  * one task, {"op":"balance"}, under the supervisor's heartbeat and deadline, so that a
  * device that hangs or faults costs the start at most those, never the daemon. */
 #include "daemon/balance.h"
+
+#include "daemon/doubt.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -19,7 +22,8 @@
 typedef struct measuring {
     fdt_daemon *d;
     size_t device;
-    size_t *pending; /* measurements not ended yet */
+    size_t *pending; /* start-up: measurements not ended yet; NULL for a measurement again */
+    fdt_balance_done_fn done; /* a measurement again: called at its end */
     int answered;    /* the worker said done or failed, and was told to quit */
 } measuring;
 
@@ -34,19 +38,19 @@ void fdt_balance_describe(const fdt_device_slot *slot, char *out, size_t len)
     const time_t t = (time_t)b->measured;
     struct tm tm;
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
-    snprintf(out, len, "copy %.1f GB/s, L2 %.1f MiB at %.1f GB/s, measured %s", b->copy_gbps,
-             slot->info.l2_bytes / 1048576.0, b->l2_gbps, when);
+    snprintf(out, len, "copy %.1f GB/s, L2 %.1f MiB at %.1f GB/s, measured %s%s%s",
+             b->copy_gbps, slot->info.l2_bytes / 1048576.0, b->l2_gbps, when,
+             b->doubt[0] ? "; doubtful: " : "", b->doubt);
 }
 
 /* A compiler's message ends with a newline, which the log line must not. */
-static void not_measured(size_t device, const char *why)
+static void not_measured(size_t device, int at_start, const char *why)
 {
     int len = (int)strlen(why);
     while (len > 0 && isspace((unsigned char)why[len - 1]))
         len--;
-    fdt_log_at(FDT_LOG_WARNING,
-               "device %zu: balance not measured (the next start tries again): %.*s", device, len,
-               why);
+    fdt_log_at(FDT_LOG_WARNING, "device %zu: balance not measured (%s): %.*s", device,
+               at_start ? "the next start tries again" : "tried again later", len, why);
 }
 
 static void send_op(fdt_worker *w, json_t *msg)
@@ -62,24 +66,34 @@ static void answered(fdt_worker *w, measuring *m)
     send_op(w, json_pack("{s:s}", "op", "quit"));
 }
 
-/* The worker's answer, stored and kept in the slot; or why it could not be. */
+/* The worker's answer, judged, stored and kept in the slot; or why it could not be. A
+ * doubted balance measured again slower is kept as it was: noise only ever slows a copy, so
+ * the host is busy still, and it is tried again later. */
 static void store(measuring *m, json_t *ev)
 {
     fdt_device_slot *slot = &m->d->devices[m->device];
     fdt_balance b;
-    char err[256], said[320];
+    char err[256], said[512];
     if (fdt_wire_balance_parse(json_object_get(ev, "balance"), &b, err, sizeof err) != 0) {
         snprintf(said, sizeof said, "the worker's answer is unreadable: %s", err);
-        not_measured(m->device, said);
+        not_measured(m->device, m->pending != NULL, said);
+        return;
+    }
+    fdt_doubt_balance_measured(m->d, &b);
+    if (slot->balance.doubt[0] && b.copy_gbps < slot->balance.copy_gbps) {
+        fdt_log_at(FDT_LOG_NOTICE, "device %zu: balance measured again, copy %.1f GB/s, slower "
+                   "than the doubted %.1f: the host is busy still; kept, tried again later",
+                   m->device, b.copy_gbps, slot->balance.copy_gbps);
         return;
     }
     if (fdt_store_device_balance_put(m->d->store, slot->id, &b) != 0) {
-        not_measured(m->device, fdt_store_error(m->d->store));
+        not_measured(m->device, m->pending != NULL, fdt_store_error(m->d->store));
         return;
     }
     slot->balance = b;
     fdt_balance_describe(slot, said, sizeof said);
-    fdt_log("device %zu: balance stored: %s", m->device, said);
+    fdt_log_at(b.doubt[0] ? FDT_LOG_WARNING : FDT_LOG_INFO, "device %zu: balance stored: %s",
+               m->device, said);
 }
 
 static void on_event(fdt_worker *w, json_t *ev, void *ctx)
@@ -96,7 +110,8 @@ static void on_event(fdt_worker *w, json_t *ev, void *ctx)
         store(m, ev);
         answered(w, m);
     } else if (strcmp(kind, "failed") == 0) {
-        not_measured(m->device, message ? message : "the worker could not measure it");
+        not_measured(m->device, m->pending != NULL, 
+                     message ? message : "the worker could not measure it");
         answered(w, m);
     } else if (strcmp(kind, "fatal") == 0 || strcmp(kind, "error") == 0 ||
                strcmp(kind, "log") == 0) {
@@ -111,31 +126,39 @@ static void on_ended(fdt_worker *w, fdt_worker_end end, int64_t status, int sig,
     if (!m->answered) {
         char why[160];
         fdt_worker_end_describe(m->d, end, status, sig, why, sizeof why);
-        not_measured(m->device, why);
+        not_measured(m->device, m->pending != NULL, why);
     }
-    --*m->pending;
+    if (m->pending)
+        --*m->pending;
+    else
+        m->done(m->d, m->device);
     free(m);
 }
 
-/* 1 when a worker is measuring the device, 0 when none could start (logged). */
-static int start_measuring(fdt_daemon *d, size_t device, size_t *pending)
+/* The worker measuring the device, or NULL when none could start (logged). */
+static fdt_worker *start_measuring(fdt_daemon *d, size_t device, size_t *pending,
+                                   fdt_balance_done_fn done)
 {
     char err[256];
     measuring *m = calloc(1, sizeof *m);
     if (!m) {
-        not_measured(device, "out of memory");
-        return 0;
+        not_measured(device, pending != NULL, "out of memory");
+        return NULL;
     }
-    *m = (measuring){.d = d, .device = device, .pending = pending};
+    *m = (measuring){.d = d, .device = device, .pending = pending, .done = done};
     const fdt_worker_handler h = {.event = on_event, .ended = on_ended, .ctx = m};
-    if (!fdt_worker_start(d, (int)device, &h, err, sizeof err)) {
-        not_measured(device, err);
+    fdt_worker *w = fdt_worker_start(d, (int)device, &h, err, sizeof err);
+    if (!w) {
+        not_measured(device, pending != NULL, err);
         free(m);
-        return 0;
+        return NULL;
     }
-    fdt_log("device %zu: measuring its balance (copy and L2 bandwidth), once for this device",
-            device);
-    return 1;
+    if (pending)
+        fdt_log("device %zu: measuring its balance (copy and L2 bandwidth)", device);
+    else
+        fdt_log("device %zu: measuring its doubted balance again (%s)", device,
+                d->devices[device].balance.doubt);
+    return w;
 }
 
 void fdt_balance_measure_missing(fdt_daemon *d)
@@ -143,7 +166,12 @@ void fdt_balance_measure_missing(fdt_daemon *d)
     size_t pending = 0;
     for (size_t i = 0; i < d->ndevices; i++)
         if (!d->devices[i].balance.measured)
-            pending += (size_t)start_measuring(d, i, &pending);
+            pending += start_measuring(d, i, &pending, NULL) != NULL;
     while (pending > 0)
         uv_run(d->loop, UV_RUN_ONCE);
+}
+
+fdt_worker *fdt_balance_remeasure(fdt_daemon *d, size_t device, fdt_balance_done_fn done)
+{
+    return start_measuring(d, device, NULL, done);
 }

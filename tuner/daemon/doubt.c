@@ -1,4 +1,4 @@
-/* doubt.c - whether a job's figures can be trusted; see doubt.h. */
+/* doubt.c - whether a job's figures and a device's balance can be trusted; see doubt.h. */
 #include "daemon/doubt.h"
 
 #include <stdio.h>
@@ -15,43 +15,109 @@ static void add_reason(char *out, size_t len, const char *reason)
     snprintf(out + used, len - used, "%s%s", used ? "; " : "", reason);
 }
 
-static void judge_ceiling(const fdt_daemon *d, const fdt_device_slot *slot, double ceiling,
-                          char *out, size_t len)
+static void local_time(int64_t when, char *out, size_t len)
+{
+    const time_t t = (time_t)when;
+    struct tm tm;
+    strftime(out, len, "%Y-%m-%d %H:%M", localtime_r(&t, &tm));
+}
+
+static int judge_ceiling(const fdt_daemon *d, const fdt_device_slot *slot, double ceiling,
+                         char *out, size_t len)
 {
     const double history = slot->balance.copy_gbps;
-    if (ceiling <= 0 || !slot->balance.measured ||
+    if (d->config.max_spread <= 0 || ceiling <= 0 || !slot->balance.measured ||
         history <= ceiling * (1 + d->config.max_spread))
-        return;
+        return 0;
     char when[32], reason[200];
-    const time_t t = (time_t)slot->balance.measured;
-    strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
+    local_time(slot->balance.measured, when, sizeof when);
     snprintf(reason, sizeof reason, "the copy ran at %.1f GB/s beside the leaders, against "
              "%.1f GB/s when the device's balance was measured (%s)", ceiling, history, when);
     add_reason(out, len, reason);
+    return 1;
 }
 
-static void judge_noise(const fdt_result_row *rows, size_t n, char *out, size_t len)
+/* Too many noisy variants, or a noisy leader that could have won: its fastest sample beat
+ * the winner's median, so which of the two is faster the samples cannot tell. */
+static int judge_noise(const fdt_result_row *rows, size_t n, const fdt_result_row *win,
+                       char *out, size_t len)
 {
-    int ran = 0, noisy = 0;
+    int ran = 0, noisy = 0, leaders = 0, noisy_leaders = 0;
     for (size_t i = 0; i < n; i++) {
-        if (rows[i].leader)
-            continue;
-        noisy += strcmp(rows[i].status, "noisy") == 0;
-        ran += strcmp(rows[i].status, "ok") == 0 || strcmp(rows[i].status, "noisy") == 0;
+        const int is_noisy = strcmp(rows[i].status, "noisy") == 0;
+        const int timed = is_noisy || strcmp(rows[i].status, "ok") == 0;
+        if (rows[i].leader) {
+            leaders += timed;
+            noisy_leaders += is_noisy && rows[i].min_ms < win->median_ms;
+        } else {
+            ran += timed;
+            noisy += is_noisy;
+        }
     }
-    if (noisy == 0 || noisy < NOISY_SHARE * ran)
+    char reason[120];
+    int host = 0;
+    if (noisy > 0 && noisy >= NOISY_SHARE * ran) {
+        snprintf(reason, sizeof reason, "%d of the %d variants that ran were too noisy to rank",
+                 noisy, ran);
+        add_reason(out, len, reason);
+        host = 1;
+    }
+    if (noisy_leaders > 0) {
+        snprintf(reason, sizeof reason, "%d of the %d leaders were too noisy to time again, "
+                 "and their fastest samples beat the winner's median", noisy_leaders, leaders);
+        add_reason(out, len, reason);
+        host = 1;
+    }
+    return host;
+}
+
+/* The winner's gain over kernel 1 within the spread of its own samples (how far their median
+ * lies above their fastest, as the engine judges noise): the search found nothing the device
+ * runs surely faster. */
+static void judge_kernel1(const fdt_result_row *win, double kernel1_gbps, char *out, size_t len)
+{
+    if (kernel1_gbps <= 0 || win->min_ms <= 0)
         return;
-    char reason[96];
-    snprintf(reason, sizeof reason, "%d of the %d variants that ran were too noisy to rank",
-             noisy, ran);
+    const double noise = win->median_ms / win->min_ms - 1;
+    const double gain = win->gbps / kernel1_gbps - 1;
+    if (gain > noise)
+        return;
+    char reason[200];
+    snprintf(reason, sizeof reason, "the winner's %.1f GB/s %s kernel 1's %.1f GB/s (its "
+             "samples spread %.1f%%)", win->gbps, gain < 0 ? "is slower than" : "is within noise of",
+             kernel1_gbps, 100 * noise);
     add_reason(out, len, reason);
 }
 
-void fdt_doubt_judge(const fdt_daemon *d, size_t device, const fdt_result_row *rows, size_t n,
-                     double ceiling_gbps, char *out, size_t len)
+int fdt_doubt_judge(const fdt_daemon *d, size_t device, const fdt_result_row *rows, size_t n,
+                    const fdt_result_row *win, double kernel1_gbps, double ceiling_gbps,
+                    char *out, size_t len)
 {
     out[0] = '\0';
-    if (d->config.max_spread > 0)
-        judge_ceiling(d, &d->devices[device], ceiling_gbps, out, len);
-    judge_noise(rows, n, out, len);
+    const int host = judge_ceiling(d, &d->devices[device], ceiling_gbps, out, len) |
+                     judge_noise(rows, n, win, out, len);
+    judge_kernel1(win, kernel1_gbps, out, len);
+    return host;
+}
+
+void fdt_doubt_balance_measured(const fdt_daemon *d, fdt_balance *b)
+{
+    b->doubt[0] = '\0';
+    if (d->config.max_spread > 0 && b->copy_spread > d->config.max_spread)
+        snprintf(b->doubt, sizeof b->doubt, "the copy's samples spread %.0f%% (the bound is "
+                 "%.0f%%): the host was busy", 100 * b->copy_spread, 100 * d->config.max_spread);
+}
+
+int fdt_doubt_balance_outrun(const fdt_daemon *d, fdt_balance *b, double ceiling_gbps,
+                             int64_t job_id)
+{
+    if (d->config.max_spread <= 0 || !b->measured || b->doubt[0] ||
+        ceiling_gbps <= b->copy_gbps * (1 + d->config.max_spread))
+        return 0;
+    char when[32];
+    local_time(b->measured, when, sizeof when);
+    snprintf(b->doubt, sizeof b->doubt, "job %lld's copy ran at %.1f GB/s, against %.1f GB/s "
+             "when the balance was measured (%s): the host was busy then", (long long)job_id,
+             ceiling_gbps, b->copy_gbps, when);
+    return 1;
 }

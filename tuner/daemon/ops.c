@@ -293,6 +293,9 @@ static json_t *job_json(fdt_daemon *d, const fdt_job *j)
                                j->has_warm ? j->warm : NULL, "ended_by", j->ended_by);
     json_object_set_new(search, "ran_on",
                         j->ran_on >= 0 ? json_integer(j->ran_on) : json_null());
+    json_object_set_new(search, "noisy", json_integer(j->noisy));
+    json_object_set_new(search, "doubt", json_string(j->doubt));
+    json_object_set_new(search, "remeasures", json_integer(j->remeasures));
     json_object_update(o, search);
     json_decref(search);
     return o;
@@ -304,7 +307,9 @@ static json_t *device_json(fdt_daemon *d, size_t i)
     json_t *o = fdt_wire_device_json(&s->info);
     json_object_set_new(o, "index", json_integer((json_int_t)i));
     json_object_set_new(o, "fingerprint", json_string(s->fingerprint));
-    json_object_set_new(o, "balance", fdt_wire_balance_json(&s->balance));
+    json_t *balance = fdt_wire_balance_json(&s->balance);
+    json_object_set_new(balance, "doubt", json_string(s->balance.doubt));
+    json_object_set_new(o, "balance", balance);
     json_object_set_new(o, "worker",
                         json_string(fdt_lane_state_name(fdt_scheduler_lane_state(d, i))));
     return o;

@@ -36,6 +36,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "daemon/balance.h"
 #include "daemon/doubt.h"
 #include "daemon/job_search.h"
 #include "daemon/log.h"
@@ -53,6 +54,9 @@
 #define RESTART_DELAY_MS 200
 /* While the store refuses writes, how often it is tried again. */
 #define STORE_RETRY_MS 2000
+/* How often idle devices look for doubts due to be measured again (remeasure_doubtful_s):
+ * a store query per idle device, and a doubt waits at most this past its time. */
+#define IDLE_CHECK_MS 5000
 
 typedef struct lane {
     fdt_scheduler *s;
@@ -80,6 +84,12 @@ typedef struct lane {
      * last one on this lane took (0 before any), the best guess at the next one's. */
     uint64_t leaders_ms;
     double last_leaders_s;
+    /* A doubted balance is being measured again by a worker of balance.c's own: the lane
+     * starts nothing meanwhile (DOWN), and its end kicks the queue. balance_tried: when the
+     * last such measurement started (unix s), so a busy host is tried at most once per
+     * remeasure_doubtful_s. */
+    fdt_worker *balancing;
+    int64_t balance_tried;
     int crashes;        /* worker deaths in a row without a result */
     int restarts;       /* worker deaths since the daemon started */
     char last_end[160];
@@ -94,6 +104,7 @@ struct fdt_scheduler {
     char store_fault[256]; /* why, empty when the store takes writes */
     int64_t store_fault_since;
     uv_timer_t store_retry;
+    uv_timer_t idle_check;
 };
 
 static void start_worker(lane *l);
@@ -320,6 +331,7 @@ static void count_result(fdt_job *job, const fdt_result_row *r)
     job->done++;
     if (strcmp(r->status, "ok") != 0) {
         job->failed++;
+        job->noisy += strcmp(r->status, "noisy") == 0;
         return;
     }
     job->ok++;
@@ -337,7 +349,7 @@ static int tally(lane *l)
     size_t n = 0;
     if (fdt_store_job_results(l->s->d->store, l->job.id, &rows, &n) != 0)
         return -1;
-    l->job.done = l->job.ok = l->job.failed = 0;
+    l->job.done = l->job.ok = l->job.failed = l->job.noisy = 0;
     l->quick_done = 0;
     for (size_t i = 0; i < n; i++) {
         if (!rows[i].leader)
@@ -403,7 +415,90 @@ static void detach_worker(lane *l)
     l->state = FDT_LANE_DOWN;
 }
 
-/* No job starts while the store refuses writes: it could keep nothing it measured. */
+static void quit_worker(lane *l)
+{
+    json_t *quit = json_pack("{s:s}", "op", "quit");
+    fdt_worker_send(l->worker, quit);
+    json_decref(quit);
+    detach_worker(l);
+}
+
+static void balance_remeasured(fdt_daemon *d, size_t device)
+{
+    d->scheduler->lanes[device].balancing = NULL;
+    fdt_scheduler_kick(d);
+}
+
+/* The device idle and its balance doubted, last measured or tried remeasure_doubtful_s
+ * ago: its worker told to quit, it is measured again. 1 when that started. */
+static int remeasure_balance(lane *l)
+{
+    fdt_daemon *d = l->s->d;
+    const fdt_balance *b = &d->devices[l->device].balance;
+    const int64_t last = b->measured > l->balance_tried ? b->measured : l->balance_tried;
+    if (!b->doubt[0] || d->config.remeasure_doubtful_s == 0 ||
+        now_s() < last + d->config.remeasure_doubtful_s)
+        return 0;
+    if (l->worker)
+        quit_worker(l);
+    l->balance_tried = now_s();
+    l->balancing = fdt_balance_remeasure(d, l->device, balance_remeasured);
+    return l->balancing != NULL;
+}
+
+/* The job that measures a doubtful winner again, as its own job did; 0 when that job is no
+ * longer stored (nothing to copy: the winner is then never measured again). */
+static int remeasure_job(lane *l, const fdt_best *due, fdt_job *job)
+{
+    fdt_daemon *d = l->s->d;
+    fdt_job was;
+    if (fdt_store_job_get(d->store, due->job_id, &was) != 1)
+        return 0;
+    *job = (fdt_job){.device_index = (int)l->device, .key = was.key, .subset = was.subset,
+                     .budget = was.budget, .budget_s = was.budget_s, .patience = was.patience,
+                     .choose_cache = was.choose_cache, .ran_on = -1, .remeasures = was.id};
+    fdt_copy_text(job->fingerprint, sizeof job->fingerprint, d->devices[l->device].fingerprint);
+    fdt_copy_text(job->family, sizeof job->family, was.family);
+    fdt_copy_text(job->strategy, sizeof job->strategy, was.strategy);
+    return 1;
+}
+
+/* The device idle: the doubtful winner of a disturbed host due first, if any, gets a job
+ * that tunes it again, queued behind any other; its due time moves on, so that a job that
+ * fails or is doubted again is not queued at once once more. 1 when queued, 0 none, -1 the
+ * store failed (logged). */
+static int queue_remeasure(lane *l)
+{
+    fdt_daemon *d = l->s->d;
+    fdt_best due;
+    fdt_job job;
+    const int found = d->config.remeasure_doubtful_s == 0
+                          ? 0
+                          : fdt_store_best_due(d->store, d->devices[l->device].id, now_s(), &due);
+    if (found <= 0)
+        return found;
+    const int copied = remeasure_job(l, &due, &job);
+    due.remeasure_after = copied ? now_s() + d->config.remeasure_doubtful_s : 0;
+    if (fdt_store_best_put(d->store, &due) != 0 ||
+        (copied && fdt_store_job_create(d->store, &job) != 0)) {
+        fdt_log_at(FDT_LOG_ERR, "cannot queue a doubtful winner's measurement again: %s",
+                   fdt_store_error(d->store));
+        return -1;
+    }
+    if (!copied) {
+        fdt_log_at(FDT_LOG_NOTICE, "the doubtful winner of %dx%dx%d is not measured again: its "
+                   "job %lld is no longer stored", due.key.problem.nx, due.key.problem.ny,
+                   due.key.problem.nz, (long long)due.job_id);
+        return 0;
+    }
+    fdt_log_at(FDT_LOG_NOTICE, "job %lld queued: the device is idle, and job %lld's winner for "
+               "%dx%dx%d was doubtful (%s)", (long long)job.id, (long long)job.remeasures,
+               job.key.problem.nx, job.key.problem.ny, job.key.problem.nz, due.doubt);
+    return 1;
+}
+
+/* No job starts while the store refuses writes, nor while the device's balance is measured
+ * again; an idle device measures its doubts of a disturbed host again. */
 static void take_next_job(lane *l)
 {
     fdt_daemon *d = l->s->d;
@@ -411,18 +506,21 @@ static void take_next_job(lane *l)
      * take one up again. */
     if (d->stopping || l->s->store_fault[0])
         return;
-    const int found = fdt_store_job_next(d->store, (int)l->device,
-                                         d->devices[l->device].fingerprint, &l->job);
+    if (l->balancing)
+        return;
+    int found = fdt_store_job_next(d->store, (int)l->device, d->devices[l->device].fingerprint,
+                                   &l->job);
+    if (found == 0 && remeasure_balance(l))
+        return;
+    if (found == 0 && queue_remeasure(l) > 0)
+        found = fdt_store_job_next(d->store, (int)l->device, d->devices[l->device].fingerprint,
+                                   &l->job);
     if (found <= 0) {
         if (found < 0)
             fdt_log_at(FDT_LOG_ERR, "cannot read the job queue: %s", fdt_store_error(d->store));
-        if (l->worker && l->state == FDT_LANE_IDLE) {
-            /* Nothing to do: the worker goes, and with it the device memory it holds. */
-            json_t *quit = json_pack("{s:s}", "op", "quit");
-            fdt_worker_send(l->worker, quit);
-            json_decref(quit);
-            detach_worker(l);
-        }
+        /* Nothing to do: the worker goes, and with it the device memory it holds. */
+        if (l->worker && l->state == FDT_LANE_IDLE)
+            quit_worker(l);
         return;
     }
     l->has_job = 1;
@@ -559,6 +657,21 @@ static int store_choice(lane *l, const fdt_best *hot, json_t *ev, const char **w
     return 0;
 }
 
+/* A copy beside the leaders that outran the device's balance: the balance is doubted,
+ * stored so and measured again once the device is idle (remeasure_when_idle). */
+static void doubt_balance(lane *l, double ceiling)
+{
+    fdt_daemon *d = l->s->d;
+    fdt_device_slot *slot = &d->devices[l->device];
+    if (!fdt_doubt_balance_outrun(d, &slot->balance, ceiling, l->job.id))
+        return;
+    fdt_log_at(FDT_LOG_WARNING, "device %zu: its balance is doubtful: %s", l->device,
+               slot->balance.doubt);
+    if (fdt_store_device_balance_put(d->store, slot->id, &slot->balance) != 0)
+        fdt_log_at(FDT_LOG_WARNING, "device %zu: the balance's doubt is kept until a restart "
+                   "only: %s", l->device, fdt_store_error(d->store));
+}
+
 /* The leaders are timed: the fastest of every leader timing of the job so far is the
  * problem's best configuration, stored and answered at once. 0 stored; 1 there is none, and
  * why; -1 the store refused it, and every job is paused. */
@@ -567,6 +680,8 @@ static int store_winner(lane *l, json_t *ev, const char **why)
     fdt_daemon *d = l->s->d;
     fdt_result_row *rows = NULL;
     size_t n = 0;
+    const double ceiling = json_number_value(json_object_get(ev, "ceiling_gbps"));
+    doubt_balance(l, ceiling); /* whether or not a leader could be timed */
     if (fdt_store_job_results(d->store, l->job.id, &rows, &n) != 0) {
         *why = fdt_store_error(d->store);
         return 1;
@@ -593,12 +708,15 @@ static int store_winner(lane *l, json_t *ev, const char **why)
     fdt_copy_text(b.kernels, sizeof b.kernels, fdt_kernels_version());
     fdt_copy_text(l->job.best_variant, sizeof l->job.best_variant, win->variant);
     l->job.best_gbps = win->gbps;
-    fdt_doubt_judge(d, l->device, rows, n,
-                    json_number_value(json_object_get(ev, "ceiling_gbps")), b.doubt,
-                    sizeof b.doubt);
+    const int host = fdt_doubt_judge(d, l->device, rows, n, win, b.kernel1_gbps, ceiling,
+                                     b.doubt, sizeof b.doubt);
+    if (host && d->config.remeasure_doubtful_s > 0)
+        b.remeasure_after = b.updated + d->config.remeasure_doubtful_s;
     if (b.doubt[0])
-        fdt_log_at(FDT_LOG_WARNING, "job %lld: its figures are doubtful: %s", (long long)l->job.id,
-                   b.doubt);
+        fdt_log_at(FDT_LOG_WARNING, "job %lld: its figures are doubtful%s: %s",
+                   (long long)l->job.id, b.remeasure_after ? " (measured again once the device "
+                   "is idle)" : "", b.doubt);
+    fdt_copy_text(l->job.doubt, sizeof l->job.doubt, b.doubt);
     free(rows);
     if (fdt_store_best_put(d->store, &b) != 0)
         return best_refused(l);
@@ -891,9 +1009,12 @@ void fdt_scheduler_stop(fdt_daemon *d)
         }
         if (l->worker)
             fdt_worker_stop(l->worker);
+        if (l->balancing)
+            fdt_worker_stop(l->balancing);
         uv_close((uv_handle_t *)&l->restart, NULL);
     }
     uv_close((uv_handle_t *)&d->scheduler->store_retry, NULL);
+    uv_close((uv_handle_t *)&d->scheduler->idle_check, NULL);
 }
 
 void fdt_scheduler_free(fdt_daemon *d)
@@ -903,6 +1024,11 @@ void fdt_scheduler_free(fdt_daemon *d)
     free(d->scheduler->lanes);
     free(d->scheduler);
     d->scheduler = NULL;
+}
+
+static void on_idle_check(uv_timer_t *t)
+{
+    fdt_scheduler_kick(t->data);
 }
 
 int fdt_scheduler_init(fdt_daemon *d, char *err, size_t errlen)
@@ -927,6 +1053,9 @@ int fdt_scheduler_init(fdt_daemon *d, char *err, size_t errlen)
     s->nlanes = d->ndevices;
     uv_timer_init(d->loop, &s->store_retry);
     s->store_retry.data = s;
+    uv_timer_init(d->loop, &s->idle_check);
+    s->idle_check.data = d;
+    uv_timer_start(&s->idle_check, on_idle_check, IDLE_CHECK_MS, IDLE_CHECK_MS);
     for (size_t i = 0; i < s->nlanes; i++) {
         lanes[i] = (lane){.s = s, .device = i};
         uv_timer_init(d->loop, &lanes[i].restart);

@@ -71,36 +71,44 @@ static fdt_status alloc_filled(const fdt_backend_ops *ops, fdt_backend *b, size_
     return s;
 }
 
-/* The median of what fdt_time gathered, in ms. */
-static fdt_status timed_median(const fdt_backend_ops *ops, fdt_backend *b, fdt_enqueue_fn enqueue,
-                               void *ctx, const fdt_timing *timing, double *ms, fdt_error *err)
+/* The statistics of what fdt_time gathered. */
+static fdt_status timed(const fdt_backend_ops *ops, fdt_backend *b, fdt_enqueue_fn enqueue,
+                        void *ctx, const fdt_timing *timing, fdt_stats *st, fdt_error *err)
 {
     fdt_samples acc = {0};
-    fdt_stats st;
     const fdt_status s = fdt_time(ops, b, enqueue, ctx, timing, &acc, err);
-    fdt_samples_stats(&acc, &st);
+    fdt_samples_stats(&acc, st);
     fdt_samples_free(&acc);
-    *ms = st.median_ms;
+    return s;
+}
+
+/* The copy's speed, and its samples' spread into *spread (NULL: not wanted). */
+static fdt_status time_copy(const fdt_backend_ops *ops, fdt_backend *b, const fdt_timing *timing,
+                            double *gbps, double *spread, fdt_error *err)
+{
+    fdt_device_copy c = {.ops = ops, .backend = b, .bytes = copy_bytes(ops->info(b))};
+    fdt_stats st = {0};
+    fdt_status s = alloc_filled(ops, b, c.bytes, &c.src, err);
+    if (s == FDT_OK)
+        s = alloc_filled(ops, b, c.bytes, &c.dst, err);
+    if (s == FDT_OK)
+        s = timed(ops, b, fdt_copy_enqueue, &c, timing, &st, err);
+    if (s == FDT_OK) {
+        *gbps = fdt_copy_gbps((double)c.bytes, st.median_ms);
+        if (spread)
+            *spread = fdt_stats_spread(&st);
+    }
+    if (c.src)
+        ops->free(b, c.src);
+    if (c.dst)
+        ops->free(b, c.dst);
     return s;
 }
 
 fdt_status fdt_balance_copy(const fdt_backend_ops *ops, fdt_backend *b,
                             const fdt_timing *timing, double *gbps, fdt_error *err)
 {
-    fdt_device_copy c = {.ops = ops, .backend = b, .bytes = copy_bytes(ops->info(b))};
-    double ms = 0;
-    fdt_status s = alloc_filled(ops, b, c.bytes, &c.src, err);
-    if (s == FDT_OK)
-        s = alloc_filled(ops, b, c.bytes, &c.dst, err);
-    if (s == FDT_OK)
-        s = timed_median(ops, b, fdt_copy_enqueue, &c, timing, &ms, err);
-    if (s == FDT_OK)
-        *gbps = fdt_copy_gbps((double)c.bytes, ms);
-    if (c.src)
-        ops->free(b, c.src);
-    if (c.dst)
-        ops->free(b, c.dst);
-    return s;
+    return time_copy(ops, b, timing, gbps, NULL, err);
 }
 
 /* One launch of the L2 kernel, as fdt_time enqueues it. */
@@ -150,16 +158,16 @@ static fdt_status measure_l2(const fdt_backend_ops *ops, fdt_backend *b,
     const size_t threads = (size_t)r.launch.grid.x * r.launch.block.x;
     void *args[] = {&r.out, &r.in, &r.launch.chunk, &r.launch.passes};
     memcpy(r.args, args, sizeof args);
-    double ms = 0;
+    fdt_stats st = {0};
     fdt_status s = l2_load(&r, err);
     if (s == FDT_OK)
         s = alloc_filled(ops, b, elements * sizeof(double), &r.in, err);
     if (s == FDT_OK)
         s = ops->alloc(b, threads * sizeof(double), &r.out, err);
     if (s == FDT_OK)
-        s = timed_median(ops, b, l2_enqueue, &r, timing, &ms, err);
+        s = timed(ops, b, l2_enqueue, &r, timing, &st, err);
     if (s == FDT_OK)
-        *gbps = fdt_gbps(l2_bytes_moved(&r, elements), ms);
+        *gbps = fdt_gbps(l2_bytes_moved(&r, elements), st.median_ms);
     if (r.in)
         ops->free(b, r.in);
     if (r.out)
@@ -173,7 +181,7 @@ fdt_status fdt_balance_measure(const fdt_backend_ops *ops, fdt_backend *b,
                                const fdt_timing *timing, fdt_balance *out, fdt_error *err)
 {
     *out = (fdt_balance){0};
-    fdt_status s = fdt_balance_copy(ops, b, timing, &out->copy_gbps, err);
+    fdt_status s = time_copy(ops, b, timing, &out->copy_gbps, &out->copy_spread, err);
     if (s == FDT_OK)
         s = measure_l2(ops, b, timing, &out->l2_gbps, err);
     if (s == FDT_OK)

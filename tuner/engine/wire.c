@@ -189,6 +189,7 @@ int fdt_wire_device_parse(const json_t *j, fdt_device_info *d, char *err, size_t
 static const field balance_fields[] = {
     REAL(fdt_balance, copy_gbps, "copy_gbps", 0, 1e9),
     REAL(fdt_balance, l2_gbps, "l2_gbps", 0, 1e9),
+    REAL(fdt_balance, copy_spread, "copy_spread", 0, 1e9),
     I64(fdt_balance, measured, "measured"),
 };
 
