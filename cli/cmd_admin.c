@@ -18,7 +18,13 @@ static const struct option plain_options[] = {
 #define ADMIN_HELP(usage, what) "usage: fdtune " usage "\n\n" what "\n\n" FDT_DAEMON_HELP
 
 static const char status_help[] =
-    ADMIN_HELP("status [JOB]", "The daemon's state (its jobs and workers), or one job's.");
+    "usage: fdtune status [options] [JOB]\n\nThe daemon's state (its jobs and workers), or one "
+    "job's.\n\n"
+    "  --format text|table|csv|json\n"
+    "                            as words (default), a table of one row (the daemon's\n"
+    "                            counts, or the job as `jobs` lists it), CSV of that row,\n"
+    "                            or the daemon's answer as JSON (as --json)\n"
+    "  --noheader                no header line (table, csv)\n" FDT_DAEMON_HELP;
 static const char cancel_help[] =
     ADMIN_HELP("cancel JOB", "Cancels a queued or running job; what it measured stays stored.");
 /* The options of a command that prints a table (table.h). */
@@ -47,6 +53,50 @@ static const char export_help[] =
     "  --format csv|json         (default json)\n"
     "  -o, --output FILE         write to FILE, not standard output\n"
     FDT_DAEMON_HELP;
+
+enum { OPT_STATE = FDT_OPT_OWN, OPT_LIMIT, OPT_WHAT, OPT_FORMAT, OPT_NOHEADER };
+
+/* How a command that prints a table prints it: --format and --noheader. table: status
+ * prints a table (its default is words). */
+typedef struct listing {
+    fdt_table_format format;
+    int json, noheader, table;
+} listing;
+
+#define LISTING_OPTIONS                                       \
+    {"format", required_argument, NULL, OPT_FORMAT},          \
+    {"noheader", no_argument, NULL, OPT_NOHEADER}
+
+/* 1 when opt is a listing option, taken; 0 when it is none; -1 when its value is bad. */
+static int listing_option(listing *l, int opt, const char *arg)
+{
+    if (opt == OPT_NOHEADER)
+        return l->noheader = 1;
+    if (opt != OPT_FORMAT)
+        return 0;
+    if (strcmp(arg, "table") == 0 || strcmp(arg, "csv") == 0) {
+        l->format = arg[0] == 'c' ? FDT_TABLE_CSV : FDT_TABLE_TEXT;
+        return 1;
+    }
+    if (strcmp(arg, "json") == 0)
+        return l->json = 1;
+    fprintf(stderr, "fdtune: --format must be table, csv or json, not '%s'\n", arg);
+    return -1;
+}
+
+/* Prints t as l says; "no NAME" instead of an empty table. */
+static int print_listing(fdt_table *t, const listing *l, size_t rows, const char *name)
+{
+    if (!t)
+        return FDT_EXIT_FAILED;
+    if (rows == 0 && l->format == FDT_TABLE_TEXT) {
+        fdt_table_free(t);
+        printf("no %s\n", name);
+    } else {
+        fdt_table_print(t, l->format, l->noheader, stdout);
+    }
+    return FDT_EXIT_OK;
+}
 
 /* Parses a command that takes no option of its own and at most max_pos arguments: -1 when
  * the command goes on, else the exit code to end it with (help printed, bad usage). */
@@ -129,9 +179,43 @@ static void print_batches(const json_t *batches)
     }
 }
 
+/* The daemon's state as one row: what it is and how many jobs are in each state. */
+static fdt_table *status_table(const json_t *answer)
+{
+    static const char *const columns[] = {"VERSION", ">PID", "BACKEND", ">UPTIME S", ">QUEUED",
+                                          ">RUNNING", ">DONE", ">FAILED", ">CANCELLED", NULL};
+    fdt_table *t = fdt_table_new(columns);
+    const json_t *jobs = json_object_get(answer, "jobs");
+    char figures[6][24];
+    const char *row[9] = {fdt_jstr(answer, "version"), figures[0], fdt_jstr(answer, "backend")};
+    snprintf(figures[0], sizeof figures[0], "%lld", fdt_jint(answer, "pid"));
+    snprintf(figures[1], sizeof figures[1], "%lld", fdt_jint(answer, "uptime_s"));
+    row[3] = figures[1];
+    for (int s = 0; s < FDT_JOB_STATES; s++) {
+        snprintf(figures[2 + s], sizeof figures[2 + s], "%lld",
+                 fdt_jint(jobs, fdt_job_state_name((fdt_job_state)s)));
+        row[4 + s] = figures[2 + s];
+    }
+    if (t)
+        fdt_table_row(t, row);
+    return t;
+}
+
+/* status --format table|csv: the daemon's row, or the job's row of `jobs`. */
+static int show_status_row(const json_t *answer, const listing *l)
+{
+    const json_t *job = json_object_get(answer, "job");
+    fdt_table *t = json_is_object(job) ? fdt_jobs_table() : status_table(answer);
+    if (t && json_is_object(job))
+        fdt_jobs_table_row(t, job);
+    return print_listing(t, l, 1, "status");
+}
+
 static int show_status(const json_t *answer, void *ctx)
 {
-    (void)ctx;
+    const listing *l = ctx;
+    if (l->table)
+        return show_status_row(answer, l);
     const json_t *job = json_object_get(answer, "job");
     if (json_is_object(job)) {
         fdt_print_job(job);
@@ -152,17 +236,42 @@ static int show_status(const json_t *answer, void *ctx)
     return FDT_EXIT_OK;
 }
 
+static const struct option status_options[] = {
+    FDT_DAEMON_OPTIONS,
+    LISTING_OPTIONS,
+    {NULL, 0, NULL, 0},
+};
+
+static int status_option(int opt, const char *arg, void *ctx)
+{
+    listing *l = ctx;
+    if (opt == OPT_FORMAT && strcmp(arg, "text") == 0)
+        return 0;
+    if (opt == OPT_FORMAT && strcmp(arg, "table") && strcmp(arg, "csv") && strcmp(arg, "json")) {
+        fprintf(stderr, "fdtune: --format must be text, table, csv or json, not '%s'\n", arg);
+        return -1;
+    }
+    const int taken = listing_option(l, opt, arg);
+    l->table |= opt == OPT_FORMAT && taken > 0 && !l->json;
+    return taken < 0 ? -1 : 0;
+}
+
 int fdt_cmd_status(int argc, char **argv)
 {
     fdt_daemon_args a;
-    const int rc = parse_plain(argc, argv, status_help, 1, &a);
-    if (rc >= 0)
-        return rc;
+    listing l = {FDT_TABLE_TEXT, 0, 0, 0};
+    const int parsed = fdt_daemon_parse(argc, argv, "h", status_options, status_help,
+                                        status_option, &l, &a);
+    if (parsed)
+        return parsed > 0 ? FDT_EXIT_OK : FDT_EXIT_USAGE;
+    if (a.npos > 1)
+        return fdt_usage_error("status", "unexpected argument '%s'", a.pos[1]);
     long long id = 0;
     if (a.npos == 1 && parse_job_id(a.pos[0], &id))
         return FDT_EXIT_USAGE;
+    a.json |= l.json;
     json_t *req = id ? job_request("status", id) : fdt_request("status");
-    return fdt_client_run("status", &a, req, show_status, NULL);
+    return fdt_client_run("status", &a, req, show_status, &l);
 }
 
 static int show_cancel(const json_t *answer, void *ctx)
@@ -184,49 +293,6 @@ int fdt_cmd_cancel(int argc, char **argv)
     if (parse_job_id(a.pos[0], &id))
         return FDT_EXIT_USAGE;
     return fdt_client_run("cancel", &a, job_request("cancel", id), show_cancel, NULL);
-}
-
-enum { OPT_STATE = FDT_OPT_OWN, OPT_LIMIT, OPT_WHAT, OPT_FORMAT, OPT_NOHEADER };
-
-/* How a command that prints a table prints it: --format and --noheader. */
-typedef struct listing {
-    fdt_table_format format;
-    int json, noheader;
-} listing;
-
-#define LISTING_OPTIONS                                       \
-    {"format", required_argument, NULL, OPT_FORMAT},          \
-    {"noheader", no_argument, NULL, OPT_NOHEADER}
-
-/* 1 when opt is a listing option, taken; 0 when it is none; -1 when its value is bad. */
-static int listing_option(listing *l, int opt, const char *arg)
-{
-    if (opt == OPT_NOHEADER)
-        return l->noheader = 1;
-    if (opt != OPT_FORMAT)
-        return 0;
-    if (strcmp(arg, "table") == 0 || strcmp(arg, "csv") == 0) {
-        l->format = arg[0] == 'c' ? FDT_TABLE_CSV : FDT_TABLE_TEXT;
-        return 1;
-    }
-    if (strcmp(arg, "json") == 0)
-        return l->json = 1;
-    fprintf(stderr, "fdtune: --format must be table, csv or json, not '%s'\n", arg);
-    return -1;
-}
-
-/* Prints t as l says; "no NAME" instead of an empty table. */
-static int print_listing(fdt_table *t, const listing *l, size_t rows, const char *name)
-{
-    if (!t)
-        return FDT_EXIT_FAILED;
-    if (rows == 0 && l->format == FDT_TABLE_TEXT) {
-        fdt_table_free(t);
-        printf("no %s\n", name);
-    } else {
-        fdt_table_print(t, l->format, l->noheader, stdout);
-    }
-    return FDT_EXIT_OK;
 }
 
 /* A figure of a device's balance, or "-" where none was measured (0). */
@@ -282,7 +348,7 @@ static int devices_option(int opt, const char *arg, void *ctx)
 int fdt_cmd_devices(int argc, char **argv)
 {
     fdt_daemon_args a;
-    listing l = {FDT_TABLE_TEXT, 0, 0};
+    listing l = {FDT_TABLE_TEXT, 0, 0, 0};
     const int parsed = fdt_daemon_parse(argc, argv, "h", devices_options, devices_help,
                                         devices_option, &l, &a);
     if (parsed)
@@ -357,7 +423,7 @@ static int show_jobs(const json_t *answer, void *ctx)
 int fdt_cmd_jobs(int argc, char **argv)
 {
     fdt_daemon_args a;
-    jobs_args j = {NULL, 0, {FDT_TABLE_TEXT, 0, 0}};
+    jobs_args j = {NULL, 0, {FDT_TABLE_TEXT, 0, 0, 0}};
     const int parsed = fdt_daemon_parse(argc, argv, "h", jobs_options, jobs_help, jobs_option,
                                         &j, &a);
     if (parsed)

@@ -40,6 +40,7 @@ expect 0 "^fdtune $version\$" -- -V
 expect 2 "expected a COMMAND after '--json'" -- --socket /nowhere --json
 expect 2 "--format must be table, csv or json, not 'yaml'" -- jobs --format yaml
 expect 2 "--format must be table, csv or json, not 'xml'" -- devices --format xml
+expect 2 "--format must be text, table, csv or json, not 'yaml'" -- status --format yaml
 expect 0 'bench NX NY NZ' -- help
 expect 0 'precision float.double' -- bench --help
 expect 2 'expected the grid shape NX NY NZ' -- bench

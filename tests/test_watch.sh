@@ -109,6 +109,19 @@ else
     { "$FDTUNE" jobs; "$FDTUNE" devices; } >>"$dir/csv" 2>&1
     not_ok "jobs and devices: --format table, csv and json, and --noheader" "$dir/csv"
 fi
+# status: words by default, or one row: the job as jobs lists it, or the daemon's counts.
+"$FDTUNE" status 1 --format csv >"$dir/status" 2>&1
+if [ "$(head -1 "$dir/status")" = "JOB,STATE,SHAPE,PREC,R,CACHE,DEV,VARIANTS,BEST,GB/s" ] &&
+    [ "$(sed -n 2p "$dir/status")" = "$("$FDTUNE" jobs --format csv | grep '^1,')" ] &&
+    [ "$("$FDTUNE" status --format csv --noheader | cut -d, -f5-)" = "0,0,1,0,1" ] &&
+    "$FDTUNE" status --format table | head -1 | grep -q "^VERSION  *PID  *BACKEND" &&
+    "$FDTUNE" status "$job" --format json | grep -q "\"id\":$job," &&
+    "$FDTUNE" status "$job" --format text | grep -q "^job $job: cancelled"; then
+    ok "status: --format text, table, csv and json, and --noheader"
+else
+    { "$FDTUNE" status; "$FDTUNE" status --format csv; } >>"$dir/status" 2>&1
+    not_ok "status: --format text, table, csv and json, and --noheader" "$dir/status"
+fi
 
 # --- bad ids ----------------------------------------------------------------------------------
 "$FDTUNE" watch >"$dir/out" 2>&1
