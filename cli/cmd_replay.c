@@ -39,7 +39,12 @@ static const char replay_help[] =
     "                            runs stopped and how close to the best they got\n"
     "  --without-nearest N       leave each problem's N nearest problems out of its warm\n"
     "                            start too, as when they are still being tuned on another\n"
-    "                            GPU (default 0)\n";
+    "                            GPU (default 0)\n"
+    "\n"
+    "With --patience, a line also says how true the count a job's ETA rests on is: at the\n"
+    "first batch past 25, 50 and 75% of each run, the evaluations the search then expected\n"
+    "to have left (fdt_search_expected_left) against those it took; the median error and the\n"
+    "share of runs within 25%.\n";
 
 /* The table's stencil column: a spec's name, "spec-" and 16 hex digits, whole, since the
  * recording has no other name for it. */
@@ -72,6 +77,7 @@ typedef struct prepared {
  * where the runs stopped: evaluations spent, the best found over the recording's best. */
 typedef struct outcome {
     long *evals;
+    double *eta_error; /* traced runs: per seed, at each mark, the count's error (NAN: none) */
     double median, p90;
     long spent, spent_max;
     double log_found, found_worst;
@@ -221,15 +227,38 @@ static void release(prepared *p)
 }
 
 /* One run's measurements, answered from the recording in the order the search asks. */
+/* The ETA's count at 25, 50 and 75% of a run. */
+#define MARKS 3
+static const double marks[MARKS] = {0.25, 0.5, 0.75};
+
+/* Where a run stood at each batch's start: evaluations so far, and those the search then
+ * expected to have left. */
+typedef struct eta_trace {
+    long *done, *left;
+    size_t n, cap;
+} eta_trace;
+
 typedef struct run_tally {
     const prepared *p;
     long count, found;
     double fastest;
+    const fdt_search *s;
+    eta_trace *trace; /* NULL: not traced */
 } run_tally;
+
+static void trace_batch(run_tally *t)
+{
+    eta_trace *e = t->trace;
+    if (!e || (size_t)t->count != t->s->nfed || e->n == e->cap)
+        return;
+    e->done[e->n] = t->count;
+    e->left[e->n++] = (long)fdt_search_expected_left(t->s);
+}
 
 static void measure_recorded(void *ctx, fdt_search_result *r)
 {
     run_tally *t = ctx;
+    trace_batch(t);
     r->gbps = t->p->speed[r->index];
     r->cost_s = t->p->cost[r->index];
     t->count++;
@@ -242,10 +271,10 @@ static void measure_recorded(void *ctx, fdt_search_result *r)
  * took to come within 1% of the best (-1 if it never did); *fastest is the best speed it
  * measured, *spent how many it measured. */
 static long run_search(const prepared *p, const fdt_strategy *st, uint64_t seed,
-                       fdt_search_limits limits, double *fastest, long *spent)
+                       fdt_search_limits limits, eta_trace *trace, double *fastest, long *spent)
 {
     fdt_search s;
-    run_tally t = {.p = p, .found = -1};
+    run_tally t = {.p = p, .found = -1, .s = &s, .trace = trace};
     *fastest = 0;
     *spent = 0;
     if (fdt_search_init(&s, st, &p->space, &p->warm, &p->rec->problem, seed, limits) != 0)
@@ -279,24 +308,55 @@ static void summarize(outcome *o, long seeds)
     o->p90 = as_value(o->evals[(long)ceil(0.9 * seeds) - 1]); /* nearest rank */
 }
 
-static int measure(const prepared *p, const fdt_strategy *st, const replay_args *a, outcome *o)
+/* At each mark of a run that took total evaluations, the error of the count expected left
+ * at the first batch past it: (expected - took) / took, NAN where none was past it. */
+static void eta_errors(const eta_trace *e, long total, double *out)
 {
+    for (int m = 0; m < MARKS; m++) {
+        out[m] = NAN;
+        for (size_t i = 0; i < e->n; i++) {
+            const long took = total - e->done[i];
+            if (e->done[i] >= marks[m] * (double)total && took > 0) {
+                out[m] = (double)(e->left[i] - took) / (double)took;
+                break;
+            }
+        }
+    }
+}
+
+/* traced: each run's ETA count is traced too (o->eta_error). */
+static int measure(const prepared *p, const fdt_strategy *st, const replay_args *a, int traced,
+                   outcome *o)
+{
+    const size_t cap = p->space.n + 1;
+    eta_trace e = {.done = traced ? malloc(cap * sizeof *e.done) : NULL,
+                   .left = traced ? malloc(cap * sizeof *e.left) : NULL, .cap = cap};
     o->evals = malloc((size_t)a->seeds * sizeof *o->evals);
-    if (!o->evals)
+    o->eta_error = traced ? malloc((size_t)a->seeds * MARKS * sizeof *o->eta_error) : NULL;
+    if (!o->evals || (traced && (!e.done || !e.left || !o->eta_error))) {
+        free(e.done);
+        free(e.left);
         return -1;
+    }
     const fdt_search_limits limits = {.evals = a->budget, .seconds = a->budget_s,
                                       .patience = a->patience};
     o->found_worst = INFINITY;
     for (long seed = 0; seed < a->seeds; seed++) {
         double fastest;
         long spent;
-        o->evals[seed] = run_search(p, st, (uint64_t)seed + 1, limits, &fastest, &spent);
+        e.n = 0;
+        o->evals[seed] = run_search(p, st, (uint64_t)seed + 1, limits, traced ? &e : NULL,
+                                    &fastest, &spent);
+        if (traced)
+            eta_errors(&e, spent, o->eta_error + seed * MARKS);
         o->spent += spent;
         o->spent_max = spent > o->spent_max ? spent : o->spent_max;
         o->log_found += log(fmax(fastest / p->best, 1e-9));
         o->found_worst = fmin(o->found_worst, fastest / p->best);
     }
     summarize(o, a->seeds);
+    free(e.done);
+    free(e.left);
     return 0;
 }
 
@@ -308,7 +368,8 @@ static double quick_ratio(const prepared *p, long seeds)
     long spent;
     for (long seed = 0; seed < seeds; seed++) {
         run_search(p, fdt_strategy_find("guided"), (uint64_t)seed + 1,
-                   (fdt_search_limits){.evals = FDT_SEARCH_QUICK_EVALS}, &fastest, &spent);
+                   (fdt_search_limits){.evals = FDT_SEARCH_QUICK_EVALS}, NULL, &fastest,
+                   &spent);
         worst = fmin(worst, fastest / p->best);
     }
     return worst;
@@ -351,6 +412,8 @@ static double median_of(double *v, size_t n)
 typedef struct totals {
     size_t n;
     double *med, *rand_med;
+    double *eta_error[MARKS]; /* with --patience: every run's, at each mark */
+    size_t neta[MARKS];
     double worst_med, worst_p90, log_instant, instant_worst, quick_worst;
     long spent, spent_max;
     double log_found, found_worst;
@@ -382,9 +445,9 @@ static int replay_problem(const fdt_recording *rec, size_t which, const replay_a
         return 0; /* nothing ran: nothing to find */
     }
     if (rc == 0)
-        rc = measure(&p, a->strategy, a, &st);
+        rc = measure(&p, a->strategy, a, a->patience > 0, &st);
     if (rc == 0)
-        rc = measure(&p, fdt_strategy_find("random"), a, &rnd);
+        rc = measure(&p, fdt_strategy_find("random"), a, 0, &rnd);
     if (rc == 0) {
         const double instant = instant_ratio(&p), quick = quick_ratio(&p, a->seeds);
         print_row(&p, &st, &rnd, instant, quick);
@@ -400,11 +463,33 @@ static int replay_problem(const fdt_recording *rec, size_t which, const replay_a
         t->log_found += st.log_found;
         t->found_worst = fmin(t->found_worst, st.found_worst);
         t->n++;
+        for (long k = 0; st.eta_error && k < a->seeds * MARKS; k++)
+            if (!isnan(st.eta_error[k]))
+                t->eta_error[k % MARKS][t->neta[k % MARKS]++] = st.eta_error[k];
     }
+    free(st.eta_error);
     free(st.evals);
     free(rnd.evals);
     release(&p);
     return rc;
+}
+
+/* The ETA count's error at each mark: its median, and the share of runs within 25%. */
+static void print_eta(totals *t)
+{
+    printf("eta count:");
+    for (int m = 0; m < MARKS; m++) {
+        size_t within = 0;
+        for (size_t i = 0; i < t->neta[m]; i++)
+            within += fabs(t->eta_error[m][i]) <= 0.25;
+        if (t->neta[m] == 0)
+            printf(" at %.0f%% no run;", 100 * marks[m]);
+        else
+            printf(" at %.0f%% median %+.0f%%, %.0f%% of %zu runs within 25%%;", 100 * marks[m],
+                   100 * median_of(t->eta_error[m], t->neta[m]),
+                   100.0 * (double)within / (double)t->neta[m], t->neta[m]);
+    }
+    printf("\n");
 }
 
 static int replay_all(const fdt_recording *rec, const replay_args *a)
@@ -413,6 +498,10 @@ static int replay_all(const fdt_recording *rec, const replay_args *a)
     t.med = malloc((rec->n ? rec->n : 1) * sizeof *t.med);
     t.rand_med = malloc((rec->n ? rec->n : 1) * sizeof *t.rand_med);
     int rc = t.med && t.rand_med ? 0 : -1;
+    for (int m = 0; m < MARKS && a->patience; m++)
+        if (!(t.eta_error[m] = malloc((rec->n ? rec->n : 1) * (size_t)a->seeds *
+                                      sizeof *t.eta_error[m])))
+            rc = -1;
     printf("%-16s %-*s %-6s %s %6s %8s %15s %15s %15s %15s %7s %7s\n", "shape", STENCIL_WIDTH,
            "stencil", "prec", "R", "space", "best", "median to 1%", "p90 to 1%",
            "random median", "random p90", "instant", "quick");
@@ -428,6 +517,8 @@ static int replay_all(const fdt_recording *rec, const replay_args *a)
         printf("stopped: evaluations mean %.1f max %ld; best found over the recording's best: "
                "geomean %.4f worst %.4f\n", (double)t.spent / (double)(t.n * a->seeds),
                t.spent_max, exp(t.log_found / (double)(t.n * a->seeds)), t.found_worst);
+    if (rc == 0 && a->patience)
+        print_eta(&t);
     if (rc == 0) {
         const double random_median = median_of(t.rand_med, t.n);
         printf("replay problems=%zu seeds=%ld strategy=%s median_pct_to_1pct=%.2f "
@@ -438,6 +529,8 @@ static int replay_all(const fdt_recording *rec, const replay_args *a)
     }
     free(t.med);
     free(t.rand_med);
+    for (int m = 0; m < MARKS; m++)
+        free(t.eta_error[m]);
     return rc;
 }
 

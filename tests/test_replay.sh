@@ -110,6 +110,15 @@ else
     not_ok "replay --budget-s: runs stop by the recorded seconds" "$scratch/out"
 fi
 
+# --patience: the ETA's count at 25, 50 and 75% of every run (8 problems, 2 seeds), each
+# mark's median error and its share of runs within 25%.
+replay_bounded "$scratch/once.csv" --seeds 2 --patience 48
+if grep -Eq '^eta count: at 25% median [-+][0-9]+%, [0-9]+% of 16 runs within 25%; at 50% .* of 16 runs within 25%; at 75% .* of 16 runs within 25%;$' "$scratch/out"; then
+    ok "replay --patience: how true the ETA's count is ($(sed -n 's/^eta count: //p' "$scratch/out" | cut -c1-60)...)"
+else
+    not_ok "replay --patience: how true the ETA's count is" "$scratch/out"
+fi
+
 # usage_refused NAME MESSAGE ARGS...: replay ARGS exits 2 (usage) with MESSAGE.
 usage_refused() { exits 2 "$@"; }
 for bad in 0 -1 abc 2s 1e9 nan; do

@@ -170,9 +170,9 @@ size_t fdt_search_allowed(const fdt_search *s);
 double fdt_search_spent_s(const fdt_search *s);
 /* The evaluations the search takes yet, on the mean: at most what is left of the space and
  * of the budget of evaluations (exact for a search that ends by either), and under the
- * patience rule as many as it runs before patience ends it if each later result is a
- * gain as often as the i-th of a random order is its largest yet, 1 / i: a search that
- * still gains runs on, one that has settled stops soon. */
+ * patience rule as many as it runs before patience ends it (and its batch is done), if
+ * later gains come as often as the search's own so far, falling off as i^-1.5 (search.c's
+ * gain model): a search that still gains runs on, one that has settled stops soon. */
 size_t fdt_search_expected_left(const fdt_search *s);
 
 /* Rebuilds a search from results measured before (a resumed job's stored rows): takes
