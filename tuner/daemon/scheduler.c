@@ -464,23 +464,26 @@ static int remeasure_job(lane *l, const fdt_best *due, fdt_job *job)
 }
 
 /* The device idle: the doubtful winner of a disturbed host due first, if any, gets a job
- * that tunes it again, queued behind any other; its due time moves on, so that a job that
- * fails or is doubted again is not queued at once once more. 1 when queued, 0 none, -1 the
- * store failed (logged). */
+ * that tunes it again, queued behind any other, unless one like it is queued already (a
+ * cache auto row and its hot row are one job's doubt); its due time moves on, so that a job
+ * that fails or is doubted again is not queued at once once more. 1 when a job is queued,
+ * 0 none, -1 the store failed (logged). */
 static int queue_remeasure(lane *l)
 {
     fdt_daemon *d = l->s->d;
+    const int64_t now = now_s();
     fdt_best due;
-    fdt_job job;
+    fdt_job job, like;
     const int found = d->config.remeasure_doubtful_s == 0
                           ? 0
-                          : fdt_store_best_due(d->store, d->devices[l->device].id, now_s(), &due);
+                          : fdt_store_best_due(d->store, d->devices[l->device].id, now, &due);
     if (found <= 0)
         return found;
     const int copied = remeasure_job(l, &due, &job);
-    due.remeasure_after = copied ? now_s() + d->config.remeasure_doubtful_s : 0;
-    if (fdt_store_best_put(d->store, &due) != 0 ||
-        (copied && fdt_store_job_create(d->store, &job) != 0)) {
+    const int queued = copied ? fdt_store_job_find_active(d->store, &job, &like) : 0;
+    due.remeasure_after = copied ? now + d->config.remeasure_doubtful_s : 0;
+    if (queued < 0 || fdt_store_best_put(d->store, &due) != 0 ||
+        (copied && !queued && fdt_store_job_create(d->store, &job) != 0)) {
         fdt_log_at(FDT_LOG_ERR, "cannot queue a doubtful winner's measurement again: %s",
                    fdt_store_error(d->store));
         return -1;
@@ -491,9 +494,10 @@ static int queue_remeasure(lane *l)
                    due.key.problem.nz, (long long)due.job_id);
         return 0;
     }
-    fdt_log_at(FDT_LOG_NOTICE, "job %lld queued: the device is idle, and job %lld's winner for "
-               "%dx%dx%d was doubtful (%s)", (long long)job.id, (long long)job.remeasures,
-               job.key.problem.nx, job.key.problem.ny, job.key.problem.nz, due.doubt);
+    if (!queued)
+        fdt_log_at(FDT_LOG_NOTICE, "job %lld queued: the device is idle, and job %lld's winner "
+                   "for %dx%dx%d was doubtful (%s)", (long long)job.id, (long long)job.remeasures,
+                   job.key.problem.nx, job.key.problem.ny, job.key.problem.nz, due.doubt);
     return 1;
 }
 
