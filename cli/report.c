@@ -29,8 +29,9 @@ static const char style[] =
     "max-width:100%}figcaption{font-weight:600;margin:.3em 0}\n"
     "svg text{font-size:11px;fill:#333}.axis{fill:none;stroke:#333}.grid{stroke:#e6e6e6}\n"
     ".axis-title{font-weight:600}.point{fill-opacity:.75}.line{stroke-width:2}\n"
-    "svg text.on-dark{fill:#fff}.doubt{fill:#d62728}.rule{stroke:#d62728;stroke-dasharray:5 4}.rule-label{fill:#d62728}\n"
-        ".legend{font-size:12px;max-width:520px}.key{margin-right:1em;white-space:nowrap}\n"
+    "svg text.on-dark{fill:#fff}.doubt{fill:#d62728}.rule-label{fill:#d62728}\n"
+    ".rule{stroke:#d62728;stroke-dasharray:5 4}\n"
+    ".legend{font-size:12px;max-width:520px}.key{margin-right:1em;white-space:nowrap}\n"
     ".swatch{display:inline-block;width:.9em;height:.9em;margin-right:.3em;"
     "vertical-align:-.1em}\n.note{color:#555}.fingerprint{font-family:monospace}\n";
 
@@ -231,7 +232,8 @@ static double series_value(const fdt_report_best *b, size_t s)
     return *(const double *)((const char *)b + series[s].at);
 }
 
-/* The device's best rows, in the export's order (NULL, with *n 0, where it has none). */
+/* The device's best rows, in the export's order, in an array of their own (*n of them); NULL
+ * when out of memory. */
 static const fdt_report_best **device_best(const fdt_report *r, const fdt_report_device *d,
                                            size_t *n)
 {
@@ -298,55 +300,52 @@ static double best_top(const fdt_report_best *b)
     return top;
 }
 
-/* The device's copy at start-up as a rule across the bars, where it is on their scale
- * (within twice their tallest); else named in the legend. */
-static void balance_rule(fdt_plot *p, const fdt_report_device *d, double top, int draw)
+/* A best row's group of bars, one a series, and its doubt's mark above them. */
+static void best_group(fdt_plot *p, const fdt_report_best *b, size_t i)
 {
-    char text[96];
-    const double copy = d->balance.copy_gbps;
-    if (!(copy > 0))
-        return;
-    snprintf(text, sizeof text, "device copy at start-up (balance): %.1f GB/s%s", copy,
-             copy > 2 * top ? ", off this scale" : "");
-    if (draw && copy <= 2 * top)
-        fdt_plot_rule(p, copy, text);
-    if (!draw && copy > 2 * top)
-        fdt_plot_key(p->out, "#d62728", text);
+    char text[FDT_VARIANT_NAME_MAX + 64];
+    for (size_t s = 0; s < NSERIES; s++) {
+        const double x0 = (double)i + 0.1 + 0.2 * (double)s;
+        snprintf(text, sizeof text, "#%zu %s: %.1f GB/s", i + 1, s ? series[s].name : b->variant,
+                 series_value(b, s));
+        fdt_plot_bar(p, x0, x0 + 0.18, series_value(b, s), fdt_plot_color(s), text);
+    }
+    if (b->doubt[0])
+        fdt_plot_doubt(p, (double)i + 0.5, best_top(b), b->doubt);
 }
 
+/* The bars of the device's best rows. Its copy at start-up (the balance) is a rule across
+ * them where it is on their scale (within twice the tallest), else named in the legend. */
 static void best_bars(FILE *out, const fdt_report_device *d, size_t at,
                       const fdt_report_best *const *rows, size_t n)
 {
     double top = 0;
-    for (size_t i = 0; i < n; i++)
-        top = best_top(rows[i]) > top ? best_top(rows[i]) : top;
-    const double copy = d->balance.copy_gbps;
-    char id[48];
-    snprintf(id, sizeof id, "device-%zu-best", at);
-    fdt_plot p = {.x = {"problem (# of the table)", (double)n, best_label, rows},
-                  .y = {"GB/s", copy > top && copy <= 2 * top ? copy : top, NULL, NULL},
-                  .width = 80.0 + 64.0 * (double)n};
-    fdt_plot_begin(&p, out, id, "best", "Best GB/s against kernel 1 and the copies");
-    balance_rule(&p, d, top, 1);
     int doubtful = 0;
     for (size_t i = 0; i < n; i++) {
-        char text[FDT_VARIANT_NAME_MAX + 64];
-        for (size_t s = 0; s < NSERIES; s++) {
-            const double x0 = (double)i + 0.1 + 0.2 * (double)s;
-            snprintf(text, sizeof text, "#%zu %s: %.1f GB/s", i + 1,
-                     s ? series[s].name : rows[i]->variant, series_value(rows[i], s));
-            fdt_plot_bar(&p, x0, x0 + 0.18, series_value(rows[i], s), fdt_plot_color(s), text);
-        }
-        if (rows[i]->doubt[0])
-            fdt_plot_doubt(&p, (double)i + 0.5, best_top(rows[i]), rows[i]->doubt);
+        top = best_top(rows[i]) > top ? best_top(rows[i]) : top;
         doubtful |= rows[i]->doubt[0] != '\0';
     }
+    const double copy = d->balance.copy_gbps;
+    const int on_scale = copy > 0 && copy <= 2 * top;
+    char id[48], balance[96];
+    snprintf(id, sizeof id, "device-%zu-best", at);
+    snprintf(balance, sizeof balance, "device copy at start-up (balance): %.1f GB/s%s", copy,
+             on_scale ? "" : ", off this scale");
+    fdt_plot p = {.x = {"problem (# of the table)", (double)n, best_label, rows},
+                  .y = {"GB/s", on_scale && copy > top ? copy : top, NULL, NULL},
+                  .width = 80.0 + 64.0 * (double)n};
+    fdt_plot_begin(&p, out, id, "best", "Best GB/s against kernel 1 and the copies");
+    if (on_scale)
+        fdt_plot_rule(&p, copy, balance);
+    for (size_t i = 0; i < n; i++)
+        best_group(&p, rows[i], i);
     fdt_plot_end(&p);
     for (size_t s = 0; s < NSERIES; s++)
         fdt_plot_key(out, fdt_plot_color(s), series[s].name);
     if (doubtful)
         fdt_plot_key(out, "#d62728", "doubtful figures (the table says why)");
-    balance_rule(&p, d, top, 0);
+    if (copy > 0 && !on_scale)
+        fdt_plot_key(out, "#d62728", balance);
     fdt_plot_figure_end(&p);
 }
 
