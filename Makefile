@@ -93,6 +93,7 @@ endif
 OBJCOPY ?= objcopy
 FFLAGS ?= -O2 -g
 CLI_OBJS := $(BUILD)/cli/fdtune.o $(BUILD)/cli/progress.o $(BUILD)/cli/args.o $(BUILD)/cli/table.o \
+            $(BUILD)/cli/report.o $(BUILD)/cli/plot.o $(BUILD)/cli/html.o \
             $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/cmd_*.c))
 TESTS := test_variant test_hip_compile test_hip_variants test_cpu_backend test_store \
          test_config test_wire test_query test_protocol test_search test_kernel test_compile_helper \
@@ -272,7 +273,7 @@ $(BUILD)/tests/fortran_layout: tests/fortran_layout.f90 tests/fortran_layout.c $
 # one run shows every failure. test_noisy.sh needs the host to itself (its subject is
 # a busy host, of its own making): it runs alone, once the others are done.
 SH_TESTS := daemon cli install heal watchdog security client_trust export devices replay balance \
-            specs watch service
+            specs watch service report
 LONGEST := test-c-test_hip_variants test-sh-daemon test-c-test_cpu_backend test-sh-cli \
            test-sh-install test-c-test_protocol test-sh-heal test-sh-watchdog
 TEST_JOBS ?= $(shell nproc)

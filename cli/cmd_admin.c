@@ -502,8 +502,9 @@ static int open_output(export_out *o)
 
 /* One page, written as it came: CSV text as the daemon made it (the first page begins with
  * the header), JSON rows one per line inside one array. */
-static int write_page(export_out *o, const json_t *answer)
+static int write_page(const json_t *answer, void *ctx)
 {
+    export_out *o = ctx;
     if (open_output(o) != 0)
         return -1;
     if (!is_json(o)) {
@@ -537,33 +538,11 @@ static int close_output(export_out *o, int ok)
     return failed ? -1 : 0;
 }
 
-static json_t *export_request(const export_args *e, const json_t *after)
-{
-    json_t *req = fdt_request("export");
-    json_object_set_new(req, "what", json_string(e->what));
-    json_object_set_new(req, "format", json_string(e->format));
-    if (after)
-        json_object_set_new(req, "after", json_deep_copy(after));
-    return req;
-}
-
-/* Asks for page after page, each starting where the last ended ("next"), and writes each
- * as it arrives: the rows are never all in memory, here or in the daemon. */
+/* Writes each page as it arrives (--json: the daemon's answers are printed as they came). */
 static int export_pages(fdt_client *c, const export_args *e)
 {
     export_out o = {.args = e};
-    json_t *answer = NULL, *next = NULL;
-    int rc;
-    do {
-        rc = fdt_client_call(c, export_request(e, next), &answer);
-        json_decref(next);
-        next = NULL;
-        if (rc == FDT_EXIT_OK && !c->json && write_page(&o, answer) != 0)
-            rc = FDT_EXIT_FAILED;
-        if (rc == FDT_EXIT_OK)
-            next = json_incref(json_object_get(answer, "next"));
-        json_decref(answer);
-    } while (rc == FDT_EXIT_OK && next);
+    int rc = fdt_client_export(c, e->what, e->format, c->json ? NULL : write_page, &o);
     if (rc == FDT_EXIT_OK && !c->json && open_output(&o) != 0) /* no page wrote: empty */
         rc = FDT_EXIT_FAILED;
     if (close_output(&o, rc == FDT_EXIT_OK) != 0 && rc == FDT_EXIT_OK)

@@ -166,18 +166,18 @@ int fdt_parse_shape(char *const *text, fdtune_problem *p)
 
 int fdt_client_open(fdt_client *c, const char *cmd, const fdt_daemon_args *a)
 {
-    char path[FDT_PATH_MAX], err[FDT_PATH_MAX + 256];
+    char err[FDT_PATH_MAX + 256];
     memset(c, 0, sizeof *c);
     c->cmd = cmd;
     c->json = a->json;
     if (a->socket)
-        snprintf(path, sizeof path, "%s", a->socket);
+        snprintf(c->socket, sizeof c->socket, "%s", a->socket);
     else
-        fdtune_default_socket(path, sizeof path);
-    c->conn = fdtune_connect(path, a->timeout_ms, err, sizeof err);
+        fdtune_default_socket(c->socket, sizeof c->socket);
+    c->conn = fdtune_connect(c->socket, a->timeout_ms, err, sizeof err);
     if (c->conn)
         return FDT_EXIT_OK;
-    if (euidaccess(path, W_OK) != 0 && errno == EACCES) {
+    if (euidaccess(c->socket, W_OK) != 0 && errno == EACCES) {
         /* A daemon is there, but its socket (or a folder above it) does not admit this
          * user: not a reason to start another one. */
         fprintf(stderr, "fdtune %s: %s\n"
@@ -191,7 +191,7 @@ int fdt_client_open(fdt_client *c, const char *cmd, const fdt_daemon_args *a)
     fprintf(stderr, "fdtune %s: %s\n"
             "fdtune %s: is fdtuned running? Start it (fdtuned --socket %s, or systemctl start "
             "fdtuned), or name its socket with --socket or FDTUNE_SOCKET\n",
-            cmd, err, cmd, path);
+            cmd, err, cmd, c->socket);
     return FDT_EXIT_UNREACHABLE;
 }
 
@@ -261,6 +261,34 @@ int fdt_client_call(fdt_client *c, json_t *req, json_t **answer)
 int fdt_client_poll(fdt_client *c, json_t *req, json_t **answer)
 {
     return call(c, req, answer, 0);
+}
+
+static json_t *export_request(const char *what, const char *format, const json_t *after)
+{
+    json_t *req = fdt_request("export");
+    json_object_set_new(req, "what", json_string(what));
+    json_object_set_new(req, "format", json_string(format));
+    if (after)
+        json_object_set_new(req, "after", json_deep_copy(after));
+    return req;
+}
+
+int fdt_client_export(fdt_client *c, const char *what, const char *format, fdt_page_fn page,
+                      void *ctx)
+{
+    json_t *answer = NULL, *next = NULL;
+    int rc;
+    do {
+        rc = fdt_client_call(c, export_request(what, format, next), &answer);
+        json_decref(next);
+        next = NULL;
+        if (rc == FDT_EXIT_OK && page && page(answer, ctx) != 0)
+            rc = FDT_EXIT_FAILED;
+        if (rc == FDT_EXIT_OK)
+            next = json_incref(json_object_get(answer, "next"));
+        json_decref(answer);
+    } while (rc == FDT_EXIT_OK && next);
+    return rc;
 }
 
 int fdt_client_run(const char *cmd, const fdt_daemon_args *a, json_t *req, fdt_show_fn show,

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "config.h"
 #include "fdtune.h"
 #include "table.h"
 
@@ -85,6 +86,7 @@ const char *fdt_check_problem(const fdtune_problem *p);
 
 typedef struct fdt_client {
     const char *cmd;      /* the command, for messages */
+    char socket[FDT_PATH_MAX]; /* the daemon's socket, as connected to */
     fdtune_conn *conn;
     int json;
     char *line;           /* the last answer line, as it came */
@@ -102,6 +104,18 @@ void fdt_client_close(fdt_client *c);
  * says; fdt_client_poll never prints it (a request repeated while waiting). */
 int fdt_client_call(fdt_client *c, json_t *req, json_t **answer);
 int fdt_client_poll(fdt_client *c, json_t *req, json_t **answer);
+
+/* Handles one page of an export's answer (docs/protocol.md, "export"); 0, or -1 after
+ * reporting why not. */
+typedef int (*fdt_page_fn)(const json_t *answer, void *ctx);
+
+/* Asks for the export of what ("best" or "results") in format ("json" or "csv") page after
+ * page on c, each starting where the last ended ("next"), and hands each answer to page
+ * (unless NULL) as it arrives: the rows are never all in memory, here or in the daemon.
+ * FDT_EXIT_OK, or the exit code of the first failure, reported: the daemon's or the
+ * connection's (fdt_client_call), or page's (FDT_EXIT_FAILED). */
+int fdt_client_export(fdt_client *c, const char *what, const char *format, fdt_page_fn page,
+                      void *ctx);
 
 /* Prints a successful answer in the human form (not called under --json); returns the
  * command's exit code. */

@@ -8,11 +8,13 @@
 # (no chmod or chown by path), util-linux's setpriv and unshare with uidmap's newuidmap
 # (rights checked with other uids, as root or in a user namespace), and systemd's
 # systemd-analyze and systemd-sysusers (the unit and its account checked as systemd reads
-# them; libsystemd-dev for the notifications): a test fails without them.
+# them; libsystemd-dev for the notifications), and chromium (fdtune report's page rendered
+# headless, its plots measured): a test fails without them.
 set -eu
 packages="build-essential pkg-config libuv1-dev libsqlite3-dev libjansson-dev libinih-dev
 libcmocka-dev libelf-dev libmsgpack-dev libcsv-dev zlib1g-dev libsystemd-dev libsmartcols-dev libamdhip64-dev gfortran
-clang libclang-rt-14-dev libomp-dev python3 sqlite3 strace util-linux uidmap procps systemd man-db groff-base"
+clang libclang-rt-14-dev libomp-dev python3 sqlite3 strace util-linux uidmap procps systemd man-db groff-base
+chromium"
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive

@@ -188,6 +188,8 @@ expect 2 "--what must be best or results, not 'all'" -- export --what all --sock
 expect 2 "--format must be csv or json, not 'xml'" -- export --format xml --socket "$none"
 expect 2 'does not go with -o' -- export --json -o "$dir/x.csv" --socket "$none"
 expect 2 "unexpected argument 'now'" -- shutdown now --socket "$none"
+expect 2 'report: expected -o FILE' -- report --socket "$none"
+expect 2 "--device must be the daemon's device index or a" -- report --device gpu -o "$dir/r.html" --socket "$none"
 expect 2 'batch: expected one FILE of shapes' -- batch --socket "$none"
 expect 2 'batch: --sweep expects three comma lists' -- batch --sweep 64,128 64 --socket "$none"
 expect 2 "each value of NY_LIST must be a whole number from 1 to 65536, not ''" -- batch --sweep 64 64,,128 64 --socket "$none"
@@ -216,6 +218,11 @@ expect 3 "at $none: " -- export --format csv -o "$dir/export.csv" --socket "$non
 if [ -e "$dir/export.csv" ]; then
     failed=$((failed + 1))
     echo "FAIL - a failed export left $dir/export.csv behind"
+fi
+expect 3 "fdtune report: cannot connect to fdtuned at $none" -- report -o "$dir/report.html" --socket "$none"
+if ls "$dir"/report.html* >/dev/null 2>&1; then
+    failed=$((failed + 1))
+    echo "FAIL - a report that reached no daemon left $(ls "$dir"/report.html*) behind"
 fi
 export FDTUNE_SOCKET="$dir/env.sock"
 expect 3 "cannot connect to fdtuned at $dir/env.sock" -- jobs
