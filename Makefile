@@ -59,7 +59,7 @@ STORE := store store_devices store_jobs store_results store_code store_stencils
 # What every program shares: the vocabulary and helpers of every part (common/), the
 # backends, the tuning engine (tuner/engine/, the worker's main aside), the store and the
 # settings.
-COMMON := util device problem hashes base64 jsonl csvout
+COMMON := util device problem hashes frame jsonl csvout
 BACKENDS := backend hip cuda cpu amdgpu_codeobj amdgpu_archs
 ENGINE := variant stencil spec spec_code sources measure runner compile_pool compile_helper \
           session bench wire balance

@@ -2,8 +2,9 @@
  * as `--compile-helper cpu`, the real host compiler behind it): code comes back and runs,
  * a compile error comes back with the compiler's words, a helper killed from outside is
  * replaced without the variant being blamed, a helper that cannot be started leaves the
- * compile in this process, helpers end when their set is freed or their parent dies, and a
- * compiler that stops is killed at the compile deadline with its helper. */
+ * compile in this process, helpers end when their set is freed or their parent dies, a
+ * compiler that stops is killed at the compile deadline with its helper, and an answer
+ * whose code frame is bad or cut short is refused, never a crash or a hang. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -251,6 +252,78 @@ static void test_stopped_compiler_meets_the_deadline(void **state)
     assert_int_equal(unlink(fired) | unlink(stopped) | unlink(cxx) | rmdir(dir), 0);
 }
 
+/* A helper that answers the first request with answer (printf's format: \ooo for a byte),
+ * then what follows (a shell command: sleep, so that the test sees it ended, or exit). */
+static void fake_helper(char *dir, char *path, size_t len, const char *answer, const char *then)
+{
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, len, "%s/helper", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\nread -r request\nprintf '%s'\n%s\n", answer, then);
+    fclose(f);
+    assert_int_equal(chmod(path, 0755), 0);
+}
+
+/* An answer whose code frame is not what its line said is refused with what was wrong:
+ * the helper is ended (its channel cannot be read on), the compile fails at once, without
+ * a second try, and nothing hangs (the alarm fails the test should a read never end). */
+static void test_bad_frames_are_refused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *answer, *why;
+    } cases[] = {
+        {"{\"status\":0,\"bytes\":300000000}\n",
+         "a frame of 300000000 bytes is over the limit of 268435456"},
+        {"{\"status\":0,\"bytes\":3}\n\\243abc", "first byte is 0xa3"},
+        {"{\"status\":0,\"bytes\":3}\n\\304\\005abc", "runs past the 3 bytes its line announced"},
+        {"{\"status\":0,\"bytes\":1}\n\\304\\001xjunk", "bytes after its code frame"},
+        {"{\"status\":0,\"bytes\":\"3\"}\n", "'bytes' must be the size"},
+        {"{\"status\":0}\n", "answered with no code frame"},
+    };
+    alarm(60);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char dir[] = "/tmp/fdt-badframe-XXXXXX", path[64];
+        fake_helper(dir, path, sizeof path, cases[i].answer, "exec sleep 60");
+        fdt_compile_helpers *set = fdt_compile_helpers_new(path, "cpu", 1);
+        fdt_code code = {0};
+        fdt_error err = {0};
+        assert_int_equal(compile_kernel1(set, 0, &code, &err), FDT_ERROR);
+        if (!strstr(err.msg, cases[i].why))
+            fail_msg("case %zu: '%s' does not say '%s'", i, err.msg, cases[i].why);
+        assert_null(code.data);
+        pid_t kids[8];
+        /* the last case's answer is whole, so its helper is kept; the others' ended */
+        assert_int_equal(children(kids, 8), i + 1 == sizeof cases / sizeof cases[0]);
+        fdt_compile_helpers_free(set);
+        assert_int_equal(unlink(path) | rmdir(dir), 0);
+    }
+    alarm(0);
+}
+
+/* A helper that dies partway through its code frame is a helper gone, as one killed from
+ * outside: tried again in a new one, then the compile fails saying where it ended. */
+static void test_truncated_frame_is_a_helper_gone(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/fdt-cutframe-XXXXXX", path[64];
+    fake_helper(dir, path, sizeof path, "{\"status\":0,\"bytes\":100}\n\\304\\144abcdefghij",
+                "exit 0");
+    alarm(60);
+    fdt_compile_helpers *set = fdt_compile_helpers_new(path, "cpu", 1);
+    fdt_code code = {0};
+    fdt_error err = {0};
+    assert_int_equal(compile_kernel1(set, 0, &code, &err), FDT_COMPILE_ERROR);
+    assert_non_null(strstr(err.msg, "ended during the compile, 2 times in a row (the last: "
+                           "exit status 0, partway through its code frame (12 of its bytes "
+                           "read, for a code object of 100))"));
+    assert_null(code.data);
+    fdt_compile_helpers_free(set);
+    alarm(0);
+    assert_int_equal(unlink(path) | rmdir(dir), 0);
+}
+
 static void test_compile_modes(void **state)
 {
     (void)state;
@@ -275,6 +348,8 @@ int main(void)
         cmocka_unit_test(test_no_helper_compiles_here),
         cmocka_unit_test(test_helper_ends_with_its_parent),
         cmocka_unit_test(test_stopped_compiler_meets_the_deadline),
+        cmocka_unit_test(test_bad_frames_are_refused),
+        cmocka_unit_test(test_truncated_frame_is_a_helper_gone),
         cmocka_unit_test(test_compile_modes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

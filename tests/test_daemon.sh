@@ -5,7 +5,8 @@
 # again a finished result; a worker killed mid-job, a variant that faults and one that
 # hangs: the job completes; a second SIGTERM hurries a stop and the store is still closed
 # cleanly; cancel; SIGHUP, with a bad config file and with a FIFO; one daemon per store and
-# its files' modes; a worker that prints on stdout; a bad config file.
+# its files' modes; a worker that sends bad code frames; a worker that prints on stdout; a
+# bad config file.
 # Usage: BUILD=build sh tests/test_daemon.sh
 set -u
 . "$(dirname "$0")/tap.sh"
@@ -560,6 +561,49 @@ else
     not_ok "a worker that dies at every start: the job ends $(job_state "$job")" "$dir/out"
 fi
 if stop_daemon; then ok "fdtuned still stops cleanly"; else not_ok "fdtuned still stops cleanly" "$LOG"; fi
+
+# --- a worker that sends bad code frames ----------------------------------------------------
+# A code object travels as a msgpack bin after the line that announces it (common/frame.h).
+# This worker announces one over the limit at its first start, sends a frame of another
+# msgpack type at its second, and ends partway through a frame at its third: each is logged
+# with what was wrong, the first two workers are killed at once (their streams cannot be
+# read on), not left to the watchdog, nothing hangs, and the job fails after max_restarts as
+# with any worker that keeps dying. This daemon logs to a file of its own, which no earlier
+# watchdog's kill is in.
+cat >"$dir/framing-worker" <<EOF
+#!/bin/sh
+case "\$*" in *--probe*) exec "$worker_bin" "\$@" ;; esac
+n=\$(cat "$dir/framing.n" 2>/dev/null || echo 0)
+echo \$((n + 1)) >"$dir/framing.n"
+echo '{"ev":"hello"}' >&4
+read -r task <&3
+case \$n in
+0) printf '{"ev":"code","key":"k","bytes":300000000}\n' >&4 ;;
+1) printf '{"ev":"code","key":"k","bytes":3}\n\243abc' >&4 ;;
+*) printf '{"ev":"code","key":"k","bytes":100}\n\304\144abc' >&4; exit 0 ;;
+esac
+exec sleep 60
+EOF
+chmod +x "$dir/framing-worker"
+printf '[worker]\nworker_path = %s\nmax_restarts = 2\n' "$dir/framing-worker" >"$dir/framing.conf"
+framing_log=$dir/framing.log
+"$FDTUNED" --config "$dir/framing.conf" --socket "$FDTUNE_SOCKET" --db "$DB" --backend cpu 2>>"$framing_log" &
+pid=$!
+wait_until 20 "$FDTUNE" status
+job=$("$FDTUNE" tune 9 9 11 --subset 1 --json | field job)
+if wait_until 60 job_finished "$job" && [ "$(job_state "$job")" = failed ] &&
+    grep -q "sent a code event the daemon cannot read (a frame of 300000000 bytes is over the limit of 268435456): killing it" "$framing_log" &&
+    grep -q "sent an unreadable code frame (a frame must be a msgpack bin (first byte 0xc4, 0xc5 or 0xc6), not an object whose first byte is 0xa3): killing it" "$framing_log" &&
+    grep -q "ended partway through a code frame (5 of its bytes read, for a code object of 100): the code object is dropped" "$framing_log" &&
+    ! grep -q "sent nothing for" "$framing_log" && "$FDTUNE" status >/dev/null; then
+    ok "code frames over the limit, of another type or cut short: logged, refused, the daemon serves"
+else
+    "$FDTUNE" status "$job" >"$dir/out" 2>&1
+    cat "$framing_log" >>"$dir/out"
+    not_ok "code frames over the limit, of another type or cut short: the job ends $(job_state "$job")" "$dir/out"
+fi
+if stop_daemon; then ok "fdtuned beside a worker of bad frames stops cleanly"; else not_ok "fdtuned beside a worker of bad frames stops cleanly" "$framing_log"; fi
+cat "$framing_log" >>"$LOG"
 
 # --- a worker that prints on stdout ----------------------------------------------------------
 # As a vendor library may, this one prints a JSON object (a device list naming no device,

@@ -1,6 +1,7 @@
 /* test_wire.c - the JSON shapes of the worker pipe and the socket (tuner/engine/wire.c) and
- * the base64 of code objects (common/base64.c): every shape survives a trip through
- * JSON text unchanged, and each kind of bad field is refused with a message that names it. */
+ * the frames code objects travel in (common/frame.c): every shape survives a trip through
+ * JSON text unchanged, every frame size a trip through a stream cut anywhere, and each kind
+ * of bad field or frame is refused with a message that names it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "base64.h"
+#include "frame.h"
 #include "engine/wire.h"
 
 /* Through text and back, as a line on a pipe travels. */
@@ -379,72 +380,158 @@ static void test_stats(void **state)
     json_decref(j);
 }
 
-/* ---- base64 ---- */
+/* ---- code frames ---- */
 
-static void test_base64_known_vectors(void **state)
+/* A frame as fdt_frame_write writes it, in memory. */
+static char *framed(const void *data, size_t size, size_t *len)
 {
-    (void)state;
-    /* RFC 4648, section 10. */
-    const char *plain[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
-    const char *coded[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
-    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
-        char *text = fdt_base64_encode(plain[i], strlen(plain[i]));
-        assert_string_equal(text, coded[i]);
-        free(text);
-        void *data = NULL;
-        size_t size = 99;
-        assert_int_equal(fdt_base64_decode(coded[i], strlen(coded[i]), &data, &size), 0);
-        assert_int_equal(size, strlen(plain[i]));
-        assert_memory_equal(data, plain[i], size);
-        free(data);
-    }
+    char *text = NULL;
+    FILE *f = open_memstream(&text, len);
+    assert_non_null(f);
+    assert_int_equal(fdt_frame_write(f, data, size), 0);
+    assert_int_equal(fclose(f), 0);
+    return text;
 }
 
-static void test_base64_round_trip(void **state)
+/* Feeds text to a frame begun for size bytes, piece bytes at a time; the last state. */
+static fdt_frame_state feed_in_pieces(fdt_frame *f, const char *text, size_t len, size_t piece,
+                                      char *why, size_t whylen)
+{
+    fdt_frame_state st = FDT_FRAME_MORE;
+    for (size_t at = 0; at < len && st == FDT_FRAME_MORE;) {
+        const size_t n = len - at < piece ? len - at : piece;
+        size_t used;
+        st = fdt_frame_feed(f, text + at, n, &used, why, whylen);
+        assert_true(used <= n);
+        if (st == FDT_FRAME_MORE)
+            assert_int_equal(used, n);
+        at += used;
+    }
+    return st;
+}
+
+/* Every size round the three bin headers' bounds (0, 255 | 256, 65535 | 65536) and a large
+ * one come back whole, however the stream cuts them, and the bytes after a frame are left
+ * to the lines that follow. */
+static void test_frame_round_trip(void **state)
 {
     (void)state;
-    unsigned char bytes[300];
-    for (size_t i = 0; i < sizeof bytes; i++)
+    const size_t sizes[] = {0, 1, 2, 7, 254, 255, 256, 257, 65535, 65536, 65537,
+                            (size_t)24 << 20};
+    const size_t pieces[] = {1, 3, 4096, (size_t)-1};
+    unsigned char *bytes = malloc(sizes[sizeof sizes / sizeof sizes[0] - 1]);
+    assert_non_null(bytes);
+    for (size_t i = 0; i < sizes[sizeof sizes / sizeof sizes[0] - 1]; i++)
         bytes[i] = (unsigned char)(i * 151 + 7); /* every value, in no simple order */
-    for (size_t n = 0; n <= sizeof bytes; n += n < 8 ? 1 : 37) {
-        char *text = fdt_base64_encode(bytes, n);
-        assert_int_equal(strlen(text), (n + 2) / 3 * 4);
-        void *data = NULL;
-        size_t size = 0;
-        assert_int_equal(fdt_base64_decode(text, strlen(text), &data, &size), 0);
-        assert_int_equal(size, n);
-        assert_memory_equal(data, bytes, n);
-        free(data);
-        free(text);
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t len;
+        char *text = framed(bytes, sizes[s], &len);
+        for (size_t p = 0; p < sizeof pieces / sizeof pieces[0]; p++) {
+            if (pieces[p] == 1 && sizes[s] > 65537)
+                continue; /* a byte at a time: the small ones say enough */
+            fdt_frame f;
+            char why[256] = "";
+            assert_int_equal(fdt_frame_begin(&f, sizes[s], why, sizeof why), 0);
+            assert_int_equal(feed_in_pieces(&f, text, len, pieces[p], why, sizeof why),
+                             FDT_FRAME_DONE);
+            size_t size = 99;
+            void *back = fdt_frame_take(&f, &size);
+            assert_non_null(back);
+            assert_int_equal(size, sizes[s]);
+            assert_memory_equal(back, bytes, size);
+            free(back);
+            assert_null(f.buf);
+        }
+        /* A line that follows in the same read is not the frame's. */
+        char *more = realloc(text, len + 3);
+        assert_non_null(more);
+        memcpy(more + len, "{}\n", 3);
+        fdt_frame f;
+        char why[256];
+        size_t used;
+        assert_int_equal(fdt_frame_begin(&f, sizes[s], why, sizeof why), 0);
+        assert_int_equal(fdt_frame_feed(&f, more, len + 3, &used, why, sizeof why),
+                         FDT_FRAME_DONE);
+        assert_int_equal(used, len);
+        fdt_frame_free(&f);
+        free(more);
     }
+    free(bytes);
 }
 
-static void test_base64_rejects_bad_input(void **state)
+/* A frame cut short is never whole: each of its prefixes asks for more. */
+static void test_frame_truncated(void **state)
 {
     (void)state;
-    const char *bad[] = {
-        "Zg=",       /* not a multiple of 4 */
-        "Zm9",       /* likewise */
-        "Zg==Zm8=",  /* padding before the end */
-        "Z===",      /* too much padding */
-        "=Zm8",      /* padding first */
-        "Zh==",      /* unused bits set: not the canonical encoding */
-        "Zm9=",      /* likewise */
-        "Zm9v!A==",  /* outside the alphabet */
-        "Zm 9v",     /* whitespace */
-        "Zm-_",      /* the URL-safe alphabet */
-    };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        void *data = NULL;
-        size_t size = 0;
-        if (fdt_base64_decode(bad[i], strlen(bad[i]), &data, &size) != -1)
-            fail_msg("'%s' was accepted", bad[i]);
-        assert_null(data);
+    const unsigned char bytes[300] = {1, 2, 3};
+    size_t len;
+    char *text = framed(bytes, sizeof bytes, &len);
+    for (size_t cut = 0; cut < len; cut++) {
+        fdt_frame f;
+        char why[256];
+        size_t used;
+        assert_int_equal(fdt_frame_begin(&f, sizeof bytes, why, sizeof why), 0);
+        assert_int_equal(fdt_frame_feed(&f, text, cut, &used, why, sizeof why),
+                         FDT_FRAME_MORE);
+        assert_int_equal(used, cut);
+        fdt_frame_free(&f);
     }
-    /* A NUL inside the given length is not a digit. */
-    void *data = NULL;
-    size_t size = 0;
-    assert_int_equal(fdt_base64_decode("Zm\0v", 4, &data, &size), -1);
+    free(text);
+}
+
+/* Over FDT_FRAME_MAX: the writer writes nothing, the reader allocates nothing. */
+static void test_frame_oversized(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    assert_int_equal(fdt_frame_write(out, "", FDT_FRAME_MAX + 1), -1);
+    fclose(out);
+    assert_int_equal(len, 0);
+    free(text);
+    fdt_frame f;
+    char why[256] = "";
+    assert_int_equal(fdt_frame_begin(&f, FDT_FRAME_MAX + 1, why, sizeof why), -1);
+    assert_null(f.buf);
+    assert_contains(why, "over the limit of 268435456");
+    fdt_frame_free(&f); /* harmless on a frame refused */
+}
+
+/* Each way a frame can disagree with its line is refused, with what was wrong. */
+static void test_frame_refusals(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t announced;
+        const char *bytes;
+        size_t len;
+        const char *why;
+    } cases[] = {
+        /* a msgpack string, not a bin */
+        {3, "\xa3" "abc", 4, "not an object whose first byte is 0xa3"},
+        /* an array header that would have msgpack-c allocate 2^32 elements */
+        {4, "\xdd\xff\xff\xff\xff", 5, "first byte is 0xdd"},
+        /* a JSON line where the frame should be */
+        {2, "{}", 2, "first byte is 0x7b"},
+        /* a bin longer than announced */
+        {3, "\xc4\x05" "abc", 5, "runs past the 3 bytes its line announced"},
+        /* a bin shorter than announced, and a bin 16 likewise */
+        {3, "\xc4\x01" "abc", 5, "holds 1 bytes where its line announced 3"},
+        {3, "\xc5\x00\x02" "abc", 6, "holds 2 bytes where its line announced 3"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fdt_frame f;
+        char why[256] = "";
+        size_t used;
+        assert_int_equal(fdt_frame_begin(&f, cases[i].announced, why, sizeof why), 0);
+        if (fdt_frame_feed(&f, cases[i].bytes, cases[i].len, &used, why, sizeof why) !=
+            FDT_FRAME_BAD)
+            fail_msg("case %zu was not refused", i);
+        assert_contains(why, cases[i].why);
+        fdt_frame_free(&f);
+    }
 }
 
 int main(void)
@@ -460,9 +547,10 @@ int main(void)
         cmocka_unit_test(test_result_refusals),
         cmocka_unit_test(test_text_that_is_not_utf8),
         cmocka_unit_test(test_stats),
-        cmocka_unit_test(test_base64_known_vectors),
-        cmocka_unit_test(test_base64_round_trip),
-        cmocka_unit_test(test_base64_rejects_bad_input),
+        cmocka_unit_test(test_frame_round_trip),
+        cmocka_unit_test(test_frame_truncated),
+        cmocka_unit_test(test_frame_oversized),
+        cmocka_unit_test(test_frame_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

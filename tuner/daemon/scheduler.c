@@ -43,7 +43,6 @@
 #include "daemon/notify.h"
 #include "daemon/query.h"
 #include "daemon/supervisor.h"
-#include "base64.h"
 #include "engine/sources.h"
 #include "hashes.h"
 #include "engine/wire.h"
@@ -607,21 +606,21 @@ static int store_result(lane *l, json_t *ev)
     return save_job(l);
 }
 
-static void store_code(lane *l, json_t *ev)
+/* A code object the worker compiled, read whole from the frame after its event. */
+static void on_code(fdt_worker *w, json_t *ev, const void *bytes, size_t size, void *ctx)
 {
+    lane *l = ctx;
+    if (l->worker != w)
+        return; /* as on_event: a detached worker's */
     const char *key = json_string_value(json_object_get(ev, "key"));
-    const char *data = json_string_value(json_object_get(ev, "data"));
-    void *bytes = NULL;
-    size_t size = 0;
-    if (!key || !data || fdt_base64_decode(data, strlen(data), &bytes, &size) != 0) {
-        fdt_log_at(FDT_LOG_WARNING, "device %zu: a code object the worker sent is unreadable",
+    if (!key) {
+        fdt_log_at(FDT_LOG_WARNING, "device %zu: a code object the worker sent has no key",
                    l->device);
         return;
     }
     if (fdt_store_code_put(l->s->d->store, key, bytes, size) != 0)
         fdt_log_at(FDT_LOG_WARNING, "cannot cache a code object: %s",
                    fdt_store_error(l->s->d->store));
-    free(bytes);
 }
 
 /* A best row the store refused: every job is paused, and the job's leaders are timed again
@@ -810,8 +809,6 @@ static void on_event(fdt_worker *w, json_t *ev, void *ctx)
             dispatch(l);
         else
             take_next_job(l);
-    } else if (strcmp(kind, "code") == 0) {
-        store_code(l, ev);
     } else if (strcmp(kind, "fatal") == 0 || strcmp(kind, "log") == 0 ||
                strcmp(kind, "error") == 0) {
         fdt_log_worker(l->device, kind, message);
@@ -892,7 +889,8 @@ static void on_ended(fdt_worker *w, fdt_worker_end end, int64_t status, int sig,
 static void start_worker(lane *l)
 {
     char err[256];
-    const fdt_worker_handler h = {.event = on_event, .ended = on_ended, .ctx = l};
+    const fdt_worker_handler h = {.event = on_event, .code = on_code, .ended = on_ended,
+                                  .ctx = l};
     l->worker = fdt_worker_start(l->s->d, (int)l->device, &h, err, sizeof err);
     if (!l->worker) {
         fdt_log_at(FDT_LOG_ERR, "device %zu: %s", l->device, err);

@@ -19,11 +19,14 @@
 #include <string.h>
 
 #include "daemon/log.h"
+#include "frame.h"
 #include "hashes.h"
 #include "engine/wire.h"
 
 #define WORKER_HANDLES 4 /* process, tasks pipe, events pipe, watchdog timer */
-#define MAX_EVENT_LINE (256u << 20) /* code objects travel in lines; a cubin is far smaller */
+/* The longest event line, as the tasks' (worker.c): code objects travel in frames of their
+ * own, so a line is an event's fields and a message at most. */
+#define MAX_EVENT_LINE (16u << 20)
 /* The worker's protocol runs on fds of its own, never its stdin or stdout: a vendor library
  * (or a wrapper script) that prints a JSON object there must not be taken for an event. Its
  * stdout and stderr are the daemon's stderr, so what they say is logged. */
@@ -62,6 +65,9 @@ struct fdt_worker {
     fdt_worker_end end;  /* set when we kill it, so the exit is not taken for a crash */
     int end_chosen;
     fdt_jsonl framer;
+    json_t *code_ev;     /* the code event whose frame is being read, or NULL */
+    fdt_frame frame;     /* its bytes */
+    int refused;         /* its stream was unreadable: nothing more of it is read */
     char current[FDT_VARIANT_NAME_MAX];
 };
 
@@ -106,6 +112,8 @@ static void on_closed(uv_handle_t *handle)
     if (--w->open_handles > 0)
         return;
     fdt_jsonl_free(&w->framer);
+    fdt_frame_free(&w->frame);
+    json_decref(w->code_ev);
     if (!w->discarded)
         w->h.ended(w, w->end, w->exit_status, w->term_signal, w->h.ctx);
     free(w);
@@ -215,6 +223,34 @@ static void track_progress(fdt_worker *w, json_t *ev)
     }
 }
 
+/* The stream cannot be read on (a line too long, a frame that is not what its line said):
+ * nothing more of it is read, and the worker is killed. */
+static void refuse(fdt_worker *w, const char *what)
+{
+    fdt_log_at(FDT_LOG_WARNING, "worker %d (pid %d) sent %s: killing it", w->device,
+               w->proc.pid, what);
+    w->refused = 1;
+    uv_read_stop((uv_stream_t *)&w->out);
+    kill_for(w, FDT_END_SIGNALED);
+}
+
+/* A code event announces the frame of the object's bytes that follows its line
+ * (common/frame.h); the event is handled once the frame is whole. */
+static void announce(fdt_worker *w, json_t *ev)
+{
+    const json_t *bytes = json_object_get(ev, "bytes");
+    char why[160], what[200];
+    if (!json_is_integer(bytes) || json_integer_value(bytes) < 0)
+        snprintf(why, sizeof why, "'bytes' must be the size of the frame that follows");
+    else if (fdt_frame_begin(&w->frame, (size_t)json_integer_value(bytes), why,
+                             sizeof why) == 0) {
+        w->code_ev = json_incref(ev);
+        return;
+    }
+    snprintf(what, sizeof what, "a code event the daemon cannot read (%s)", why);
+    refuse(w, what);
+}
+
 static int on_line(void *ctx, char *line, size_t len)
 {
     fdt_worker *w = ctx;
@@ -226,10 +262,60 @@ static int on_line(void *ctx, char *line, size_t len)
         json_decref(ev);
         return 0;
     }
-    track_progress(w, ev);
-    w->h.event(w, ev, w->h.ctx);
+    const char *kind = json_string_value(json_object_get(ev, "ev"));
+    if (kind && strcmp(kind, "code") == 0) {
+        announce(w, ev);
+    } else {
+        track_progress(w, ev);
+        w->h.event(w, ev, w->h.ctx);
+    }
     json_decref(ev);
-    return w->closing;
+    return w->closing || w->refused;
+}
+
+/* Reads what it can of the frame being read; a whole one goes to the handler with its
+ * event. *used: the bytes it took. */
+static void take_frame(fdt_worker *w, const char *data, size_t n, size_t *used)
+{
+    char why[200], what[240];
+    const fdt_frame_state st = fdt_frame_feed(&w->frame, data, n, used, why, sizeof why);
+    if (st == FDT_FRAME_MORE)
+        return;
+    if (st == FDT_FRAME_BAD) {
+        snprintf(what, sizeof what, "an unreadable code frame (%s)", why);
+        refuse(w, what);
+        return;
+    }
+    size_t size;
+    void *bytes = fdt_frame_take(&w->frame, &size);
+    json_t *ev = w->code_ev;
+    w->code_ev = NULL;
+    if (w->h.code)
+        w->h.code(w, ev, bytes, size, w->h.ctx);
+    free(bytes);
+    json_decref(ev);
+}
+
+/* A read's bytes go to the frame being read, else to the line framer a line at a time, so
+ * that the bytes after a line that announces a frame are left to the frame. */
+static void take(fdt_worker *w, const char *data, size_t n)
+{
+    while (n > 0 && !w->closing && !w->refused) {
+        size_t used;
+        if (w->code_ev) {
+            take_frame(w, data, n, &used);
+        } else {
+            const char *nl = memchr(data, '\n', n);
+            used = nl ? (size_t)(nl - data) + 1 : n;
+            const int rc = fdt_jsonl_feed(&w->framer, data, used, on_line, w);
+            if (rc == -1)
+                refuse(w, "a line longer than any event may be");
+            else if (rc == -2)
+                refuse(w, "a line the daemon has no memory for");
+        }
+        data += used;
+        n -= used;
+    }
 }
 
 static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
@@ -244,12 +330,13 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     fdt_worker *w = stream->data;
     if (nread > 0) {
         w->line_at = awake_now(w);
-        if (fdt_jsonl_feed(&w->framer, buf->base, (size_t)nread, on_line, w) < 0) {
-            fdt_log_at(FDT_LOG_WARNING, "worker %d sent an unreadable stream: killing it",
-                       w->device);
-            kill_for(w, FDT_END_SIGNALED);
-        }
+        take(w, buf->base, (size_t)nread);
     } else if (nread < 0) {
+        if (w->code_ev) /* the exit callback says how it ended */
+            fdt_log_at(FDT_LOG_WARNING, "worker %d (pid %d) ended partway through a code "
+                       "frame (%zu of its bytes read, for a code object of %zu): the code "
+                       "object is dropped", w->device, w->proc.pid, w->frame.have,
+                       w->frame.size);
         uv_read_stop(stream); /* EOF: the exit callback follows */
     }
     free(buf->base);

@@ -1,4 +1,5 @@
-/* supervisor.h - fdtune-worker processes: start one, talk JSON lines over its pipes, watch
+/* supervisor.h - fdtune-worker processes: start one, talk JSON lines over its pipes (and
+ * read the code objects it sends in frames after their lines, common/frame.h), watch
  * its heartbeat and its deadline per variant, and kill it when it stops answering. The
  * daemon never touches a GPU; everything that can fault or hang runs in a worker, and a
  * worker's death is an event the scheduler handles, never the daemon's. A worker is watched
@@ -25,6 +26,9 @@ typedef struct fdt_worker fdt_worker;
 typedef struct fdt_worker_handler {
     /* Each event line the worker printed, parsed; ev is borrowed. */
     void (*event)(fdt_worker *w, json_t *ev, void *ctx);
+    /* Each code event, once the frame its line announced is read: ev and the code
+     * object's size bytes are borrowed. NULL: code objects are read and dropped. */
+    void (*code)(fdt_worker *w, json_t *ev, const void *bytes, size_t size, void *ctx);
     /* The process is gone and every handle closed; w is freed after this returns. */
     void (*ended)(fdt_worker *w, fdt_worker_end end, int64_t exit_status, int term_signal,
                   void *ctx);

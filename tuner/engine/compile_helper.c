@@ -2,7 +2,8 @@
  * see compile_helper.h. One JSON object a line each way on a socket pair (not pipes: a
  * write to a helper that died must fail, not raise SIGPIPE in the worker):
  *   request  {"arch":"sm_90","source":S,"entry":E,"defines":["FDT_BX=32",..]}
- *   answer   {"status":0,"code":"<base64>"}, or {"status":N,"message":"..."}
+ *   answer   {"status":0,"bytes":N} and the code object's N bytes as a msgpack bin
+ *            (common/frame.h), or {"status":N,"message":"..."}
  * where S is the variant's whole source (engine/variant.h: fdt_variant_source, a spec's
  * macros included) and E the entry point of the problem's stencil (engine/stencil.h).
  * status is an fdt_status, which both sides read alike: they are the same program. */
@@ -23,7 +24,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "base64.h"
+#include "frame.h"
 #include "engine/wire.h"
 
 extern char **environ;
@@ -156,9 +157,16 @@ static json_t *request_json(const char *arch, const char *source, const char *en
                      "defines", list);
 }
 
-/* How a request ended: answered (the answer may still be nonsense), the helper gone, or
- * no answer by the deadline. */
-typedef enum { ASK_ANSWERED, ASK_GONE, ASK_OVERDUE } ask_end;
+/* How a request ended: answered (the answer may still be nonsense), the helper gone, no
+ * answer by the deadline, or an answer refused: one that is not what the channel carries
+ * (a line too long, a frame that is not what its line said, bytes after it), after which
+ * the channel cannot be read on. */
+typedef enum { ASK_ANSWERED, ASK_GONE, ASK_OVERDUE, ASK_REFUSED } ask_end;
+
+/* The room an answer is read in: its whole line (a status and a compiler's message, cut
+ * to an fdt_error's and escaped, fits many times over), then a frame's bytes a piece at a
+ * time. */
+#define ANSWER_ROOM (64u << 10)
 
 /* Milliseconds left until due (uv_hrtime's clock, which is monotonic), rounded up; 0 once
  * it has passed. */
@@ -168,63 +176,111 @@ static int ms_until(uint64_t due)
     return now >= due ? 0 : (int)((due - now + 999999) / 1000000);
 }
 
-/* Doubles the line's room; 0, or -1 when out of memory (the line is kept). */
-static int grow(char **line, size_t *cap)
+/* Reads what the helper sends next, at most cap bytes, by due: ASK_ANSWERED with *n bytes
+ * in buf, or how the wait ended. */
+static ask_end read_some(int fd, uint64_t due, char *buf, size_t cap, size_t *n)
 {
-    const size_t more = *cap ? 2 * *cap : 65536;
-    char *bigger = realloc(*line, more);
-    if (!bigger)
-        return -1;
-    *line = bigger;
-    *cap = more;
-    return 0;
-}
-
-/* Reads the answer's line, a whole one, into *line (malloc'd, NUL-terminated) by due. The
- * helper writes one line a request, so nothing follows it. Out of memory reads as the
- * helper gone, as a line that cannot be read. */
-static ask_end read_line(int fd, uint64_t due, char **line)
-{
-    size_t len = 0, cap = 0;
     for (;;) {
-        if (len + 1 >= cap && grow(line, &cap) != 0)
-            return ASK_GONE;
         struct pollfd p = {.fd = fd, .events = POLLIN};
         const int ready = poll(&p, 1, ms_until(due));
         if (ready == 0)
             return ASK_OVERDUE;
-        const ssize_t n = ready > 0 ? read(fd, *line + len, cap - 1 - len) : -1;
-        if (n < 0 && errno == EINTR)
+        const ssize_t got = ready > 0 ? read(fd, buf, cap) : -1;
+        if (got < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
+        if (got <= 0)
             return ASK_GONE;
-        len += (size_t)n;
-        (*line)[len] = '\0';
-        if ((*line)[len - 1] == '\n')
-            return ASK_ANSWERED;
+        *n = (size_t)got;
+        return ASK_ANSWERED;
     }
 }
 
-/* Sends the request and reads the answer line into *answer (NULL: nonsense) within
- * deadline_ms. */
-static ask_end ask(helper *h, json_t *request, int deadline_ms, json_t **answer)
+static ask_end refused(char *why, size_t len, const char *what)
+{
+    snprintf(why, len, "%s", what);
+    return ASK_REFUSED;
+}
+
+/* Reads the code frame the answer's line announced with "bytes" (common/frame.h) into
+ * code, from the n bytes at rest that came with the line and then from fd, reading into
+ * room (ANSWER_ROOM bytes). An answer that announces none is whole with its line. */
+static ask_end read_frame(int fd, uint64_t due, const json_t *answer, const char *rest,
+                          size_t n, char *room, fdt_code *code, char *why, size_t len)
+{
+    const json_t *bytes = json_object_get(answer, "bytes");
+    if (!bytes)
+        return n ? refused(why, len, "bytes after an answer that announces no code frame")
+                 : ASK_ANSWERED;
+    if (!json_is_integer(bytes) || json_integer_value(bytes) < 0)
+        return refused(why, len, "'bytes' must be the size of the code frame that follows");
+    fdt_frame f;
+    if (fdt_frame_begin(&f, (size_t)json_integer_value(bytes), why, len) != 0)
+        return ASK_REFUSED;
+    ask_end end = ASK_ANSWERED;
+    fdt_frame_state st;
+    size_t used;
+    while ((st = fdt_frame_feed(&f, rest, n, &used, why, len)) == FDT_FRAME_MORE &&
+           (end = read_some(fd, due, room, ANSWER_ROOM, &n)) == ASK_ANSWERED)
+        rest = room;
+    if (end == ASK_GONE)
+        snprintf(why, len, "partway through its code frame (%zu of its bytes read, for a "
+                 "code object of %zu)", f.have, f.size);
+    else if (st == FDT_FRAME_BAD)
+        end = ASK_REFUSED;
+    else if (st == FDT_FRAME_DONE && used < n)
+        end = refused(why, len, "bytes after its code frame");
+    else if (st == FDT_FRAME_DONE)
+        code->data = fdt_frame_take(&f, &code->size);
+    fdt_frame_free(&f);
+    return end;
+}
+
+/* Reads the answer by due: its line into *answer (NULL: not JSON), then the code frame
+ * the line announces into code. The helper writes one answer a request, so nothing
+ * follows it. Out of memory reads as the helper gone, as an answer that cannot be read. */
+static ask_end read_answer(int fd, uint64_t due, json_t **answer, fdt_code *code, char *why,
+                           size_t len)
+{
+    char *room = malloc(ANSWER_ROOM);
+    const char *nl = NULL;
+    size_t have = 0, n;
+    ask_end end = room ? ASK_ANSWERED : ASK_GONE;
+    while (end == ASK_ANSWERED && !nl) {
+        if (have == ANSWER_ROOM)
+            end = refused(why, len, "an answer line longer than any answer may be");
+        else if ((end = read_some(fd, due, room + have, ANSWER_ROOM - have, &n)) ==
+                 ASK_ANSWERED) {
+            nl = memchr(room + have, '\n', n);
+            have += n;
+        }
+    }
+    if (end == ASK_ANSWERED) {
+        *answer = json_loadb(room, (size_t)(nl - room), 0, NULL);
+        /* The frame takes what came after the line before the room is read into again. */
+        end = read_frame(fd, due, *answer, nl + 1, have - (size_t)(nl + 1 - room), room, code,
+                         why, len);
+    }
+    free(room);
+    return end;
+}
+
+/* Sends the request and reads the answer into *answer (NULL: nonsense) and code within
+ * deadline_ms; why says what was refused, or where the helper went. */
+static ask_end ask(helper *h, json_t *request, int deadline_ms, json_t **answer,
+                   fdt_code *code, char *why, size_t len)
 {
     const uint64_t due = uv_hrtime() + (uint64_t)deadline_ms * 1000000u;
     char *text = json_dumps(request, JSON_COMPACT);
     json_decref(request);
     *answer = NULL;
+    why[0] = '\0';
     if (!text)
         return ASK_GONE;
-    const size_t len = strlen(text);
-    text[len] = '\n'; /* over the NUL: send_all takes the length */
-    const int sent = send_all(h->fd, text, len + 1);
+    const size_t n = strlen(text);
+    text[n] = '\n'; /* over the NUL: send_all takes the length */
+    const int sent = send_all(h->fd, text, n + 1);
     free(text);
-    char *line = NULL;
-    const ask_end end = sent == 0 ? read_line(h->fd, due, &line) : ASK_GONE;
-    if (end == ASK_ANSWERED)
-        *answer = json_loads(line, 0, NULL);
-    free(line);
-    return end;
+    return sent == 0 ? read_answer(h->fd, due, answer, code, why, len) : ASK_GONE;
 }
 
 /* Ends the helper and every compiler it started (its process group: one stopped with
@@ -239,32 +295,35 @@ static void end_helper(helper *h, int *status)
 }
 
 /* The helper died or spoke nonsense during a compile: it is ended, so that the next
- * compile starts another; how it ended goes to why. */
+ * compile starts another; how it ended goes to why, after where (when the reader said). */
 static void helper_lost(helper *h, char *why, size_t len)
 {
     int status = 0;
+    char where[200];
+    snprintf(where, sizeof where, "%s%s", why[0] ? ", " : "", why);
     end_helper(h, &status); /* one that spoke nonsense may still be running */
     if (WIFSIGNALED(status))
-        snprintf(why, len, "signal %d", WTERMSIG(status));
+        snprintf(why, len, "signal %d%s", WTERMSIG(status), where);
     else
-        snprintf(why, len, "exit status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        snprintf(why, len, "exit status %d%s", WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                 where);
 }
 
-/* The code or the failure an answer carries. */
+/* The answer's failure, or its code's (read from its frame, into out) absence. */
 static fdt_status take_answer(const json_t *answer, fdt_code *out, fdt_error *err)
 {
     const json_t *status = json_object_get(answer, "status");
-    const char *code = json_string_value(json_object_get(answer, "code"));
-    if (!json_is_integer(status))
+    if (!json_is_integer(status)) {
+        fdt_code_free(out);
         return fdt_fail(err, FDT_ERROR, "a compile helper answered without a status");
+    }
     if (json_integer_value(status) != FDT_OK) {
         const char *msg = json_string_value(json_object_get(answer, "message"));
+        fdt_code_free(out); /* a frame a failure announced */
         return fdt_fail(err, (fdt_status)json_integer_value(status), "%s", msg ? msg : "");
     }
-    const int rc = code ? fdt_base64_decode(code, strlen(code), &out->data, &out->size) : -1;
-    if (rc != 0)
-        return fdt_fail(err, FDT_ERROR, "a compile helper answered %s",
-                        rc == -2 ? "more code than memory holds" : "with no valid code");
+    if (!out->data)
+        return fdt_fail(err, FDT_ERROR, "a compile helper answered with no code frame");
     return FDT_OK;
 }
 
@@ -301,6 +360,19 @@ static fdt_status overdue(const fdt_compile_helpers *set, helper *h, const char 
                     "(the compiler stopped or hung); it was killed", set->deadline_ms);
 }
 
+/* An answer that is not what the channel carries comes from a helper that is wrong, not
+ * one killed from outside: it is ended (its channel cannot be read on), and the compile
+ * fails without a second try, which would fail alike. */
+static fdt_status refuse_answer(helper *h, json_t *answer, fdt_code *out, const char *why,
+                                fdt_error *err)
+{
+    int status;
+    end_helper(h, &status);
+    json_decref(answer);
+    fdt_code_free(out);
+    return fdt_fail(err, FDT_ERROR, "a compile helper's answer was refused: %s", why);
+}
+
 /* A helper that dies during a compile may have been killed from outside (the OOM killer, a
  * user): the compile is tried once more in a new one before it counts as the compiler's
  * crash, which would be stored against the variant for good. */
@@ -312,18 +384,21 @@ fdt_status fdt_compile_helpers_compile(fdt_compile_helpers *set, int slot, const
                                        fdt_code *out, fdt_error *err)
 {
     helper *h = &set->h[slot];
-    char why[64] = "";
+    char why[256] = "";
     for (int t = 0; t < HELPER_TRIES; t++) {
         if (ensure_started(set, h) != 0)
             return set->ops->compile(arch, source, entry, defines, ndefines, out, err);
         json_t *answer;
         const ask_end end = ask(h, request_json(arch, source, entry, defines, ndefines),
-                                set->deadline_ms, &answer);
-        if (answer) {
+                                set->deadline_ms, &answer, out, why, sizeof why);
+        if (end == ASK_REFUSED)
+            return refuse_answer(h, answer, out, why, err);
+        if (end == ASK_ANSWERED && answer) {
             const fdt_status st = take_answer(answer, out, err);
             json_decref(answer);
             return st;
         }
+        json_decref(answer); /* a line whose frame never came whole */
         if (end == ASK_OVERDUE)
             return overdue(set, h, name, defines, ndefines, err);
         helper_lost(h, why, sizeof why);
@@ -348,8 +423,8 @@ void fdt_compile_helpers_free(fdt_compile_helpers *set)
 
 /* ---- the helper's side ---- */
 
-/* One request's answer; NULL when out of memory. */
-static json_t *serve(const fdt_backend_ops *ops, const char *line)
+/* One request's answer, and the code it announces in code; NULL when out of memory. */
+static json_t *serve(const fdt_backend_ops *ops, const char *line, fdt_code *code)
 {
     json_t *req = json_loads(line, 0, NULL);
     const json_t *list = json_object_get(req, "defines");
@@ -359,21 +434,23 @@ static json_t *serve(const fdt_backend_ops *ops, const char *line)
     const size_t n = json_array_size(list);
     const char **defines = calloc(n ? n : 1, sizeof *defines);
     fdt_error err = {0};
-    fdt_code code = {0};
     fdt_status st = FDT_ERROR;
     int readable = arch && entry && source && json_is_array(list) && defines;
     for (size_t i = 0; readable && i < n; i++)
         readable = (defines[i] = json_string_value(json_array_get(list, i))) != NULL;
     if (readable)
-        st = ops->compile(arch, source, entry, defines, n, &code, &err);
+        st = ops->compile(arch, source, entry, defines, n, code, &err);
     else
         fdt_fail(&err, FDT_ERROR, "a compile request the helper cannot read");
-    char *text = st == FDT_OK ? fdt_base64_encode(code.data, code.size) : NULL;
-    json_t *answer = st == FDT_OK ? json_pack("{s:i, s:s*}", "status", FDT_OK, "code", text)
+    if (st == FDT_OK && code->size > FDT_FRAME_MAX) {
+        st = fdt_fail(&err, FDT_ERROR, "the code object of %zu bytes is over the %zu a frame "
+                      "carries", code->size, FDT_FRAME_MAX);
+        fdt_code_free(code);
+    }
+    json_t *answer = st == FDT_OK ? json_pack("{s:i, s:I}", "status", FDT_OK, "bytes",
+                                              (json_int_t)code->size)
                                   : json_pack("{s:i, s:o*}", "status", st, "message",
                                               fdt_wire_text(err.msg));
-    free(text);
-    fdt_code_free(&code);
     free(defines);
     json_decref(req);
     return answer;
@@ -439,11 +516,15 @@ int fdt_compile_helper_main(const char *backend)
     size_t cap = 0;
     int code = 0;
     while (code == 0 && getline(&line, &cap, in) > 0) {
-        json_t *answer = serve(ops, line);
+        fdt_code compiled = {0};
+        json_t *answer = serve(ops, line, &compiled);
         if (!answer || json_dumpf(answer, out, JSON_COMPACT) != 0 || fputc('\n', out) == EOF ||
+            (json_object_get(answer, "bytes") &&
+             fdt_frame_write(out, compiled.data, compiled.size) != 0) ||
             fflush(out) != 0)
             code = 1;
         json_decref(answer);
+        fdt_code_free(&compiled);
     }
     free(line);
     return code;

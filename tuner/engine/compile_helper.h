@@ -6,7 +6,8 @@
  * (bench/results/h100/issue14/nvrtc). So where the compiler is a library in the process
  * (NVRTC, hiprtc), each thread of the compile pool hands its compiles to a process of its
  * own: the calling program started again as `EXE --compile-helper BACKEND`, which reads one
- * request a line on stdin and answers one line on stdout, and dies with its parent.
+ * request a line on stdin and answers one line on stdout, the code object in a frame after
+ * it (common/frame.h), and dies with its parent.
  * Helpers start at their first compile and live as long as their set, so that a compiler
  * library's start (a third of a second for NVRTC) is paid once per thread, not per call.
  *
@@ -49,6 +50,8 @@ void fdt_compile_helpers_set_deadline(fdt_compile_helpers *set, int ms);
  * compile tried again; a second death makes it a FDT_COMPILE_ERROR (the compiler crashed).
  * A compile past the deadline is FDT_TIMEOUT: the helper and every compiler it started are
  * killed (a process group), and the next compile starts another; the stderr names it.
+ * An answer the channel does not carry (a code frame that is not what its line said, bytes
+ * after it) is FDT_ERROR saying what was wrong, and the helper is ended.
  * A helper that cannot be started makes the slot compile in the calling process instead,
  * with no deadline. */
 fdt_status fdt_compile_helpers_compile(fdt_compile_helpers *set, int slot, const char *arch,

@@ -30,7 +30,7 @@
 #include <uv.h>
 
 #include "engine/balance.h"
-#include "base64.h"
+#include "frame.h"
 #include "jsonl.h"
 #include "result_row.h"
 #include "engine/session.h"
@@ -82,17 +82,26 @@ typedef struct options {
 static uv_mutex_t out_lock;
 static FILE *events; /* the events fd, blocking: a line is written whole or the daemon is gone */
 
-/* Writes ev (a reference it takes) as one line, flushed, never interleaved with another. */
-static void emit(json_t *ev)
+/* Writes ev (a reference it takes) as one line and, when code is not NULL, its bytes as
+ * the frame the line announces (common/frame.h), flushed, never interleaved with another:
+ * a beat written between a line and its frame would be read as the frame's bytes. */
+static void emit_framed(json_t *ev, const fdt_code *code)
 {
     char *text = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
     uv_mutex_lock(&out_lock);
     fputs(text ? text : "{\"ev\":\"log\",\"message\":\"out of memory for an event\"}", events);
     fputc('\n', events);
+    if (text && code)
+        fdt_frame_write(events, code->data, code->size); /* fails only with the daemon gone */
     fflush(events);
     uv_mutex_unlock(&out_lock);
     free(text);
     json_decref(ev);
+}
+
+static void emit(json_t *ev)
+{
+    emit_framed(ev, NULL);
 }
 
 static void emit_message(const char *kind, const char *fmt, ...)
@@ -215,16 +224,18 @@ static int on_code_get(void *ctx, const char *key, fdt_code *code)
     return rc == 1;
 }
 
+/* The code event announces the frame of the object's bytes that follows it. */
 static void on_code_put(void *ctx, const char *key, const fdt_code *code)
 {
     (void)ctx;
-    char *data = fdt_base64_encode(code->data, code->size);
-    if (!data) {
-        emit_message("log", "out of memory encoding a code object of %zu bytes", code->size);
+    if (code->size > FDT_FRAME_MAX) {
+        emit_message("log", "a code object of %zu bytes is over the %zu a frame carries: not "
+                     "cached", code->size, FDT_FRAME_MAX);
         return;
     }
-    emit(json_pack("{s:s, s:s, s:s}", "ev", "code", "key", key, "data", data));
-    free(data);
+    emit_framed(json_pack("{s:s, s:s, s:I}", "ev", "code", "key", key, "bytes",
+                          (json_int_t)code->size),
+                code);
 }
 
 static void on_compiled(void *ctx, size_t count, size_t cached, double wall_ms)
