@@ -45,6 +45,14 @@ start_hogs() {
     done
 }
 
+# hogs_running: every hog has had a tenth of a second of CPU time, so that what follows runs
+# beside all of them (a hog not yet scheduled leaves its core free).
+hogs_running() {
+    for p in $also_kill; do
+        [ "$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)" -ge 10 ] || return 1
+    done
+}
+
 stop_hogs() {
     kill $also_kill 2>/dev/null
     wait $also_kill 2>/dev/null
@@ -135,16 +143,20 @@ else
 fi
 
 # --- quiet again: the daemon tunes the doubtful shape again by itself, and trusts it ------
-remeasured_job() { # the job that measures job $1's winner again, once it is done
-    "$FDTUNE" jobs --json | tr '{' '\n' | grep "\"remeasures\":$1[,}]" | grep -q '"state":"done"'
+# remeasures JOB: the job that measures job JOB's winner again, and its state.
+remeasures() {
+    "$FDTUNE" jobs --json | python3 -c 'import json, sys
+for j in json.load(sys.stdin)["jobs"]:
+    if j["remeasures"] == int(sys.argv[1]):
+        print(j["id"], j["state"])' "$1"
 }
+remeasured_job() { remeasures "$1" | grep -q " done$"; }
 if wait_until 300 remeasured_job "$busy"; then
     ok "idle on a quiet host, the daemon tunes the doubtful shape again by itself"
 else
     not_ok "idle on a quiet host, the daemon tunes the doubtful shape again by itself" "$LOG"
 fi
-again=$("$FDTUNE" jobs --json | tr '{' '\n' | grep "\"remeasures\":$busy[,}]" |
-    sed -n 's/.*"id":\([0-9]*\).*/\1/p' | head -1)
+again=$(remeasures "$busy" | cut -d' ' -f1)
 if grep -q "job $again queued: the device is idle, and job $busy's winner for 44x36x32 was doubtful" "$LOG" &&
     "$FDTUNE" status "$again" | grep -q "measures  job $busy's doubtful winner again"; then
     ok "the log and its status say which doubt it measures again (job $again)"
@@ -169,6 +181,7 @@ balance_doubted() { [ -n "$(balance_doubt)" ]; }
 balance_trusted() { "$FDTUNE" devices --json | grep -q '"doubt":""'; }
 copy_gbps() { "$FDTUNE" devices --json | sed -n 's/.*"copy_gbps":\([0-9.e+]*\).*/\1/p'; }
 start_hogs
+wait_until 60 hogs_running || not_ok "the hogs run" "$LOG"
 "$FDTUNED" --config "$CONF" --socket "$FDTUNE_SOCKET" --db "$dir/busy.db" --backend cpu \
     2>>"$LOG" &
 pid=$!
