@@ -186,8 +186,11 @@ static fdt_table *status_table(const json_t *answer)
                                           ">RUNNING", ">DONE", ">FAILED", ">CANCELLED", NULL};
     fdt_table *t = fdt_table_new(columns);
     const json_t *jobs = json_object_get(answer, "jobs");
-    char figures[6][24];
-    const char *row[9] = {fdt_jstr(answer, "version"), figures[0], fdt_jstr(answer, "backend")};
+    _Static_assert(sizeof columns / sizeof columns[0] == 4 + FDT_JOB_STATES + 1,
+                   "a column for each job state");
+    char figures[2 + FDT_JOB_STATES][24];
+    const char *row[4 + FDT_JOB_STATES] = {fdt_jstr(answer, "version"), figures[0],
+                                           fdt_jstr(answer, "backend")};
     snprintf(figures[0], sizeof figures[0], "%lld", fdt_jint(answer, "pid"));
     snprintf(figures[1], sizeof figures[1], "%lld", fdt_jint(answer, "uptime_s"));
     row[3] = figures[1];
@@ -245,15 +248,20 @@ static const struct option status_options[] = {
 static int status_option(int opt, const char *arg, void *ctx)
 {
     listing *l = ctx;
-    if (opt == OPT_FORMAT && strcmp(arg, "text") == 0)
+    if (opt != OPT_FORMAT)
+        return listing_option(l, opt, arg) < 0 ? -1 : 0;
+    if (strcmp(arg, "text") == 0) {
+        *l = (listing){.format = FDT_TABLE_TEXT, .noheader = l->noheader};
         return 0;
-    if (opt == OPT_FORMAT && strcmp(arg, "table") && strcmp(arg, "csv") && strcmp(arg, "json")) {
+    }
+    if (strcmp(arg, "table") && strcmp(arg, "csv") && strcmp(arg, "json")) {
         fprintf(stderr, "fdtune: --format must be text, table, csv or json, not '%s'\n", arg);
         return -1;
     }
-    const int taken = listing_option(l, opt, arg);
-    l->table |= opt == OPT_FORMAT && taken > 0 && !l->json;
-    return taken < 0 ? -1 : 0;
+    l->json = 0;
+    listing_option(l, opt, arg);
+    l->table = !l->json;
+    return 0;
 }
 
 int fdt_cmd_status(int argc, char **argv)

@@ -226,7 +226,6 @@ static void release(prepared *p)
     free(p->cost);
 }
 
-/* One run's measurements, answered from the recording in the order the search asks. */
 /* The ETA's count at 25, 50 and 75% of a run. */
 #define MARKS 3
 static const double marks[MARKS] = {0.25, 0.5, 0.75};
@@ -238,6 +237,7 @@ typedef struct eta_trace {
     size_t n, cap;
 } eta_trace;
 
+/* One run's measurements, answered from the recording in the order the search asks. */
 typedef struct run_tally {
     const prepared *p;
     long count, found;

@@ -117,7 +117,8 @@ void fdt_config_defaults(fdt_config *c, int system)
     c->leaders = 5;
     c->leader_samples = 50;
     c->max_spread = 1.0; /* engine/measure.h's FDT_DEFAULT_MAX_SPREAD, as fdtune bench */
-    /* An hour: a busy spell has passed, and an idle device pays seconds for the check. */
+    /* An hour: a busy spell has passed by then. A balance costs seconds to measure again, a
+     * doubtful winner one job like its own, once. */
     c->remeasure_doubtful_s = 3600;
     c->seed = 12345;
     strcpy(c->strategy, "guided");

@@ -5,6 +5,8 @@
 -- Why the device's balance is doubted (measured on a busy host), or ''; a doubted balance
 -- is measured again when the device is idle.
 ALTER TABLE devices ADD COLUMN balance_doubt TEXT NOT NULL DEFAULT '';
+-- How far the balance's copy samples spread (fdt_stats_spread); 0 before this version.
+ALTER TABLE devices ADD COLUMN balance_copy_spread REAL NOT NULL DEFAULT 0;
 -- When (unix seconds) the daemon, idle on the row's device, tunes a doubtful winner again:
 -- one doubted because the host disturbed its figures. 0: never (not doubted, doubted for a
 -- reason a quiet host would not change, or stored before this version).

@@ -110,6 +110,7 @@ static const char *const statements[ST_COUNT] = {
         "WHERE (device_id, stencil, radius, precision, cache, nx, ny, nz) > "
         "(?1, ?2, ?3, ?4, ?8, ?5, ?6, ?7) "
         "ORDER BY device_id, stencil, radius, precision, cache, nx, ny, nz LIMIT ?9",
+    [ST_BEST_DEFER] = "UPDATE best SET remeasure_after = ? WHERE device_id = ? AND job_id = ?",
     /* The device's doubtful winner due to be measured again first, if any. */
     [ST_BEST_DUE] =
         "SELECT " BEST_COLUMNS " FROM best WHERE device_id = ? "
@@ -127,10 +128,11 @@ static const char *const statements[ST_COUNT] = {
         "max_grid_x = excluded.max_grid_x, max_grid_y = excluded.max_grid_y, "
         "max_grid_z = excluded.max_grid_z, block_barriers = excluded.block_barriers, "
         "last_seen = excluded.last_seen "
-        "RETURNING id, copy_gbps, l2_gbps, balance_measured, balance_doubt",
+        "RETURNING id, copy_gbps, l2_gbps, balance_measured, balance_doubt, "
+        "balance_copy_spread",
     [ST_DEVICE_BALANCE_PUT] =
         "UPDATE devices SET copy_gbps = ?, l2_gbps = ?, balance_measured = ?, "
-        "balance_doubt = ? WHERE id = ?",
+        "balance_doubt = ?, balance_copy_spread = ? WHERE id = ?",
     [ST_JOB_CREATE] =
         "INSERT INTO jobs (" JOB_COLUMNS ") "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "

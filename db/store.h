@@ -225,6 +225,9 @@ int fdt_store_best_put(fdt_store *s, const fdt_best *b);
 /* The doubtful best row of device_id whose remeasure_after is earliest and not after now:
  * 1 with it in *out, 0 when none is due, -1 error. */
 int fdt_store_best_due(fdt_store *s, int64_t device_id, int64_t now, fdt_best *out);
+/* Sets remeasure_after to when on every best row of device_id that job_id stored (a cache
+ * auto row and its hot row are one job's). 0 or -1. */
+int fdt_store_best_defer(fdt_store *s, int64_t device_id, int64_t job_id, int64_t when);
 /* Every best row: the daemon keeps them in memory for queries. */
 int fdt_store_best_all(fdt_store *s, fdt_best **out, size_t *count);
 /* A result row as an export reads it: id orders the rows and is the next page's start. */

@@ -43,6 +43,7 @@ int fdt_store_device_upsert(fdt_store *s, const fdt_device_info *d, int64_t *id,
         balance->l2_gbps = col_real(&r);
         balance->measured = col_int(&r);
         col_text(&r, balance->doubt, sizeof balance->doubt);
+        balance->copy_spread = col_real(&r);
         rc = sqlite3_step(b.st);
     }
     return stmt_finish(s, b.st, rc);
@@ -57,6 +58,7 @@ int fdt_store_device_balance_put(fdt_store *s, int64_t id, const fdt_balance *ba
     bind_real(&b, balance->l2_gbps);
     bind_int(&b, balance->measured);
     bind_text(&b, balance->doubt, sizeof balance->doubt);
+    bind_real(&b, balance->copy_spread);
     bind_int(&b, id);
     if (stmt_run(s, &b) != 0)
         return -1;

@@ -40,6 +40,7 @@ enum {
     ST_JOBS_REQUEUE,
     ST_RESULT_ADD,
     ST_BEST_PUT,
+    ST_BEST_DEFER,
     ST_CODE_PUT,
     ST_STENCIL_PUT,
     ST_COUNT

@@ -234,6 +234,17 @@ int fdt_store_best_due(fdt_store *s, int64_t device_id, int64_t now, fdt_best *o
     return stmt_fetch_one(s, &b, read_best, out);
 }
 
+int fdt_store_best_defer(fdt_store *s, int64_t device_id, int64_t job_id, int64_t when)
+{
+    binder b;
+    if (stmt_start(s, ST_BEST_DEFER, &b) != 0)
+        return -1;
+    bind_int(&b, when);
+    bind_int(&b, device_id);
+    bind_int(&b, job_id);
+    return stmt_run(s, &b);
+}
+
 int fdt_store_best_all(fdt_store *s, fdt_best **out, size_t *count)
 {
     binder b;

@@ -24,10 +24,11 @@ cores=$(getconf _NPROCESSORS_ONLN)
 export OMP_NUM_THREADS="$cores"
 
 # Few samples, so that a job measures in seconds on a quiet host; the bound is the default. A
-# doubt of the host's is measured again once the device is idle a second after.
+# doubt of the host's is measured again once the device is idle 3 s after (the hogs are
+# gone by then: they stop the moment the busy job's wait returns).
 # The quiet tunes measure 12 variants: the daemon absorbs one noisy variant in ten (a slow
 # moment any shared host has), which 6 cannot show, and a shared CI host does have them.
-printf '[tuning]\nsamples = 5\nmin_sample_ms = 0.2\nleader_samples = 10\nremeasure_doubtful_s = 1\n' \
+printf '[tuning]\nsamples = 5\nmin_sample_ms = 0.2\nleader_samples = 10\nremeasure_doubtful_s = 3\n' \
     >"$CONF"
 "$FDTUNED" --config "$CONF" --socket "$FDTUNE_SOCKET" --db "$dir/store.db" --backend cpu \
     2>"$LOG" &
@@ -49,7 +50,8 @@ start_hogs() {
 # beside all of them (a hog not yet scheduled leaves its core free).
 hogs_running() {
     for p in $also_kill; do
-        [ "$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)" -ge 10 ] || return 1
+        ticks=$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null)
+        [ "${ticks:-0}" -ge 10 ] || return 1
     done
 }
 
@@ -156,7 +158,7 @@ if wait_until 300 remeasured_job "$busy"; then
 else
     not_ok "idle on a quiet host, the daemon tunes the doubtful shape again by itself" "$LOG"
 fi
-again=$(remeasures "$busy" | cut -d' ' -f1)
+again=$(remeasures "$busy" | head -1 | cut -d' ' -f1)
 if grep -q "job $again queued: the device is idle, and job $busy's winner for 44x36x32 was doubtful" "$LOG" &&
     "$FDTUNE" status "$again" | grep -q "measures  job $busy's doubtful winner again"; then
     ok "the log and its status say which doubt it measures again (job $again)"

@@ -67,8 +67,8 @@ static void answered(fdt_worker *w, measuring *m)
 }
 
 /* The worker's answer, judged, stored and kept in the slot; or why it could not be. A
- * doubted balance measured again slower is kept as it was: noise only ever slows a copy, so
- * the host is busy still, and it is tried again later. */
+ * doubted balance measured again, doubted again and slower, is kept as it was: noise only
+ * ever slows a copy, so the host is busy still, and it is tried again later. */
 static void store(measuring *m, json_t *ev)
 {
     fdt_device_slot *slot = &m->d->devices[m->device];
@@ -79,8 +79,8 @@ static void store(measuring *m, json_t *ev)
         not_measured(m->device, m->pending != NULL, said);
         return;
     }
-    fdt_doubt_balance_measured(m->d, &b);
-    if (slot->balance.doubt[0] && b.copy_gbps < slot->balance.copy_gbps) {
+    fdt_doubt_balance_measured(m->d, slot, &b);
+    if (b.doubt[0] && slot->balance.doubt[0] && b.copy_gbps < slot->balance.copy_gbps) {
         fdt_log_at(FDT_LOG_NOTICE, "device %zu: balance measured again, copy %.1f GB/s, slower "
                    "than the doubted %.1f: the host is busy still; kept, tried again later",
                    m->device, b.copy_gbps, slot->balance.copy_gbps);
@@ -91,6 +91,8 @@ static void store(measuring *m, json_t *ev)
         return;
     }
     slot->balance = b;
+    if (!b.doubt[0])
+        slot->outran_gbps = 0;
     fdt_balance_describe(slot, said, sizeof said);
     fdt_log_at(b.doubt[0] ? FDT_LOG_WARNING : FDT_LOG_INFO, "device %zu: balance stored: %s",
                m->device, said);
@@ -110,7 +112,7 @@ static void on_event(fdt_worker *w, json_t *ev, void *ctx)
         store(m, ev);
         answered(w, m);
     } else if (strcmp(kind, "failed") == 0) {
-        not_measured(m->device, m->pending != NULL, 
+        not_measured(m->device, m->pending != NULL,
                      message ? message : "the worker could not measure it");
         answered(w, m);
     } else if (strcmp(kind, "fatal") == 0 || strcmp(kind, "error") == 0 ||
@@ -123,7 +125,7 @@ static void on_ended(fdt_worker *w, fdt_worker_end end, int64_t status, int sig,
 {
     (void)w;
     measuring *m = ctx;
-    if (!m->answered) {
+    if (!m->answered && !m->d->stopping) { /* a stop's own end is no failure */
         char why[160];
         fdt_worker_end_describe(m->d, end, status, sig, why, sizeof why);
         not_measured(m->device, m->pending != NULL, why);

@@ -24,6 +24,8 @@ typedef struct fdt_device_slot {
     int64_t id;               /* the device's row in the store */
     char fingerprint[20];
     fdt_balance balance;      /* as stored; measured 0 until a worker has measured it */
+    double outran_gbps;       /* the copy beside a job's leaders that outran the balance and
+                                 doubted it (daemon/doubt.h); 0: none since it was stored */
 } fdt_device_slot;
 
 typedef struct fdt_daemon {

@@ -1,12 +1,14 @@
 /* doubt.c - whether a job's figures and a device's balance can be trusted; see doubt.h. */
 #include "daemon/doubt.h"
 
+#include "engine/variant.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-/* Noisy variants above this share of those that ran make the whole job doubtful: one slow
- * moment is the engine's to absorb, a tenth of the space is a busy host. */
+/* Noisy variants of this share or more of those that ran make the whole job doubtful: one
+ * slow moment is the engine's to absorb, a tenth of the space is a busy host. */
 #define NOISY_SHARE 0.1
 
 static void add_reason(char *out, size_t len, const char *reason)
@@ -74,9 +76,13 @@ static int judge_noise(const fdt_result_row *rows, size_t n, const fdt_result_ro
 /* The winner's gain over kernel 1 within the spread of its own samples (how far their median
  * lies above their fastest, as the engine judges noise): the search found nothing the device
  * runs surely faster. */
-static void judge_kernel1(const fdt_result_row *win, double kernel1_gbps, char *out, size_t len)
+static void judge_kernel1(const fdt_problem *p, const fdt_result_row *win, double kernel1_gbps,
+                          char *out, size_t len)
 {
-    if (kernel1_gbps <= 0 || win->min_ms <= 0)
+    char kernel1[FDT_VARIANT_NAME_MAX];
+    const fdt_variant k1 = fdt_variant_kernel1(p);
+    fdt_variant_name(&k1, kernel1, sizeof kernel1);
+    if (kernel1_gbps <= 0 || win->min_ms <= 0 || strcmp(win->variant, kernel1) == 0)
         return;
     const double noise = win->median_ms / win->min_ms - 1;
     const double gain = win->gbps / kernel1_gbps - 1;
@@ -89,31 +95,41 @@ static void judge_kernel1(const fdt_result_row *win, double kernel1_gbps, char *
     add_reason(out, len, reason);
 }
 
-int fdt_doubt_judge(const fdt_daemon *d, size_t device, const fdt_result_row *rows, size_t n,
-                    const fdt_result_row *win, double kernel1_gbps, double ceiling_gbps,
-                    char *out, size_t len)
+int fdt_doubt_judge(const fdt_daemon *d, size_t device, const fdt_problem *p,
+                    const fdt_result_row *rows, size_t n, const fdt_result_row *win,
+                    double kernel1_gbps, double ceiling_gbps, char *out, size_t len)
 {
     out[0] = '\0';
     const int host = judge_ceiling(d, &d->devices[device], ceiling_gbps, out, len) |
                      judge_noise(rows, n, win, out, len);
-    judge_kernel1(win, kernel1_gbps, out, len);
+    judge_kernel1(p, win, kernel1_gbps, out, len);
     return host;
 }
 
-void fdt_doubt_balance_measured(const fdt_daemon *d, fdt_balance *b)
+void fdt_doubt_balance_measured(const fdt_daemon *d, const fdt_device_slot *slot,
+                                fdt_balance *b)
 {
+    const double bound = d->config.max_spread;
     b->doubt[0] = '\0';
-    if (d->config.max_spread > 0 && b->copy_spread > d->config.max_spread)
+    if (bound <= 0)
+        return;
+    if (b->copy_spread > bound)
         snprintf(b->doubt, sizeof b->doubt, "the copy's samples spread %.0f%% (the bound is "
-                 "%.0f%%): the host was busy", 100 * b->copy_spread, 100 * d->config.max_spread);
+                 "%.0f%%): the host was busy", 100 * b->copy_spread, 100 * bound);
+    else if (b->copy_gbps * (1 + bound) < slot->outran_gbps)
+        snprintf(b->doubt, sizeof b->doubt, "measured again at %.1f GB/s, still below the "
+                 "%.1f GB/s a job's copy ran at: the host is busy still", b->copy_gbps,
+                 slot->outran_gbps);
 }
 
-int fdt_doubt_balance_outrun(const fdt_daemon *d, fdt_balance *b, double ceiling_gbps,
+int fdt_doubt_balance_outrun(const fdt_daemon *d, fdt_device_slot *slot, double ceiling_gbps,
                              int64_t job_id)
 {
+    fdt_balance *b = &slot->balance;
     if (d->config.max_spread <= 0 || !b->measured || b->doubt[0] ||
         ceiling_gbps <= b->copy_gbps * (1 + d->config.max_spread))
         return 0;
+    slot->outran_gbps = ceiling_gbps;
     char when[32];
     local_time(b->measured, when, sizeof when);
     snprintf(b->doubt, sizeof b->doubt, "job %lld's copy ran at %.1f GB/s, against %.1f GB/s "

@@ -17,6 +17,8 @@
  *   left), stopped (a cancel, a store fault) or ended by itself; what it still sends, and
  *   its end, are ignored.
  *   DOWN --start_worker fails--> DOWN, and the job it was for fails.
+ *   DOWN with no job, the device's balance doubted: balance.c's own worker measures it
+ *   again (l->balancing); the lane takes no job until balance_remeasured kicks the queue.
  *
  * A lane that has a job when its worker says hello dispatches it at once (IDLE -> BUSY in
  * one step); one that finds no job in the queue tells its worker to quit (IDLE -> DOWN). A
@@ -429,7 +431,9 @@ static void balance_remeasured(fdt_daemon *d, size_t device)
 }
 
 /* The device idle and its balance doubted, last measured or tried remeasure_doubtful_s
- * ago: its worker told to quit, it is measured again. 1 when that started. */
+ * ago: it is measured again, alone on the device. A lane that still holds its worker tells
+ * it to quit first and starts nothing this turn: the next kick (idle_check) finds the
+ * device free. 1 when the balance is due (the lane then takes no job this turn). */
 static int remeasure_balance(lane *l)
 {
     fdt_daemon *d = l->s->d;
@@ -438,8 +442,10 @@ static int remeasure_balance(lane *l)
     if (!b->doubt[0] || d->config.remeasure_doubtful_s == 0 ||
         now_s() < last + d->config.remeasure_doubtful_s)
         return 0;
-    if (l->worker)
+    if (l->worker) {
         quit_worker(l);
+        return 1;
+    }
     l->balance_tried = now_s();
     l->balancing = fdt_balance_remeasure(d, l->device, balance_remeasured);
     return l->balancing != NULL;
@@ -462,29 +468,28 @@ static int remeasure_job(lane *l, const fdt_best *due, fdt_job *job)
     return 1;
 }
 
-/* The device idle: the doubtful winner of a disturbed host due first, if any, gets a job
- * that tunes it again, queued behind any other, unless one like it is queued already (a
- * cache auto row and its hot row are one job's doubt); its due time moves on, so that a job
- * that fails or is doubted again is not queued at once once more. 1 when a job is queued,
- * 0 none, -1 the store failed (logged). */
+/* The device idle: the doubtful winner of a disturbed host due first, if any, gets one
+ * job that tunes it again as its own job did, queued behind any other. Its rows (a cache
+ * auto row and its hot row are one job's) are due no more: the new job's winner says afresh
+ * whether it is doubted, and the winner of such a job is never measured again by itself, so
+ * a host busy for good costs one job a doubt, not one a period. 1 when a job is queued, 0
+ * none, -1 the store refused a write (every job is paused) or could not be read (logged). */
 static int queue_remeasure(lane *l)
 {
     fdt_daemon *d = l->s->d;
-    const int64_t now = now_s();
     fdt_best due;
-    fdt_job job, like;
+    fdt_job job;
     const int found = d->config.remeasure_doubtful_s == 0
                           ? 0
-                          : fdt_store_best_due(d->store, d->devices[l->device].id, now, &due);
+                          : fdt_store_best_due(d->store, d->devices[l->device].id, now_s(), &due);
+    if (found < 0)
+        fdt_log_at(FDT_LOG_ERR, "cannot read the doubtful answers: %s", fdt_store_error(d->store));
     if (found <= 0)
         return found;
     const int copied = remeasure_job(l, &due, &job);
-    const int queued = copied ? fdt_store_job_find_active(d->store, &job, &like) : 0;
-    due.remeasure_after = copied ? now + d->config.remeasure_doubtful_s : 0;
-    if (queued < 0 || fdt_store_best_put(d->store, &due) != 0 ||
-        (copied && !queued && fdt_store_job_create(d->store, &job) != 0)) {
-        fdt_log_at(FDT_LOG_ERR, "cannot queue a doubtful winner's measurement again: %s",
-                   fdt_store_error(d->store));
+    if ((copied && fdt_store_job_create(d->store, &job) != 0) ||
+        fdt_store_best_defer(d->store, due.device_id, due.job_id, 0) != 0) {
+        pause_on_store_fault(l->s, "a doubtful winner's job to measure it again");
         return -1;
     }
     if (!copied) {
@@ -493,10 +498,9 @@ static int queue_remeasure(lane *l)
                    due.key.problem.nz, (long long)due.job_id);
         return 0;
     }
-    if (!queued)
-        fdt_log_at(FDT_LOG_NOTICE, "job %lld queued: the device is idle, and job %lld's winner "
-                   "for %dx%dx%d was doubtful (%s)", (long long)job.id, (long long)job.remeasures,
-                   job.key.problem.nx, job.key.problem.ny, job.key.problem.nz, due.doubt);
+    fdt_log_at(FDT_LOG_NOTICE, "job %lld queued: the device is idle, and job %lld's winner for "
+               "%dx%dx%d was doubtful (%s)", (long long)job.id, (long long)job.remeasures,
+               job.key.problem.nx, job.key.problem.ny, job.key.problem.nz, due.doubt);
     return 1;
 }
 
@@ -661,12 +665,12 @@ static int store_choice(lane *l, const fdt_best *hot, json_t *ev, const char **w
 }
 
 /* A copy beside the leaders that outran the device's balance: the balance is doubted,
- * stored so and measured again once the device is idle (remeasure_when_idle). */
+ * stored so and measured again once the device is idle (remeasure_balance). */
 static void doubt_balance(lane *l, double ceiling)
 {
     fdt_daemon *d = l->s->d;
     fdt_device_slot *slot = &d->devices[l->device];
-    if (!fdt_doubt_balance_outrun(d, &slot->balance, ceiling, l->job.id))
+    if (!fdt_doubt_balance_outrun(d, slot, ceiling, l->job.id))
         return;
     fdt_log_at(FDT_LOG_WARNING, "device %zu: its balance is doubtful: %s", l->device,
                slot->balance.doubt);
@@ -711,9 +715,10 @@ static int store_winner(lane *l, json_t *ev, const char **why)
     fdt_copy_text(b.kernels, sizeof b.kernels, fdt_kernels_version());
     fdt_copy_text(l->job.best_variant, sizeof l->job.best_variant, win->variant);
     l->job.best_gbps = win->gbps;
-    const int host = fdt_doubt_judge(d, l->device, rows, n, win, b.kernel1_gbps, ceiling,
-                                     b.doubt, sizeof b.doubt);
-    if (host && d->config.remeasure_doubtful_s > 0)
+    const int host = fdt_doubt_judge(d, l->device, &l->job.key.problem, rows, n, win,
+                                     b.kernel1_gbps, ceiling, b.doubt, sizeof b.doubt);
+    /* once a doubt: a job that measured one again is not measured again by itself */
+    if (host && d->config.remeasure_doubtful_s > 0 && !l->job.remeasures)
         b.remeasure_after = b.updated + d->config.remeasure_doubtful_s;
     if (b.doubt[0])
         fdt_log_at(FDT_LOG_WARNING, "job %lld: its figures are doubtful%s: %s",
@@ -1030,7 +1035,8 @@ void fdt_scheduler_free(fdt_daemon *d)
 
 static void on_idle_check(uv_timer_t *t)
 {
-    fdt_scheduler_kick(t->data);
+    fdt_scheduler *s = t->data;
+    fdt_scheduler_kick(s->d);
 }
 
 int fdt_scheduler_init(fdt_daemon *d, char *err, size_t errlen)
@@ -1056,7 +1062,7 @@ int fdt_scheduler_init(fdt_daemon *d, char *err, size_t errlen)
     uv_timer_init(d->loop, &s->store_retry);
     s->store_retry.data = s;
     uv_timer_init(d->loop, &s->idle_check);
-    s->idle_check.data = d;
+    s->idle_check.data = s;
     uv_timer_start(&s->idle_check, on_idle_check, IDLE_CHECK_MS, IDLE_CHECK_MS);
     for (size_t i = 0; i < s->nlanes; i++) {
         lanes[i] = (lane){.s = s, .device = i};

@@ -327,7 +327,8 @@ size_t fdt_search_expected_left(const fdt_search *s)
     if (s->end)
         return 0;
     size_t left = s->space->n - s->nfed;
-    if (s->limits.patience > 0 && (size_t)s->limits.patience < left) {
+    /* patience counts from the first result that ran: before one, nothing can end it */
+    if (s->limits.patience > 0 && (size_t)s->limits.patience < left && s->best > 0) {
         const double overshoot = s->nbatch > 0 ? (double)(s->nbatch - 1) / 2 : 0;
         const double mean = patience_left(s->nfed, s->since_gain, s->limits.patience,
                                           s->space->n, gain_scale(s)) + overshoot;
