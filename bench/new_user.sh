@@ -4,9 +4,12 @@
 # its embedded defaults), the README's next two commands from another shell, and every
 # command's --help, all into one transcript. The ETA's error at 25, 50 and 75% of a job and
 # transcripts of `tune --wait` and `watch` come from bench/eta.sh beside it.
-# Usage: OUT=DIR sh bench/new_user.sh   (from the repository; needs network-free apt or the
-# packages installed; about two minutes on 2 cores)
+# Usage: OUT=DIR sh bench/new_user.sh   (as an ordinary user, whose daemon's socket and store
+# go under $XDG_RUNTIME_DIR and $XDG_STATE_HOME, here private to the run; root's would be the
+# system's /run/fdtuned and /var/lib/fdtuned. The packages must be installed or installable
+# (sudo apt); about two minutes on 2 cores)
 set -u
+[ "$(id -u)" -ne 0 ] || { echo "$0: run it as an ordinary user (root's daemon is the system's)" >&2; exit 2; }
 repo=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-.}
 mkdir -p "$OUT"
@@ -22,6 +25,10 @@ say() {
 }
 : >"$log"
 echo "# $(date -u) on $(uname -n): $(getconf _NPROCESSORS_ONLN) cores, $(. /etc/os-release && echo "$PRETTY_NAME")" >>"$log"
+# A home of the run's own, whose git config trusts the tree: it may belong to another user
+# (a checkout shared on a cluster), and git takes safe.directory from a global config only.
+export HOME="$home"
+git config --global --add safe.directory "$repo/.git"
 say git clone -q "$repo" "$home/fdtuned"
 cd "$home/fdtuned" || exit 1
 # The run's own state, as a user without a session's runtime dir would have it.
@@ -35,7 +42,7 @@ until build/fdtune status >/dev/null 2>&1; do
     [ $i -gt 3000 ] && { echo "fdtuned did not answer in 300 s" >>"$log"; tail "$home/run.log" >>"$log"; exit 1; }
     sleep 0.1
 done
-grep -v "^cc \|^ar \|^ld \|^mkdir\|^awk\|^sed\|^printf\|^xxd\|^gcc\|^\./\|^make" "$home/run.log" | head -8 >>"$log"
+grep "fdtuned\[" "$home/run.log" | head -8 >>"$log"
 say build/fdtune tune 128 128 128 --wait
 say build/fdtune query 128 128 128
 say build/fdtune status 1
