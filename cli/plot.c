@@ -72,8 +72,8 @@ static void x_ticks(const fdt_plot *p)
         const size_t every = label_every(p->categories[0], p->width - LEFT - RIGHT);
         for (size_t i = 0; i < p->categories[0]; i += every) {
             const double x = px_x(p, (double)i + 0.5);
-            fprintf(p->out, "<text class=\"tick\" text-anchor=\"end\" transform=\"translate(%.1f,%.1f) "
-                    "rotate(-40)\">", x, y + 12);
+            fprintf(p->out, "<text class=\"tick\" text-anchor=\"end\" "
+                    "transform=\"translate(%.1f,%.1f) rotate(-40)\">", x, y + 12);
             category_label(p->out, &p->x, i);
             fputs("</text>\n", p->out);
         }

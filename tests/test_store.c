@@ -962,8 +962,8 @@ static void write_version_3(const char *path)
                    "  spent_s = 2.5 WHERE id = 7");
 }
 
-/* Opening it migrates it to the current version: every row is kept as it was, the best row's interior
- * copy reads 0 (not timed), and a new best row keeps its interior copy. */
+/* Opening it migrates it to the current version: every row is kept as it was, the best row's
+ * interior copy reads 0 (not timed), and a new best row keeps its interior copy. */
 static void test_migrates_version_3(void **state)
 {
     const char *path = ((fixture *)*state)->path;
@@ -1017,8 +1017,8 @@ static void write_version_4(const char *path)
 }
 
 /* Opening it migrates it to the current version: the device keeps its row, its id and every
- * field, with no balance yet (0: the next start measures it); the job, result and best rows are kept as
- * they were; a balance can then be stored for the old device. */
+ * field, with no balance yet (0: the next start measures it); the job, result and best rows
+ * are kept as they were; a balance can then be stored for the old device. */
 static void test_migrates_version_4(void **state)
 {
     const char *path = ((fixture *)*state)->path;

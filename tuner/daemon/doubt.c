@@ -90,8 +90,8 @@ static void judge_kernel1(const fdt_problem *p, const fdt_result_row *win, doubl
         return;
     char reason[200];
     snprintf(reason, sizeof reason, "the winner's %.1f GB/s %s kernel 1's %.1f GB/s (its "
-             "samples spread %.1f%%)", win->gbps, gain < 0 ? "is slower than" : "is within noise of",
-             kernel1_gbps, 100 * noise);
+             "samples spread %.1f%%)", win->gbps,
+             gain < 0 ? "is slower than" : "is within noise of", kernel1_gbps, 100 * noise);
     add_reason(out, len, reason);
 }
 
