@@ -13,6 +13,7 @@
 #include "cmd_daemon.h"
 #include "commands.h"
 #include "report.h"
+#include "result_row.h"
 
 static const char report_help[] =
     "usage: fdtune report -o FILE [options]\n\n"
@@ -245,6 +246,8 @@ static int result_row(gather *g, const json_t *row)
     x->gbps = fdt_jnum(row, "gbps");
     x->ok = strcmp(fdt_jstr(row, "status"), "ok") == 0 && x->gbps > 0;
     x->leader = json_is_true(json_object_get(row, "leader"));
+    x->cost_s = fdt_result_cost_s(fdt_jnum(row, "compile_ms"), fdt_jnum(row, "samples"),
+                                  fdt_jnum(row, "reps"), fdt_jnum(row, "median_ms"));
     r->nresults++;
     return 0;
 }

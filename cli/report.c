@@ -3,7 +3,7 @@
  * bars, doubtful ones marked) and, within it, a section per problem measured there (every
  * evaluation's GB/s by block shape, m and mz, coloured by family; a heatmap of the best GB/s
  * by bx and by; each job's best so far against its evaluations, in the order they were
- * stored). A variant's family and parameters come from its name through engine/variant.c's
+ * stored, and against the seconds they took to compile and measure). A variant's family and parameters come from its name through engine/variant.c's
  * parser, the one every part reads names with. Every text from the store is escaped
  * (html.h). */
 #include "report.h"
@@ -604,10 +604,39 @@ static size_t evaluations(const fdt_report_result *rows, size_t n, long long job
     return count;
 }
 
-/* Job's best so far as a staircase: over evaluation e (from e - 1 to e), the fastest of the
- * first e that ran right (0 before any did). */
-static int job_line(fdt_plot *p, const fdt_report_result *rows, size_t n, long long job,
-                    const char *color)
+/* What a job's progress is drawn against: its evaluations, or the seconds they took to
+ * compile and measure (fdt_result_cost_s), summed: the time a job's budget_s counts. */
+typedef struct axis {
+    const char *kind, *title, *x_title;
+    int seconds;
+} axis;
+
+static const axis axes[] = {
+    {"progress", "Each job's best so far", "evaluations", 0},
+    {"progress-time", "Each job's best so far against time", "seconds compiling and measuring",
+     1},
+};
+
+/* Where evaluation row ends on the axis, the one before it ending at x. */
+static double step_end(const axis *a, const fdt_report_result *row, double x)
+{
+    return x + (a->seconds ? row->cost_s : 1);
+}
+
+/* A job's evaluations on the axis: how far its last one ends. */
+static double job_extent(const axis *a, const fdt_report_result *rows, size_t n, long long job)
+{
+    double x = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!rows[i].leader && rows[i].job == job)
+            x = step_end(a, &rows[i], x);
+    return x;
+}
+
+/* Job's best so far as a staircase: over evaluation e (from where e - 1 ends to where e
+ * ends), the fastest of the first e that ran right (0 before any did). */
+static int job_line(fdt_plot *p, const axis *a, const fdt_report_result *rows, size_t n,
+                    long long job, const char *color)
 {
     const size_t count = evaluations(rows, n, job);
     double *xs = malloc(2 * count * sizeof *xs), *ys = malloc(2 * count * sizeof *ys);
@@ -617,43 +646,46 @@ static int job_line(fdt_plot *p, const fdt_report_result *rows, size_t n, long l
         return -1;
     }
     size_t e = 0;
-    double best = 0;
+    double best = 0, x = 0;
     for (size_t i = 0; i < n; i++) {
         if (rows[i].leader || rows[i].job != job)
             continue;
         if (rows[i].ok && rows[i].gbps > best)
             best = rows[i].gbps;
-        xs[2 * e] = (double)e, xs[2 * e + 1] = (double)(e + 1);
+        xs[2 * e] = x;
+        xs[2 * e + 1] = x = step_end(a, &rows[i], x);
         ys[2 * e] = ys[2 * e + 1] = best;
         e++;
     }
-    char text[96];
-    snprintf(text, sizeof text, "job %lld: best %.1f GB/s after %zu evaluations", job, best,
-             count);
+    char text[128];
+    snprintf(text, sizeof text, "job %lld: best %.1f GB/s after %zu evaluations (%.1f s "
+             "compiling and measuring)", job, best, count, job_extent(&axes[1], rows, n, job));
     fdt_plot_line(p, xs, ys, 2 * count, color, text);
     free(xs);
     free(ys);
     return 0;
 }
 
-static int progress(FILE *out, const fdt_report_result *rows, size_t n, size_t problem)
+static int progress(FILE *out, const axis *a, const fdt_report_result *rows, size_t n,
+                    size_t problem)
 {
-    size_t njobs, longest = 0;
+    size_t njobs;
+    double longest = 0;
     long long *jobs = jobs_of(rows, n, &njobs);
     if (!jobs)
         return -1;
     for (size_t j = 0; j < njobs; j++) {
-        const size_t count = evaluations(rows, n, jobs[j]);
-        longest = count > longest ? count : longest;
+        const double extent = job_extent(a, rows, n, jobs[j]);
+        longest = extent > longest ? extent : longest;
     }
     char id[48];
-    snprintf(id, sizeof id, "problem-%zu-progress", problem);
-    fdt_plot p = {.x = {"evaluations", (double)longest, NULL, NULL},
+    snprintf(id, sizeof id, "problem-%zu-%s", problem, a->kind);
+    fdt_plot p = {.x = {a->x_title, longest, NULL, NULL},
                   .y = {"best GB/s so far", fastest(rows, n), NULL, NULL}};
-    fdt_plot_begin(&p, out, id, "progress", "Each job's best so far");
+    fdt_plot_begin(&p, out, id, a->kind, a->title);
     int rc = 0;
     for (size_t j = 0; rc == 0 && j < njobs; j++)
-        rc = job_line(&p, rows, n, jobs[j], fdt_plot_color(j));
+        rc = job_line(&p, a, rows, n, jobs[j], fdt_plot_color(j));
     fdt_plot_end(&p);
     for (size_t j = 0; j < njobs; j++) {
         char text[32];
@@ -705,8 +737,8 @@ static int write_problem(FILE *out, const fdt_report_result *rows, size_t n, siz
         rc = param_plot(out, rows, n, problem, &views[v]);
     if (rc == 0)
         rc = heatmap(out, rows, n, problem);
-    if (rc == 0)
-        rc = progress(out, rows, n, problem);
+    for (size_t a = 0; rc == 0 && a < sizeof axes / sizeof *axes; a++)
+        rc = progress(out, &axes[a], rows, n, problem);
     fputs("</div>\n</section>\n", out);
     return rc;
 }

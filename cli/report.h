@@ -41,6 +41,7 @@ typedef struct fdt_report_result {
     int ok;               /* ran and was right, its speed ranked (status ok, GB/s > 0) */
     int leader;           /* a leader's second, longer timing, not an evaluation */
     double gbps;
+    double cost_s;        /* what compiling and measuring it took (fdt_result_cost_s) */
 } fdt_report_result;
 
 typedef struct fdt_report {

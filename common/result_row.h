@@ -21,6 +21,15 @@ typedef struct fdt_result_row {
     char message[256];
 } fdt_result_row;
 
+/* What measuring a row's variant took, in seconds: its compile, then its samples of reps
+ * launches each (their median for their duration). A job's budget_s counts seconds so, and
+ * fdtune replay and fdtune report read them so from an export's columns. */
+static inline double fdt_result_cost_s(double compile_ms, double samples, double reps,
+                                       double median_ms)
+{
+    return (compile_ms + samples * reps * median_ms) / 1e3;
+}
+
 /* The speed a search sees in a row: its GB/s when it ran and was right, else 0 (a variant
  * measured and not worth proposing again). */
 static inline double fdt_result_row_speed(const fdt_result_row *r)

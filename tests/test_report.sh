@@ -6,8 +6,8 @@
 # the page inside a wrapper page of the test's, whose script measures every plot's marks
 # (their boxes of nonzero size, within their svg) and counts them by kind; the counts must
 # be the store's (export's rows): bars the best rows' figures, points the evaluations that
-# ran right, heatmap cells their distinct (bx, by), lines the jobs and their vertices the
-# evaluations; doubt is shown, in the table and on the bars. The device's name holds markup
+# ran right, heatmap cells their distinct (bx, by), lines the jobs (against evaluations and
+# against the seconds they took) and their vertices the evaluations; doubt is shown, in the table and on the bars. The device's name holds markup
 # (the daemon runs in a mount namespace of its own whose /proc/cpuinfo names the cpu so),
 # which the page shows as text; the page names nothing outside itself. Refusals: no -o, a
 # target that cannot be written, a full file system (the old page left as it was, no part
@@ -198,7 +198,7 @@ elif aspect == "sections":
     drawn = {(p["fingerprint"], *p["problem"]) for p in plots if p["problem"]}
     expect("problems", sorted(drawn), sorted(problems))
     for problem in problems:
-        for kind in ("block", "m", "mz", "heatmap", "progress"):
+        for kind in ("block", "m", "mz", "heatmap", "progress", "progress-time"):
             rendered(problem, kind)
 elif aspect == "bars":
     for fingerprint in {b["fingerprint"] for b in best}:
@@ -222,9 +222,12 @@ elif aspect == "cells":
         expect("heatmap cells of %s" % (problem,), rendered(problem, "heatmap")["cell"], len(pairs))
 elif aspect == "lines":
     for problem, rows in problems.items():
-        line = rendered(problem, "progress")
-        expect("lines of %s" % (problem,), line["line"], len({r["job"] for r in evaluations(rows)}))
-        expect("line vertices of %s" % (problem,), line["vertices"], 2 * len(evaluations(rows)))
+        for kind in ("progress", "progress-time"):
+            line = rendered(problem, kind)
+            expect("%s lines of %s" % (kind, problem), line["line"],
+                   len({r["job"] for r in evaluations(rows)}))
+            expect("%s line vertices of %s" % (kind, problem), line["vertices"],
+                   2 * len(evaluations(rows)))
 elif aspect == "doubt":
     doubtful = sorted(b["doubt"] for b in best if b["doubt"])
     shown = sorted(d["text"].lstrip("\u26a0 ") for d in page["doubts"] if d["width"] > 0 and d["height"] > 0)
@@ -242,11 +245,11 @@ judge() {
     python3 "$dir/judge.py" "$1" "$dir/counts.json" "$dir/best.json" "$dir/results.json" "$NAME"
 }
 check "every mark drawn has a size and lies within its plot" judge marks
-check "a section for every problem, each with its five plots" judge sections
+check "a section for every problem, each with its six plots" judge sections
 check "bars: each best row's GB/s, kernel 1, copy and interior copy" judge bars
 check "points: every evaluation that ran right, by block, m and mz" judge points
 check "heatmap: a cell for every (bx, by) that ran right" judge cells
-check "lines: a job's best so far, a step for every evaluation" judge lines
+check "lines: a job's best so far against evaluations and against seconds, a step for every evaluation" judge lines
 check "doubt: shown in the table and marked on the bars" judge doubt
 check "the device's name is shown as the text it is" judge name
 

@@ -34,6 +34,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "result_row.h"
+
 /* The columns the replay reads, by their names in the export's header: those it needs,
  * then those of a variant's cost, without which a file replays with no costs. */
 enum { COL_FINGERPRINT, COL_DEVICE, COL_STENCIL, COL_RADIUS, COL_PRECISION, COL_NX, COL_NY,
@@ -150,7 +152,7 @@ static int row_cost(reader *r, double *cost_s)
     if (get_amount(r, COL_COMPILE_MS, &compile_ms) || get_amount(r, COL_SAMPLES, &samples) ||
         get_amount(r, COL_REPS, &reps) || get_amount(r, COL_MEDIAN_MS, &median_ms))
         return -1;
-    *cost_s = (compile_ms + samples * reps * median_ms) / 1e3;
+    *cost_s = fdt_result_cost_s(compile_ms, samples, reps, median_ms);
     return 0;
 }
 
