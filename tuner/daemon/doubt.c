@@ -1,11 +1,11 @@
 /* doubt.c - whether a job's figures and a device's balance can be trusted; see doubt.h. */
 #include "daemon/doubt.h"
 
-#include "engine/variant.h"
-
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+
+#include "engine/variant.h"
 
 /* Noisy variants of this share or more of those that ran make the whole job doubtful: one
  * slow moment is the engine's to absorb, a tenth of the space is a busy host. */
