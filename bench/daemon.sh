@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # bench/daemon.sh - sourced by the GPU bench scripts (h100.sh, hip_nvidia.sh, throughput.sh,
-# two_gpus.sh): fdtuned from the STATIC=1 build on the cuda backend (or $BACKEND), started one
-# way everywhere; a command's output kept with the command; a solver's runs on one problem.
+# two_gpus.sh, wave.sh, report_gpu.sh): fdtuned from the STATIC=1 build on the cuda backend
+# (or $BACKEND), started one way everywhere; a command's output kept with the command; a
+# solver's runs on one problem.
 
 # daemon_start LOG [fdtuned options]: fdtuned on $FDTUNE_SOCKET (the caller's), its stderr
 # appended to LOG, in a session of its own so that a signal meant for the script does not
