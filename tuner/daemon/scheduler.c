@@ -1033,10 +1033,12 @@ void fdt_scheduler_free(fdt_daemon *d)
     d->scheduler = NULL;
 }
 
+/* Jobs are taken up as they are queued; the check only finds doubts come due. */
 static void on_idle_check(uv_timer_t *t)
 {
     fdt_scheduler *s = t->data;
-    fdt_scheduler_kick(s->d);
+    if (s->d->config.remeasure_doubtful_s > 0)
+        fdt_scheduler_kick(s->d);
 }
 
 int fdt_scheduler_init(fdt_daemon *d, char *err, size_t errlen)
