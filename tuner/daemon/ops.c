@@ -214,17 +214,10 @@ static int job_id_field(op_ctx *c, int64_t *id)
 /* --- writing the answer ---------------------------------------------------------------- */
 
 /* What is left of the leaders' round that ends a job: as long as the last one on its
- * device took; before any, its leaders, kernel 1 and the copy, each timed with
- * leader_samples where a first pass took samples, a sample as long as the job's first
- * passes took on the mean (its seconds of measuring, verification included, over its
- * evaluations: an overestimate). */
-static double leaders_left_s(const fdt_daemon *d, const fdt_job *j, const fdt_outlook *next)
+ * device took, or before any, as its first pass says (fdt_scheduler_outlook). */
+static double leaders_left_s(const fdt_outlook *next)
 {
-    double round = next->leaders_s;
-    if (round <= 0 && j->done > 0 && d->config.samples > 0)
-        round = (d->config.leaders + 2) * d->config.leader_samples * j->spent_s / j->done /
-                d->config.samples;
-    return round > next->leaders_spent_s ? round - next->leaders_spent_s : 0;
+    return next->leaders_s > next->leaders_spent_s ? next->leaders_s - next->leaders_spent_s : 0;
 }
 
 /* What a job has cost so far, and while its search runs, how far it goes: the evaluations
@@ -246,7 +239,7 @@ static json_t *cost_json(fdt_daemon *d, const fdt_job *j)
         double eta = next.left / next.rate;
         if (j->budget_s > 0 && j->budget_s - j->spent_s < eta)
             eta = j->budget_s > j->spent_s ? j->budget_s - j->spent_s : 0;
-        json_object_set_new(o, "eta_s", json_real(eta + leaders_left_s(d, j, &next)));
+        json_object_set_new(o, "eta_s", json_real(eta + leaders_left_s(&next)));
     }
     return o;
 }

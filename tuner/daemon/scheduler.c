@@ -45,6 +45,7 @@
 #include "daemon/notify.h"
 #include "daemon/query.h"
 #include "daemon/supervisor.h"
+#include "engine/session.h"
 #include "engine/sources.h"
 #include "hashes.h"
 #include "engine/wire.h"
@@ -85,6 +86,10 @@ typedef struct lane {
      * last one on this lane took (0 before any), the best guess at the next one's. */
     uint64_t leaders_ms;
     double last_leaders_s;
+    /* This run's first-pass variants that ran: how many, and their samples', launches' and
+     * compiles' milliseconds summed, the guess at a leaders' round before one was timed. */
+    int ran;
+    double ran_sample_ms, ran_launch_ms, ran_compile_ms;
     /* A doubted balance is being measured again by a worker of balance.c's own: the lane
      * starts nothing meanwhile (DOWN), and its end kicks the queue. balance_tried: when the
      * last such measurement started (unix s), so a busy host is tried at most once per
@@ -149,6 +154,19 @@ const fdt_job *fdt_scheduler_lane_job(fdt_daemon *d, size_t device)
     return l->has_job ? &l->job : NULL;
 }
 
+/* The lane's first leaders' round, before it has timed one: as this run's first pass
+ * measured its variants (fdt_session_leaders_guess_ms); 0 before any ran. */
+static double leaders_guess_s(const lane *l)
+{
+    const fdt_config *c = &l->s->d->config;
+    if (l->ran == 0)
+        return 0;
+    const size_t leaders = (size_t)(l->ran < c->leaders ? l->ran : c->leaders);
+    return fdt_session_leaders_guess_ms(leaders, l->job.choose_cache, c->leader_samples,
+                                        l->ran_sample_ms / l->ran, l->ran_launch_ms / l->ran,
+                                        l->ran_compile_ms / l->ran) / 1e3;
+}
+
 int fdt_scheduler_outlook(fdt_daemon *d, int64_t job_id, fdt_outlook *out)
 {
     for (size_t i = 0; i < d->scheduler->nlanes; i++) {
@@ -159,7 +177,7 @@ int fdt_scheduler_outlook(fdt_daemon *d, int64_t job_id, fdt_outlook *out)
         out->left = fdt_job_search_expected_left(l->search);
         out->rate = l->first_ms && since_first > 0 ? (l->job.done - l->first_done) / since_first
                                                    : 0;
-        out->leaders_s = l->last_leaders_s;
+        out->leaders_s = l->last_leaders_s > 0 ? l->last_leaders_s : leaders_guess_s(l);
         out->leaders_spent_s = l->leaders_ms ? (double)(uv_now(d->loop) - l->leaders_ms) / 1e3 : 0;
         return 0;
     }
@@ -375,6 +393,8 @@ static int plan(lane *l)
         l->job.total = fdt_job_search_total(l->search);
         l->first_ms = 0;
         l->leaders_ms = 0;
+        l->ran = 0;
+        l->ran_sample_ms = l->ran_launch_ms = l->ran_compile_ms = 0;
     }
     if (tally(l) != 0) {
         finish_job(l, FDT_JOB_FAILED, fdt_store_error(l->s->d->store));
@@ -598,6 +618,12 @@ static int store_result(lane *l, json_t *ev)
     l->crashes = 0;
     if (r.leader)
         return 0;
+    if (fdt_result_row_speed(&r) > 0) {
+        l->ran++;
+        l->ran_sample_ms += r.reps * r.median_ms;
+        l->ran_launch_ms += r.median_ms;
+        l->ran_compile_ms += r.compile_ms;
+    }
     if (l->search)
         fdt_job_search_feed(l->search, r.variant, fdt_result_row_speed(&r),
                             l->nchunk ? measuring_since(l) : 0);

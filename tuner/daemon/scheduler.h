@@ -38,8 +38,9 @@ const fdt_job *fdt_scheduler_lane_job(fdt_daemon *d, size_t device);
 /* How a running job goes on: the variants it measures yet, on the mean
  * (fdt_search_expected_left); its steady rate, variants a second since its first result of
  * this run (the compiles that fill the pipeline before it are paid once; 0 until then);
- * how long the last leaders' round on its device took (0 before any), and the seconds its
- * own has run (0 before it starts). */
+ * how long the last leaders' round on its device took (before any, a guess from this
+ * run's first pass; 0 before a variant ran), and the seconds its own has run (0 before it
+ * starts). */
 typedef struct fdt_outlook {
     int left;
     double rate;

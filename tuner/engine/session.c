@@ -666,6 +666,16 @@ static fdt_status leaders_timed(fdt_session *s, const fdt_session_hooks *h,
     return st;
 }
 
+double fdt_session_leaders_guess_ms(size_t n, int both_states, int samples, double sample_ms,
+                                    double launch_ms, double compile_ms)
+{
+    const double in_state = (double)(n + 2) * (both_states ? 2 : 1); /* kernel 1, the copy */
+    const double candidates = in_state + FDT_INTERIOR_COPIES;
+    const int per_turn = (samples + ROUNDS - 1) / ROUNDS;
+    return (FDT_INTERIOR_COPIES + 1) * compile_ms + /* kernel 1's too */
+           candidates * ROUNDS * (per_turn * sample_ms + 2 * launch_ms);
+}
+
 fdt_status fdt_session_leaders(fdt_session *s, const fdt_variant *vs, size_t n, int samples,
                                const fdt_session_hooks *h, fdt_session_baseline *out,
                                fdt_error *err)
