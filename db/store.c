@@ -130,6 +130,16 @@ static const char *const statements[ST_COUNT] = {
         "last_seen = excluded.last_seen "
         "RETURNING id, copy_gbps, l2_gbps, balance_measured, balance_doubt, "
         "balance_copy_spread",
+    /* The row a device was stored in under an older fingerprint (the hash changed between
+     * builds): every field fdt_device_fingerprint hashes alike, and no row under the one it
+     * has now (?1). Should there be more than one, the one seen last. */
+    [ST_DEVICE_ADOPTABLE] =
+        "SELECT id, fingerprint FROM devices WHERE backend = ?2 AND vendor = ?3 AND name = ?4 "
+        "AND arch = ?5 AND compute_units = ?6 AND memory_bytes = ?7 AND driver_version = ?8 "
+        "AND compiler_version = ?9 AND NOT EXISTS "
+        "(SELECT 1 FROM devices WHERE fingerprint = ?1) ORDER BY last_seen DESC, id DESC LIMIT 1",
+    [ST_DEVICE_ADOPT] = "UPDATE devices SET fingerprint = ? WHERE id = ?",
+    [ST_JOBS_ADOPT] = "UPDATE jobs SET fingerprint = ?2 WHERE fingerprint = ?1",
     [ST_DEVICE_BALANCE_PUT] =
         "UPDATE devices SET copy_gbps = ?, l2_gbps = ?, balance_measured = ?, "
         "balance_doubt = ?, balance_copy_spread = ? WHERE id = ?",

@@ -145,7 +145,9 @@ int fdt_store_commit(fdt_store *s);
 void fdt_store_rollback(fdt_store *s);
 
 /* Inserts the device or refreshes its last-seen time; *id is its row and *balance the
- * balance stored with it (measured 0: none yet). 0 or -1. */
+ * balance stored with it (measured 0: none yet). A row of the same device under an older
+ * build's fingerprint is adopted, jobs naming that fingerprint with it (store_devices.c);
+ * not inside fdt_store_begin's transaction. 0 or -1. */
 int fdt_store_device_upsert(fdt_store *s, const fdt_device_info *d, int64_t *id,
                             fdt_balance *balance);
 /* Stores the balance measured on device id, replacing any earlier one. 0, or -1 (also when

@@ -875,6 +875,82 @@ static void test_best_under_auto_keeps_its_state(void **state)
     fdt_store_close(s);
 }
 
+/* A fingerprint made up for h100, as a build of another hash would have made it. */
+#define OLD_FINGERPRINT "0123456789abcdef"
+#define DEVICE_FIELDS                                                                     \
+    "backend, vendor, name, arch, compute_units, memory_bytes, l2_bytes, driver_version, " \
+    "compiler_version, warp_size, max_threads_per_block, max_shared_per_block, "           \
+    "max_grid_x, max_grid_y, max_grid_z, block_barriers, first_seen"
+
+/* A device an older build stored under its fingerprint of then is adopted when it registers:
+ * the same row (its id, balance, results and best rows), under the new fingerprint, and the
+ * jobs any device of its kind may run follow it. A device of another identity is not
+ * adopted, nor a row of the old fingerprint beside one of the new (an older build that ran
+ * again). */
+static void test_device_adopted_from_an_older_fingerprint(void **state)
+{
+    const char *path = ((fixture *)*state)->path;
+    int64_t id, other_id, again;
+    fdt_job job;
+    fdt_store *s = store_with_job(state, &id, &job);
+    fdt_device_info newer_driver = h100;
+    strcpy(newer_driver.driver_version, "13.1");
+    assert_int_equal(fdt_store_device_upsert(s, &newer_driver, &other_id, &balance), 0);
+    const fdt_balance measured = {.copy_gbps = 3013.7, .measured = 1795000000};
+    assert_int_equal(fdt_store_device_balance_put(s, id, &measured), 0);
+    const fdt_result_row r = result_of(job.id, "naive:256x1x1", "ok", 1.0);
+    assert_int_equal(fdt_store_result_add(s, id, &job.key, "k", &r), 0);
+    const fdt_best b = best_of(id, job.key, "naive:256x1x1", 2000);
+    assert_int_equal(fdt_store_best_put(s, &b), 0);
+    fdt_job kind = job_of(-1, 96);
+    strcpy(kind.fingerprint, OLD_FINGERPRINT);
+    assert_int_equal(fdt_store_job_create(s, &kind), 0);
+    fdt_store_close(s);
+    sql_exec(path, "UPDATE devices SET fingerprint = '" OLD_FINGERPRINT "' "
+                   "WHERE driver_version = '13.0'");
+
+    s = open_store(state);
+    fdt_balance kept;
+    assert_int_equal(fdt_store_device_upsert(s, &h100, &again, &kept), 0);
+    assert_int_equal(again, id);
+    assert_near(kept.copy_gbps, 3013.7, 1e-9);
+    char fingerprint[20], other[20];
+    fdt_device_fingerprint(&h100, fingerprint);
+    fdt_device_fingerprint(&newer_driver, other);
+    fdt_device_row *rows;
+    size_t n;
+    assert_int_equal(fdt_store_devices(s, &rows, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(rows[0].id, id);
+    assert_string_equal(rows[0].fingerprint, fingerprint);
+    assert_int_equal(rows[1].id, other_id);
+    assert_string_equal(rows[1].fingerprint, other);
+    free(rows);
+    fdt_job next;
+    assert_int_equal(fdt_store_job_next(s, 1, fingerprint, &next), 1);
+    assert_int_equal(next.id, kind.id);
+    assert_string_equal(next.fingerprint, fingerprint);
+    int64_t fullest = 0, first_pass = 0;
+    assert_int_equal(fdt_store_fullest_job(s, again, &job.key, &fullest, &first_pass), 1);
+    assert_int_equal(fullest, job.id);
+    fdt_best *best;
+    assert_int_equal(fdt_store_best_all(s, &best, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(best[0].device_id, id);
+    free(best);
+    fdt_store_close(s);
+
+    sql_exec(path, "INSERT INTO devices (fingerprint, " DEVICE_FIELDS ", last_seen) "
+                   "SELECT '" OLD_FINGERPRINT "', " DEVICE_FIELDS ", last_seen + 1 "
+                   "FROM devices WHERE driver_version = '13.0'");
+    s = open_store(state);
+    assert_int_equal(fdt_store_device_upsert(s, &h100, &again, &kept), 0);
+    assert_int_equal(again, id);
+    fdt_store_close(s);
+    expect_sql(path, "SELECT count(*) FROM devices WHERE fingerprint = '" OLD_FINGERPRINT "'",
+               "1");
+}
+
 /* A file of schema version 1 as the previous release left it: a device, a job whose id is
  * below the counter's high-water mark, its result and its best row. */
 extern const char fdt_schema_sql[];
@@ -1321,6 +1397,7 @@ int main(void)
         TEST(test_best),
         TEST(test_best_due),
         TEST(test_best_under_auto_keeps_its_state),
+        TEST(test_device_adopted_from_an_older_fingerprint),
         TEST(test_code_cache),
         TEST(test_readonly),
         TEST(test_strings_are_stored_verbatim),
