@@ -249,10 +249,13 @@ int fdt_store_best_page(fdt_store *s, const fdt_best *after, size_t limit, fdt_b
 int fdt_store_code_get(fdt_store *s, const char *key, fdt_code *code);
 
 /* Users' stencil specs by name (db/migrate_9.sql): put keeps the first text of a name; each
- * calls fn(ctx, name, spec) for every row, oldest first, until fn answers nonzero. 0 or -1. */
+ * calls fn(ctx, name, spec) for every row, oldest first, until fn answers nonzero (fn may
+ * write to the store); rename changes a stencil's name from from to to in every row that
+ * carries it (its spec, jobs, results and best rows), in one transaction. 0 or -1. */
 int fdt_store_stencil_put(fdt_store *s, const char *name, const char *spec);
 int fdt_store_stencils_each(fdt_store *s, int (*fn)(void *ctx, const char *name,
                                                     const char *spec), void *ctx);
+int fdt_store_stencil_rename(fdt_store *s, const char *from, const char *to);
 int fdt_store_code_put(fdt_store *s, const char *key, const void *data, size_t size);
 
 #endif

@@ -951,6 +951,98 @@ static void test_device_adopted_from_an_older_fingerprint(void **state)
                "1");
 }
 
+#define OLD_SPEC "spec-0123456789abcdef"
+#define NEW_SPEC "spec-fedcba9876543210"
+
+static fdt_key spec_key(const char *name, int n)
+{
+    fdt_key k = key_of(n, FDT_DOUBLE, FDT_CACHE_HOT);
+    strcpy(k.problem.stencil, name);
+    return k;
+}
+
+static fdt_best spec_best(int64_t device_id, const char *name, int n, double gbps,
+                          int64_t updated)
+{
+    fdt_best b = best_of(device_id, spec_key(name, n), "snaive:256x1x1", gbps);
+    b.updated = updated;
+    return b;
+}
+
+typedef struct specs_seen {
+    int rows;
+    char name[32], spec[64];
+} specs_seen;
+
+static int on_spec(void *ctx, const char *name, const char *spec)
+{
+    specs_seen *seen = ctx;
+    seen->rows++;
+    snprintf(seen->name, sizeof seen->name, "%s", name);
+    snprintf(seen->spec, sizeof seen->spec, "%s", spec);
+    return 0;
+}
+
+/* A spec that a build names otherwise (its pattern's hash changed) is renamed in every row
+ * that carries the name: its spec, its jobs, their results and its best rows are found
+ * under the new name, and none is left under the old; another stencil's rows stay. Where
+ * both names hold a winner of one problem (a store that went back to an older build and
+ * forward again), the one updated last stays. */
+static void test_stencil_renamed_in_every_row(void **state)
+{
+    const char *path = ((fixture *)*state)->path;
+    int64_t id;
+    fdt_job laplacian, job = job_of(0, 64);
+    fdt_store *s = store_with_job(state, &id, &laplacian);
+    job.key = spec_key(OLD_SPEC, 64);
+    assert_int_equal(fdt_store_stencil_put(s, OLD_SPEC, "{\"fdtune_stencil\": 1}"), 0);
+    assert_int_equal(fdt_store_job_create(s, &job), 0);
+    const fdt_result_row r = result_of(job.id, "snaive:256x1x1", "ok", 1.0);
+    assert_int_equal(fdt_store_result_add(s, id, &job.key, "k", &r), 0);
+    const fdt_best bests[] = {
+        spec_best(id, OLD_SPEC, 64, 900, 200),
+        spec_best(id, OLD_SPEC, 96, 800, 300), spec_best(id, NEW_SPEC, 96, 700, 100),
+        spec_best(id, OLD_SPEC, 128, 600, 100), spec_best(id, NEW_SPEC, 128, 650, 300),
+        best_of(id, laplacian.key, "naive:256x1x1", 2000),
+    };
+    for (size_t i = 0; i < sizeof bests / sizeof bests[0]; i++)
+        assert_int_equal(fdt_store_best_put(s, &bests[i]), 0);
+
+    assert_int_equal(fdt_store_stencil_rename(s, OLD_SPEC, NEW_SPEC), 0);
+    specs_seen seen = {0};
+    assert_int_equal(fdt_store_stencils_each(s, on_spec, &seen), 0);
+    assert_int_equal(seen.rows, 1);
+    assert_string_equal(seen.name, NEW_SPEC);
+    assert_string_equal(seen.spec, "{\"fdtune_stencil\": 1}");
+    fdt_job got;
+    assert_int_equal(fdt_store_job_get(s, job.id, &got), 1);
+    assert_string_equal(got.key.problem.stencil, NEW_SPEC);
+    assert_int_equal(fdt_store_job_get(s, laplacian.id, &got), 1);
+    assert_string_equal(got.key.problem.stencil, "laplacian");
+    int64_t fullest = 0, first_pass = 0;
+    const fdt_key renamed = spec_key(NEW_SPEC, 64);
+    assert_int_equal(fdt_store_fullest_job(s, id, &renamed, &fullest, &first_pass), 1);
+    assert_int_equal(fullest, job.id);
+    fdt_best *rows;
+    size_t n;
+    assert_int_equal(fdt_store_best_all(s, &rows, &n), 0);
+    assert_int_equal(n, 4); /* laplacian, then the spec's 64, 96 and 128 */
+    assert_string_equal(rows[0].key.problem.stencil, "laplacian");
+    const double winners[] = {900, 800, 650};
+    for (size_t i = 0; i < 3; i++) {
+        assert_string_equal(rows[i + 1].key.problem.stencil, NEW_SPEC);
+        assert_near(rows[i + 1].gbps, winners[i], 1e-9);
+    }
+    free(rows);
+    fdt_store_close(s);
+    expect_sql(path,
+               "SELECT (SELECT count(*) FROM stencils WHERE name = '" OLD_SPEC "') + "
+               "(SELECT count(*) FROM jobs WHERE stencil = '" OLD_SPEC "') + "
+               "(SELECT count(*) FROM results WHERE stencil = '" OLD_SPEC "') + "
+               "(SELECT count(*) FROM best WHERE stencil = '" OLD_SPEC "')",
+               "0");
+}
+
 /* A file of schema version 1 as the previous release left it: a device, a job whose id is
  * below the counter's high-water mark, its result and its best row. */
 extern const char fdt_schema_sql[];
@@ -1398,6 +1490,7 @@ int main(void)
         TEST(test_best_due),
         TEST(test_best_under_auto_keeps_its_state),
         TEST(test_device_adopted_from_an_older_fingerprint),
+        TEST(test_stencil_renamed_in_every_row),
         TEST(test_code_cache),
         TEST(test_readonly),
         TEST(test_strings_are_stored_verbatim),
