@@ -1369,9 +1369,10 @@ static void test_fingerprint(void **state)
     (void)state;
     char base[20], other[20];
     fdt_device_fingerprint(&h100, base);
-    /* Pinned: stored results are keyed by it, so it must not change between builds. The
-     * value is FNV-1a 64 over length-prefixed fields, computed independently. */
-    assert_string_equal(base, "a4d273552bb9e317");
+    /* Pinned: stored results are keyed by it, so it must not change between builds (a
+     * change of hash is adopted, test_device_adopted_from_an_older_fingerprint). The value
+     * is XXH3 64 over length-prefixed fields, computed independently (xxhsum -H3). */
+    assert_string_equal(base, "4bff275f192d9bfb");
     fdt_device_fingerprint(&h100, other);
     assert_string_equal(other, base);
 
@@ -1410,7 +1411,7 @@ static void test_code_key(void **state)
     const char *changed[] = {"R=2", "BX=64"};
     char base[33], other[33];
     fdt_code_key("__global__ void k() {}", defines, 2, "sm_90", "NVRTC 13.0", base);
-    assert_string_equal(base, "a9af1fd6149e17b42f580c80c1496251");
+    assert_string_equal(base, "0ccb4d0389cfd073e0c9725f27e295bc"); /* xxhsum -H2 */
 
     char keys[7][33];
     fdt_code_key("__global__ void k() { }", defines, 2, "sm_90", "NVRTC 13.0", keys[0]);
@@ -1430,6 +1431,18 @@ static void test_code_key(void **state)
     assert_string_equal(other, base);
 }
 
+/* The checksum and the source hash, pinned as the fingerprint is: XXH3 64 of the bytes, and
+ * XXH3 128 of the text as one field (its length, 8 bytes little-endian, then its bytes),
+ * computed independently (xxhsum -H3, -H2). */
+static void test_checksum_and_source_hash(void **state)
+{
+    (void)state;
+    char hash[33];
+    assert_int_equal(fdt_hash_bytes("abc", 3), 0x78af5f94892f3950u);
+    fdt_source_hash("abc", hash);
+    assert_string_equal(hash, "45bcdc88efffd44520b986a5e7fe1438");
+}
+
 static void test_kernels_version(void **state)
 {
     (void)state;
@@ -1437,7 +1450,7 @@ static void test_kernels_version(void **state)
     assert_int_equal(strlen(v), 16);
     assert_int_equal(strspn(v, "0123456789abcdef"), 16);
     assert_ptr_equal(fdt_kernels_version(), v);
-    assert_string_not_equal(v, "cbf29ce484222325"); /* the hash of nothing */
+    assert_string_not_equal(v, "2d06800538d394c2"); /* the hash of nothing */
 }
 
 /* A batch's share done weighs its jobs by what their done ones cost per grid point: two
@@ -1496,6 +1509,7 @@ int main(void)
         TEST(test_strings_are_stored_verbatim),
         cmocka_unit_test(test_fingerprint),
         cmocka_unit_test(test_code_key),
+        cmocka_unit_test(test_checksum_and_source_hash),
         cmocka_unit_test(test_batch_share_weighs_jobs_by_their_cost),
         cmocka_unit_test(test_kernels_version),
     };
