@@ -194,8 +194,8 @@ static fdt_status fetch_source(fdtune_conn *c, const char *hash, char **text, fd
                        json_string_value(json_object_get(json_object_get(j, "error"),
                                                          "message")) ?: "no text in answer");
     else if (strcmp(got_hash, hash) != 0)
-        out = fdt_fail(e, FDT_ERROR, "fdtuned sent a source whose hash is %s, not %s",
-                       got_hash, hash);
+        out = fdt_fail(e, FDT_ERROR, "fdtuned sent a source whose hash is %s, not %s "
+                       "(fdtuned of another version?)", got_hash, hash);
     else if (!(*text = strdup(got)))
         out = fdt_fail(e, FDT_ERROR, "out of memory");
     json_decref(j);

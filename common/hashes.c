@@ -1,70 +1,88 @@
-/* hashes.c - the hashes that tell results and code objects apart (hashes.h). */
+/* hashes.c - the hashes that tell results and code objects apart (hashes.h), made with
+ * xxHash's XXH3. xxhash.h is used header-only (XXH_INLINE_ALL): its functions are compiled
+ * into this file, so no program or library links libxxhash, statically or not. */
 #include "hashes.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+_Static_assert(sizeof(XXH3_state_t) <= sizeof ((fdt_hasher *)0)->state,
+               "fdt_hasher holds an XXH3 state");
+
+/* The state is held as bytes (hashes.h) and worked on in a copy of XXH3's own type: bytes
+ * declared as such may not be read or written as another type (C11 6.5p7), and GCC's -O2
+ * does make wrong hashes of such a cast. A copy is sound: a state reset without a seed or
+ * a secret points only at xxHash's default secret, a static table, never into itself. */
+static void update(fdt_hasher *h, const void *data, size_t n)
+{
+    XXH3_state_t state;
+    memcpy(&state, h->state, sizeof state);
+    XXH3_64bits_update(&state, data, n);
+    memcpy(h->state, &state, sizeof state);
+}
+
+/* The 64- and 128-bit hashes share their state and its updates; only the digest differs. */
+static fdt_hasher hasher_start(int wide)
+{
+    fdt_hasher h = {.wide = wide};
+    XXH3_state_t state;
+    XXH3_64bits_reset(&state);
+    memcpy(h.state, &state, sizeof state);
+    return h;
+}
 
 fdt_hasher fdt_hasher_start64(void)
 {
-    return (fdt_hasher){.lo = 0xcbf29ce484222325u};
+    return hasher_start(0);
 }
 
 fdt_hasher fdt_hasher_start128(void)
 {
-    return (fdt_hasher){.hi = 0x6c62272e07bb0142u, .lo = 0x62b821756295c58du, .wide = 1};
+    return hasher_start(1);
 }
 
-/* h *= 2^88 + 0x13b (FNV's 128-bit prime), modulo 2^128, in 64-bit halves. */
-static void fnv128_multiply(fdt_hasher *h)
+static void put_u64(unsigned char *le, uint64_t v)
 {
-    const uint64_t c = 0x13b;
-    const uint64_t low_part = (h->lo & 0xffffffffu) * c;
-    const uint64_t high_part = (h->lo >> 32) * c;
-    const uint64_t lo = low_part + (high_part << 32);
-    const uint64_t carry = (high_part >> 32) + (lo < low_part);
-    h->hi = h->hi * c + carry + (h->lo << 24);
-    h->lo = lo;
-}
-
-static void hash_bytes(fdt_hasher *h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h->lo ^= p[i];
-        if (h->wide)
-            fnv128_multiply(h);
-        else
-            h->lo *= 0x100000001b3u;
-    }
-}
-
-static void hash_u64(fdt_hasher *h, uint64_t v)
-{
-    unsigned char le[8];
     for (int i = 0; i < 8; i++)
         le[i] = (unsigned char)(v >> (8 * i));
-    hash_bytes(h, le, sizeof le);
-}
-
-static void hash_field(fdt_hasher *h, const void *data, size_t n)
-{
-    hash_u64(h, n);
-    hash_bytes(h, data, n);
 }
 
 void fdt_hasher_text(fdt_hasher *h, const char *text, size_t cap)
 {
-    hash_field(h, text, strnlen(text, cap));
+    const size_t n = strnlen(text, cap);
+    unsigned char length[8];
+    put_u64(length, n);
+    update(h, length, sizeof length);
+    update(h, text, n);
 }
 
+/* One update for the field, its length and its value: a spec's pattern is thousands. */
 void fdt_hasher_int(fdt_hasher *h, int64_t v)
 {
-    hash_u64(h, 8);
-    hash_u64(h, (uint64_t)v);
+    unsigned char field[16];
+    put_u64(field, 8);
+    put_u64(field + 8, (uint64_t)v);
+    update(h, field, sizeof field);
 }
 
+void fdt_hasher_hex(const fdt_hasher *h, char *out)
+{
+    XXH3_state_t state;
+    memcpy(&state, h->state, sizeof state);
+    if (h->wide) {
+        const XXH128_hash_t w = XXH3_128bits_digest(&state);
+        snprintf(out, 33, "%016" PRIx64 "%016" PRIx64, w.high64, w.low64);
+    } else {
+        snprintf(out, 17, "%016" PRIx64, XXH3_64bits_digest(&state));
+    }
+}
+
+/* db/store.c's ST_DEVICE_ADOPTABLE matches a device to its row by these same fields, when
+ * the row has another fingerprint: a field added here must be added there. */
 void fdt_device_fingerprint(const fdt_device_info *d, char out[20])
 {
     fdt_hasher h = fdt_hasher_start64();
@@ -101,15 +119,5 @@ void fdt_source_hash(const char *text, char out[33])
 
 uint64_t fdt_hash_bytes(const void *data, size_t n)
 {
-    fdt_hasher h = fdt_hasher_start64();
-    hash_bytes(&h, data, n);
-    return h.lo;
-}
-
-void fdt_hasher_hex(const fdt_hasher *h, char *out)
-{
-    if (h->wide)
-        snprintf(out, 33, "%016" PRIx64 "%016" PRIx64, h->hi, h->lo);
-    else
-        snprintf(out, 17, "%016" PRIx64, h->lo);
+    return XXH3_64bits(data, n);
 }

@@ -10,10 +10,12 @@
 
 #include "device.h"
 
-/* FNV-1a, 64 or 128 bits. Every field is hashed as its length (8 bytes, little-endian) and
- * then its bytes, so that fields cannot run into each other: ("ab", "c") != ("a", "bc"). */
+/* XXH3 (xxHash), 64 or 128 bits. Every field is hashed as its length (8 bytes,
+ * little-endian) and then its bytes, so that fields cannot run into each other:
+ * ("ab", "c") != ("a", "bc"). The state is xxHash's streaming state, held here as bytes so
+ * that xxhash.h is included by hashes.c alone, which checks that it fits. */
 typedef struct fdt_hasher {
-    uint64_t hi, lo; /* 64-bit hashes use lo only */
+    unsigned char state[576]; /* sizeof (XXH3_state_t) in xxHash 0.8 */
     int wide;
 } fdt_hasher;
 
@@ -37,7 +39,7 @@ void fdt_code_key(const char *source, const char *const *defines, size_t ndefine
  * looks it up: a hash of the text, as 32 hex digits. */
 void fdt_source_hash(const char *text, char out[33]);
 
-/* A checksum of n bytes (FNV-1a, 64 bits): catches damage, not tampering. */
+/* A checksum of n bytes (XXH3, 64 bits): catches damage, not tampering. */
 uint64_t fdt_hash_bytes(const void *data, size_t n);
 
 #endif

@@ -130,6 +130,16 @@ static const char *const statements[ST_COUNT] = {
         "last_seen = excluded.last_seen "
         "RETURNING id, copy_gbps, l2_gbps, balance_measured, balance_doubt, "
         "balance_copy_spread",
+    /* The row a device was stored in under an older fingerprint (the hash changed between
+     * builds): every field fdt_device_fingerprint hashes alike, and no row under the one it
+     * has now (?1). Should there be more than one, the one seen last. */
+    [ST_DEVICE_ADOPTABLE] =
+        "SELECT id, fingerprint FROM devices WHERE backend = ?2 AND vendor = ?3 AND name = ?4 "
+        "AND arch = ?5 AND compute_units = ?6 AND memory_bytes = ?7 AND driver_version = ?8 "
+        "AND compiler_version = ?9 AND NOT EXISTS "
+        "(SELECT 1 FROM devices WHERE fingerprint = ?1) ORDER BY last_seen DESC, id DESC LIMIT 1",
+    [ST_DEVICE_ADOPT] = "UPDATE devices SET fingerprint = ? WHERE id = ?",
+    [ST_JOBS_ADOPT] = "UPDATE jobs SET fingerprint = ?2 WHERE fingerprint = ?1",
     [ST_DEVICE_BALANCE_PUT] =
         "UPDATE devices SET copy_gbps = ?, l2_gbps = ?, balance_measured = ?, "
         "balance_doubt = ?, balance_copy_spread = ? WHERE id = ?",
@@ -174,6 +184,19 @@ static const char *const statements[ST_COUNT] = {
     [ST_STENCIL_PUT] =
         "INSERT INTO stencils (name, spec, created) VALUES (?, ?, ?) "
         "ON CONFLICT (name) DO NOTHING",
+    /* A stencil renamed from ?1 to ?2 in every row that names it. Where both names have a
+     * row of one key (a store that went back to an older fdtuned and forward again), the
+     * spec renamed takes the other's place (one pattern: either serves), and of two winners
+     * of one problem the one updated last stays. */
+    [ST_STENCIL_RENAME] = "UPDATE OR REPLACE stencils SET name = ?2 WHERE name = ?1",
+    [ST_STENCIL_RENAME_JOBS] = "UPDATE jobs SET stencil = ?2 WHERE stencil = ?1",
+    [ST_STENCIL_RENAME_RESULTS] = "UPDATE results SET stencil = ?2 WHERE stencil = ?1",
+    [ST_STENCIL_RENAME_BEST_OLDER] =
+        "DELETE FROM best WHERE stencil = ?1 AND EXISTS (SELECT 1 FROM best AS b "
+        "WHERE b.stencil = ?2 AND b.device_id = best.device_id AND b.radius = best.radius "
+        "AND b.precision = best.precision AND b.cache = best.cache AND b.nx = best.nx "
+        "AND b.ny = best.ny AND b.nz = best.nz AND b.updated >= best.updated)",
+    [ST_STENCIL_RENAME_BEST] = "UPDATE OR REPLACE best SET stencil = ?2 WHERE stencil = ?1",
 };
 
 int64_t store_now(void)

@@ -145,7 +145,9 @@ int fdt_store_commit(fdt_store *s);
 void fdt_store_rollback(fdt_store *s);
 
 /* Inserts the device or refreshes its last-seen time; *id is its row and *balance the
- * balance stored with it (measured 0: none yet). 0 or -1. */
+ * balance stored with it (measured 0: none yet). A row of the same device under an older
+ * build's fingerprint is adopted, jobs naming that fingerprint with it (store_devices.c);
+ * not inside fdt_store_begin's transaction. 0 or -1. */
 int fdt_store_device_upsert(fdt_store *s, const fdt_device_info *d, int64_t *id,
                             fdt_balance *balance);
 /* Stores the balance measured on device id, replacing any earlier one. 0, or -1 (also when
@@ -247,10 +249,13 @@ int fdt_store_best_page(fdt_store *s, const fdt_best *after, size_t limit, fdt_b
 int fdt_store_code_get(fdt_store *s, const char *key, fdt_code *code);
 
 /* Users' stencil specs by name (db/migrate_9.sql): put keeps the first text of a name; each
- * calls fn(ctx, name, spec) for every row, oldest first, until fn answers nonzero. 0 or -1. */
+ * calls fn(ctx, name, spec) for every row, oldest first, until fn answers nonzero (fn may
+ * write to the store); rename changes a stencil's name from from to to in every row that
+ * carries it (its spec, jobs, results and best rows), in one transaction. 0 or -1. */
 int fdt_store_stencil_put(fdt_store *s, const char *name, const char *spec);
 int fdt_store_stencils_each(fdt_store *s, int (*fn)(void *ctx, const char *name,
                                                     const char *spec), void *ctx);
+int fdt_store_stencil_rename(fdt_store *s, const char *from, const char *to);
 int fdt_store_code_put(fdt_store *s, const char *key, const void *data, size_t size);
 
 #endif

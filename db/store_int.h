@@ -34,6 +34,9 @@ enum {
     ST_STENCILS,
     ST_FIRST_WRITE,
     ST_DEVICE_UPSERT = ST_FIRST_WRITE,
+    ST_DEVICE_ADOPTABLE, /* a read, but only ever before a write: a read-only store lacks it */
+    ST_DEVICE_ADOPT,
+    ST_JOBS_ADOPT,
     ST_DEVICE_BALANCE_PUT,
     ST_JOB_CREATE,
     ST_JOB_UPDATE,
@@ -43,6 +46,11 @@ enum {
     ST_BEST_DEFER,
     ST_CODE_PUT,
     ST_STENCIL_PUT,
+    ST_STENCIL_RENAME,
+    ST_STENCIL_RENAME_JOBS,
+    ST_STENCIL_RENAME_RESULTS,
+    ST_STENCIL_RENAME_BEST_OLDER,
+    ST_STENCIL_RENAME_BEST,
     ST_COUNT
 };
 

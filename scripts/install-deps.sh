@@ -2,6 +2,8 @@
 # Installs everything fdtuned needs to build and test on a fresh Debian 12 machine.
 # CUDA is not installed here: the cuda backend loads libcuda.so.1 and libnvrtc.so at run
 # time where the driver and toolkit already are (/usr/local/cuda on NVIDIA nodes).
+# libxxhash-dev is a header only to the build: common/hashes.c compiles xxHash in
+# (XXH_INLINE_ALL), so nothing links libxxhash.
 # clang builds `make fuzz`: libFuzzer and the sanitizers' runtimes are in libclang-rt-14-dev,
 # which clang only recommends, and clang's -fopenmp links LLVM's libomp (libomp-dev).
 # The tests need python3 (hostile peers), sqlite3 (reading the store beside a daemon), strace
@@ -12,7 +14,8 @@
 # headless, its plots measured): a test fails without them.
 set -eu
 packages="build-essential pkg-config libuv1-dev libsqlite3-dev libjansson-dev libinih-dev
-libcmocka-dev libelf-dev libmsgpack-dev libcsv-dev zlib1g-dev libsystemd-dev libsmartcols-dev libamdhip64-dev gfortran
+libcmocka-dev libelf-dev libmsgpack-dev libcsv-dev libxxhash-dev zlib1g-dev libsystemd-dev
+libsmartcols-dev libamdhip64-dev gfortran
 clang libclang-rt-14-dev libomp-dev python3 sqlite3 strace util-linux uidmap procps systemd man-db groff-base
 chromium"
 sudo=""

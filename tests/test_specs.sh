@@ -3,7 +3,8 @@
 # the cpu backend with a temporary socket and store. fdtune tune --spec tunes it (the
 # worker is sent the spec with the problem, generates the kernels, verifies them against
 # the spec's reference), fdtune query --spec answers the stored winner as exact with the
-# spec's entry point, the same answer after a restart (the store keeps the spec), the
+# spec's entry point, the same answer after a restart (the store keeps the spec) and after
+# one on a store of an older build's hashes (its device adopted, its spec renamed), the
 # Laplacian's answers apart from it; a bad spec, a spec with --radius or with a radius, a
 # spec that is not an object and a spec the families cannot serve are refused with where
 # and why, and lose nothing stored.
@@ -74,6 +75,41 @@ start_daemon
 if [ "$(field match <"$dir/again")" = exact ] && [ "$(field variant <"$dir/again")" = "$variant" ]
 then ok "after a restart the spec's answer is the same"
 else not_ok "after a restart the spec's answer is the same" "$dir/again"; fi
+
+# The store as a build of other hashes left it (FNV-1a before XXH3): the device and the spec
+# under names of its own. The start adopts the device's row and renames the spec in every
+# row, and the answer is the same.
+stop_daemon || not_ok "fdtuned stops cleanly before the store is aged" "$LOG"
+python3 - "$DB" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+name = db.execute("SELECT name FROM stencils").fetchone()[0]
+for table, column in (("stencils", "name"), ("jobs", "stencil"), ("results", "stencil"),
+                      ("best", "stencil")):
+    db.execute(f"UPDATE {table} SET {column} = 'spec-0123456789abcdef' WHERE {column} = ?",
+               (name,))
+db.execute("UPDATE devices SET fingerprint = '0123456789abcdef'")
+db.commit()
+PY
+start_daemon
+"$FDTUNE" query 23 14 19 --spec "$SPEC" --json >"$dir/aged" 2>&1
+if [ "$(field match <"$dir/aged")" = exact ] && [ "$(field variant <"$dir/aged")" = "$variant" ]
+then ok "a store of older hashes: the spec's answer is the same"
+else not_ok "a store of older hashes: the spec's answer is the same" "$dir/aged"; fi
+if python3 - "$DB" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+old = sum(db.execute(f"SELECT count(*) FROM {table} WHERE {column} = 'spec-0123456789abcdef'")
+          .fetchone()[0] for table, column in (("stencils", "name"), ("jobs", "stencil"),
+                                               ("results", "stencil"), ("best", "stencil")))
+devices = [r[0] for r in db.execute("SELECT fingerprint FROM devices")]
+sys.exit(0 if old == 0 and len(devices) == 1 and devices[0] != "0123456789abcdef" else 1)
+PY
+then ok "a store of older hashes: one device, adopted, and no row under the spec's old name"
+else not_ok "a store of older hashes: one device, adopted, and no row under the spec's old name" \
+    "$LOG"; fi
+if grep -q "stored stencil spec-0123456789abcdef is the pattern of spec-.*renamed to it" "$LOG"
+then ok "the rename is logged"; else not_ok "the rename is logged" "$LOG"; fi
 
 # expect_refused NAME PATTERN REQUEST: the daemon's one answer line to REQUEST matches.
 expect_refused() {

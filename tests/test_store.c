@@ -875,6 +875,174 @@ static void test_best_under_auto_keeps_its_state(void **state)
     fdt_store_close(s);
 }
 
+/* A fingerprint made up for h100, as a build of another hash would have made it. */
+#define OLD_FINGERPRINT "0123456789abcdef"
+#define DEVICE_FIELDS                                                                     \
+    "backend, vendor, name, arch, compute_units, memory_bytes, l2_bytes, driver_version, " \
+    "compiler_version, warp_size, max_threads_per_block, max_shared_per_block, "           \
+    "max_grid_x, max_grid_y, max_grid_z, block_barriers, first_seen"
+
+/* A device an older build stored under its fingerprint of then is adopted when it registers:
+ * the same row (its id, balance, results and best rows), under the new fingerprint, and the
+ * jobs any device of its kind may run follow it. A device of another identity is not
+ * adopted, nor a row of the old fingerprint beside one of the new (an older build that ran
+ * again). */
+static void test_device_adopted_from_an_older_fingerprint(void **state)
+{
+    const char *path = ((fixture *)*state)->path;
+    int64_t id, other_id, again;
+    fdt_job job;
+    fdt_store *s = store_with_job(state, &id, &job);
+    fdt_device_info newer_driver = h100;
+    strcpy(newer_driver.driver_version, "13.1");
+    assert_int_equal(fdt_store_device_upsert(s, &newer_driver, &other_id, &balance), 0);
+    const fdt_balance measured = {.copy_gbps = 3013.7, .measured = 1795000000};
+    assert_int_equal(fdt_store_device_balance_put(s, id, &measured), 0);
+    const fdt_result_row r = result_of(job.id, "naive:256x1x1", "ok", 1.0);
+    assert_int_equal(fdt_store_result_add(s, id, &job.key, "k", &r), 0);
+    const fdt_best b = best_of(id, job.key, "naive:256x1x1", 2000);
+    assert_int_equal(fdt_store_best_put(s, &b), 0);
+    fdt_job kind = job_of(-1, 96);
+    strcpy(kind.fingerprint, OLD_FINGERPRINT);
+    assert_int_equal(fdt_store_job_create(s, &kind), 0);
+    fdt_store_close(s);
+    sql_exec(path, "UPDATE devices SET fingerprint = '" OLD_FINGERPRINT "' "
+                   "WHERE driver_version = '13.0'");
+
+    s = open_store(state);
+    fdt_balance kept;
+    assert_int_equal(fdt_store_device_upsert(s, &h100, &again, &kept), 0);
+    assert_int_equal(again, id);
+    assert_near(kept.copy_gbps, 3013.7, 1e-9);
+    char fingerprint[20], other[20];
+    fdt_device_fingerprint(&h100, fingerprint);
+    fdt_device_fingerprint(&newer_driver, other);
+    fdt_device_row *rows;
+    size_t n;
+    assert_int_equal(fdt_store_devices(s, &rows, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(rows[0].id, id);
+    assert_string_equal(rows[0].fingerprint, fingerprint);
+    assert_int_equal(rows[1].id, other_id);
+    assert_string_equal(rows[1].fingerprint, other);
+    free(rows);
+    fdt_job next;
+    assert_int_equal(fdt_store_job_next(s, 1, fingerprint, &next), 1);
+    assert_int_equal(next.id, kind.id);
+    assert_string_equal(next.fingerprint, fingerprint);
+    int64_t fullest = 0, first_pass = 0;
+    assert_int_equal(fdt_store_fullest_job(s, again, &job.key, &fullest, &first_pass), 1);
+    assert_int_equal(fullest, job.id);
+    fdt_best *best;
+    assert_int_equal(fdt_store_best_all(s, &best, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(best[0].device_id, id);
+    free(best);
+    fdt_store_close(s);
+
+    sql_exec(path, "INSERT INTO devices (fingerprint, " DEVICE_FIELDS ", last_seen) "
+                   "SELECT '" OLD_FINGERPRINT "', " DEVICE_FIELDS ", last_seen + 1 "
+                   "FROM devices WHERE driver_version = '13.0'");
+    s = open_store(state);
+    assert_int_equal(fdt_store_device_upsert(s, &h100, &again, &kept), 0);
+    assert_int_equal(again, id);
+    fdt_store_close(s);
+    expect_sql(path, "SELECT count(*) FROM devices WHERE fingerprint = '" OLD_FINGERPRINT "'",
+               "1");
+}
+
+#define OLD_SPEC "spec-0123456789abcdef"
+#define NEW_SPEC "spec-fedcba9876543210"
+
+static fdt_key spec_key(const char *name, int n)
+{
+    fdt_key k = key_of(n, FDT_DOUBLE, FDT_CACHE_HOT);
+    strcpy(k.problem.stencil, name);
+    return k;
+}
+
+static fdt_best spec_best(int64_t device_id, const char *name, int n, double gbps,
+                          int64_t updated)
+{
+    fdt_best b = best_of(device_id, spec_key(name, n), "snaive:256x1x1", gbps);
+    b.updated = updated;
+    return b;
+}
+
+typedef struct specs_seen {
+    int rows;
+    char name[32], spec[64];
+} specs_seen;
+
+static int on_spec(void *ctx, const char *name, const char *spec)
+{
+    specs_seen *seen = ctx;
+    seen->rows++;
+    snprintf(seen->name, sizeof seen->name, "%s", name);
+    snprintf(seen->spec, sizeof seen->spec, "%s", spec);
+    return 0;
+}
+
+/* A spec that a build names otherwise (its pattern's hash changed) is renamed in every row
+ * that carries the name: its spec, its jobs, their results and its best rows are found
+ * under the new name, and none is left under the old; another stencil's rows stay. Where
+ * both names hold a winner of one problem (a store that went back to an older build and
+ * forward again), the one updated last stays. */
+static void test_stencil_renamed_in_every_row(void **state)
+{
+    const char *path = ((fixture *)*state)->path;
+    int64_t id;
+    fdt_job laplacian, job = job_of(0, 64);
+    fdt_store *s = store_with_job(state, &id, &laplacian);
+    job.key = spec_key(OLD_SPEC, 64);
+    assert_int_equal(fdt_store_stencil_put(s, OLD_SPEC, "{\"fdtune_stencil\": 1}"), 0);
+    assert_int_equal(fdt_store_job_create(s, &job), 0);
+    const fdt_result_row r = result_of(job.id, "snaive:256x1x1", "ok", 1.0);
+    assert_int_equal(fdt_store_result_add(s, id, &job.key, "k", &r), 0);
+    const fdt_best bests[] = {
+        spec_best(id, OLD_SPEC, 64, 900, 200),
+        spec_best(id, OLD_SPEC, 96, 800, 300), spec_best(id, NEW_SPEC, 96, 700, 100),
+        spec_best(id, OLD_SPEC, 128, 600, 100), spec_best(id, NEW_SPEC, 128, 650, 300),
+        best_of(id, laplacian.key, "naive:256x1x1", 2000),
+    };
+    for (size_t i = 0; i < sizeof bests / sizeof bests[0]; i++)
+        assert_int_equal(fdt_store_best_put(s, &bests[i]), 0);
+
+    assert_int_equal(fdt_store_stencil_rename(s, OLD_SPEC, NEW_SPEC), 0);
+    specs_seen seen = {0};
+    assert_int_equal(fdt_store_stencils_each(s, on_spec, &seen), 0);
+    assert_int_equal(seen.rows, 1);
+    assert_string_equal(seen.name, NEW_SPEC);
+    assert_string_equal(seen.spec, "{\"fdtune_stencil\": 1}");
+    fdt_job got;
+    assert_int_equal(fdt_store_job_get(s, job.id, &got), 1);
+    assert_string_equal(got.key.problem.stencil, NEW_SPEC);
+    assert_int_equal(fdt_store_job_get(s, laplacian.id, &got), 1);
+    assert_string_equal(got.key.problem.stencil, "laplacian");
+    int64_t fullest = 0, first_pass = 0;
+    const fdt_key renamed = spec_key(NEW_SPEC, 64);
+    assert_int_equal(fdt_store_fullest_job(s, id, &renamed, &fullest, &first_pass), 1);
+    assert_int_equal(fullest, job.id);
+    fdt_best *rows;
+    size_t n;
+    assert_int_equal(fdt_store_best_all(s, &rows, &n), 0);
+    assert_int_equal(n, 4); /* laplacian, then the spec's 64, 96 and 128 */
+    assert_string_equal(rows[0].key.problem.stencil, "laplacian");
+    const double winners[] = {900, 800, 650};
+    for (size_t i = 0; i < 3; i++) {
+        assert_string_equal(rows[i + 1].key.problem.stencil, NEW_SPEC);
+        assert_near(rows[i + 1].gbps, winners[i], 1e-9);
+    }
+    free(rows);
+    fdt_store_close(s);
+    expect_sql(path,
+               "SELECT (SELECT count(*) FROM stencils WHERE name = '" OLD_SPEC "') + "
+               "(SELECT count(*) FROM jobs WHERE stencil = '" OLD_SPEC "') + "
+               "(SELECT count(*) FROM results WHERE stencil = '" OLD_SPEC "') + "
+               "(SELECT count(*) FROM best WHERE stencil = '" OLD_SPEC "')",
+               "0");
+}
+
 /* A file of schema version 1 as the previous release left it: a device, a job whose id is
  * below the counter's high-water mark, its result and its best row. */
 extern const char fdt_schema_sql[];
@@ -1201,9 +1369,10 @@ static void test_fingerprint(void **state)
     (void)state;
     char base[20], other[20];
     fdt_device_fingerprint(&h100, base);
-    /* Pinned: stored results are keyed by it, so it must not change between builds. The
-     * value is FNV-1a 64 over length-prefixed fields, computed independently. */
-    assert_string_equal(base, "a4d273552bb9e317");
+    /* Pinned: stored results are keyed by it, so it must not change between builds (a
+     * change of hash is adopted, test_device_adopted_from_an_older_fingerprint). The value
+     * is XXH3 64 over length-prefixed fields, computed independently (xxhsum -H3). */
+    assert_string_equal(base, "4bff275f192d9bfb");
     fdt_device_fingerprint(&h100, other);
     assert_string_equal(other, base);
 
@@ -1242,7 +1411,7 @@ static void test_code_key(void **state)
     const char *changed[] = {"R=2", "BX=64"};
     char base[33], other[33];
     fdt_code_key("__global__ void k() {}", defines, 2, "sm_90", "NVRTC 13.0", base);
-    assert_string_equal(base, "a9af1fd6149e17b42f580c80c1496251");
+    assert_string_equal(base, "0ccb4d0389cfd073e0c9725f27e295bc"); /* xxhsum -H2 */
 
     char keys[7][33];
     fdt_code_key("__global__ void k() { }", defines, 2, "sm_90", "NVRTC 13.0", keys[0]);
@@ -1262,6 +1431,18 @@ static void test_code_key(void **state)
     assert_string_equal(other, base);
 }
 
+/* The checksum and the source hash, pinned as the fingerprint is: XXH3 64 of the bytes, and
+ * XXH3 128 of the text as one field (its length, 8 bytes little-endian, then its bytes),
+ * computed independently (xxhsum -H3, -H2). */
+static void test_checksum_and_source_hash(void **state)
+{
+    (void)state;
+    char hash[33];
+    assert_int_equal(fdt_hash_bytes("abc", 3), 0x78af5f94892f3950u);
+    fdt_source_hash("abc", hash);
+    assert_string_equal(hash, "45bcdc88efffd44520b986a5e7fe1438");
+}
+
 static void test_kernels_version(void **state)
 {
     (void)state;
@@ -1269,7 +1450,7 @@ static void test_kernels_version(void **state)
     assert_int_equal(strlen(v), 16);
     assert_int_equal(strspn(v, "0123456789abcdef"), 16);
     assert_ptr_equal(fdt_kernels_version(), v);
-    assert_string_not_equal(v, "cbf29ce484222325"); /* the hash of nothing */
+    assert_string_not_equal(v, "2d06800538d394c2"); /* the hash of nothing */
 }
 
 /* A batch's share done weighs its jobs by what their done ones cost per grid point: two
@@ -1321,11 +1502,14 @@ int main(void)
         TEST(test_best),
         TEST(test_best_due),
         TEST(test_best_under_auto_keeps_its_state),
+        TEST(test_device_adopted_from_an_older_fingerprint),
+        TEST(test_stencil_renamed_in_every_row),
         TEST(test_code_cache),
         TEST(test_readonly),
         TEST(test_strings_are_stored_verbatim),
         cmocka_unit_test(test_fingerprint),
         cmocka_unit_test(test_code_key),
+        cmocka_unit_test(test_checksum_and_source_hash),
         cmocka_unit_test(test_batch_share_weighs_jobs_by_their_cost),
         cmocka_unit_test(test_kernels_version),
     };

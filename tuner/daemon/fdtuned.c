@@ -274,20 +274,31 @@ static void log_devices(const fdt_daemon *d)
 }
 
 /* One stored spec made a row again; a spec this build no longer takes is logged and left
- * in the store (its jobs then fail with the reason, its answers are not served). */
+ * in the store (its jobs then fail with the reason, its answers are not served). A spec
+ * this build names otherwise (its pattern's hash changed: FNV-1a became XXH3) is renamed in
+ * every row, before any query or job reads them, so that its answers are served at once,
+ * whether or not it is ever queued again; a store that refuses the rename leaves it
+ * unserved, as before. */
 static int know_stencil(void *ctx, const char *name, const char *spec)
 {
-    (void)ctx;
+    fdt_store *store = ctx;
     char why[256];
     const fdt_stencil *st = fdt_stencil_from_text(spec, strlen(spec), why, sizeof why);
-    if (!st)
+    if (!st) {
         fdt_log_at(FDT_LOG_WARNING, "stored stencil %s: %s; its jobs and answers are not served",
                    name, why);
-    else if (strcmp(st->name, name) != 0)
+        return 0;
+    }
+    if (strcmp(st->name, name) == 0)
+        return 0;
+    if (fdt_store_stencil_rename(store, name, st->name) == 0)
+        fdt_log_at(FDT_LOG_NOTICE, "stored stencil %s is the pattern of %s in this build: its "
+                   "jobs, results and answers are renamed to it", name, st->name);
+    else
         fdt_log_at(FDT_LOG_WARNING,
-                   "stored stencil %s is the pattern of %s in this build; its jobs and answers "
-                   "are not served",
-                   name, st->name);
+                   "stored stencil %s is the pattern of %s in this build and cannot be renamed "
+                   "(%s); its jobs and answers are not served",
+                   name, st->name, fdt_store_error(store));
     return 0;
 }
 
@@ -310,7 +321,7 @@ static int start(fdt_daemon *d)
         fprintf(stderr, "fdtuned: %s\n", err);
         return -1;
     }
-    if (fdt_store_stencils_each(d->store, know_stencil, NULL) != 0) {
+    if (fdt_store_stencils_each(d->store, know_stencil, d->store) != 0) {
         fprintf(stderr, "fdtuned: %s\n", fdt_store_error(d->store));
         return -1;
     }

@@ -162,10 +162,7 @@ static size_t memo_slot(int device, const fdt_key *k)
     const uint64_t fields[] = {(uint64_t)device, (uint64_t)p->nx, (uint64_t)p->ny,
                                (uint64_t)p->nz, (uint64_t)p->radius, (uint64_t)p->precision,
                                (uint64_t)p->cache, (uint64_t)p->stencil[0]};
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-        h = (h ^ fields[i]) * 1099511628211ull;
-    return (size_t)(h % MEMO_SLOTS);
+    return (size_t)(fdt_hash_bytes(fields, sizeof fields) % MEMO_SLOTS);
 }
 
 static int memo_matches(const memo_entry *e, uint64_t generation, int device, const fdt_key *k)
