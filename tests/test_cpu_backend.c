@@ -882,8 +882,8 @@ static void test_cache_mode_switch_keeps_the_reference(void **state)
 /* The guess at a first leaders' round (what a job's ETA counts before its device timed one)
  * from the first pass of the same problem, beside the round itself: within a factor of
  * two, on the cpu backend as the daemon runs it (the leaders from the code cache, loaded at
- * each turn; kernel 1 and the interior copies compiled afresh). Both are timed on this
- * host side by side, so its speed cancels out. */
+ * each turn; kernel 1, measured by no first pass here, and the interior copies compiled
+ * afresh). Both are timed on this host side by side, so its speed cancels out. */
 #define GUESS_N 4
 typedef struct guess_cache {
     race_seen seen;

@@ -672,7 +672,7 @@ double fdt_session_leaders_guess_ms(size_t n, int both_states, int samples, doub
     const double in_state = (double)(n + 2) * (both_states ? 2 : 1); /* kernel 1, the copy */
     const double candidates = in_state + FDT_INTERIOR_COPIES;
     const int per_turn = (samples + ROUNDS - 1) / ROUNDS;
-    return (FDT_INTERIOR_COPIES + 1) * compile_ms + /* kernel 1's too */
+    return FDT_INTERIOR_COPIES * compile_ms +
            candidates * ROUNDS * (per_turn * sample_ms + 2 * launch_ms);
 }
 

@@ -88,8 +88,9 @@ fdt_status fdt_session_leaders(fdt_session *s, const fdt_variant *vs, size_t n, 
 /* What a session's first fdt_session_leaders round of n leaders is likely to take, in ms,
  * before one has been timed on the device: from the mean first-pass variant of the same
  * problem (its sample of reps launches, one launch, one compile), every candidate's samples
- * and, in each rotating round, its warm-up and timing launches; kernel 1 and the interior
- * copies are compiled afresh (the leaders come from the code cache). both_states: cache mode auto, where leaders and copy take turns in both
+ * and, in each rotating round, its warm-up and timing launches; the interior copies are
+ * compiled afresh (the leaders come from the code cache, and kernel 1 too where the first
+ * pass measured it). both_states: cache mode auto, where leaders and copy take turns in both
  * states. */
 double fdt_session_leaders_guess_ms(size_t n, int both_states, int samples, double sample_ms,
                                     double launch_ms, double compile_ms);
