@@ -32,6 +32,7 @@ int fdt_cmd_jobs(int argc, char **argv);
 int fdt_cmd_cancel(int argc, char **argv);
 int fdt_cmd_devices(int argc, char **argv);
 int fdt_cmd_export(int argc, char **argv);
+int fdt_cmd_import(int argc, char **argv);
 int fdt_cmd_report(int argc, char **argv);
 int fdt_cmd_shutdown(int argc, char **argv);
 int fdt_cmd_replay(int argc, char **argv);

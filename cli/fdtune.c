@@ -25,6 +25,7 @@ static const fdt_command commands[] = {
     {"cancel", fdt_cmd_cancel, "cancel JOB", "cancel a queued or running job"},
     {"devices", fdt_cmd_devices, "devices", "the devices fdtuned tunes"},
     {"export", fdt_cmd_export, "export [--what W]", "the best configurations or every result"},
+    {"import", fdt_cmd_import, "import FILE...", "merge results another fdtuned exported"},
     {"report", fdt_cmd_report, "report -o FILE",
      "an HTML page of the store: each device's and problem's figures, plotted"},
     {"shutdown", fdt_cmd_shutdown, "shutdown", "stop fdtuned"},

@@ -19,6 +19,11 @@ typedef struct fdt_result_row {
     int samples, reps;
     int vgprs, sgprs, scratch_bytes, shared_bytes;
     char message[256];
+    /* Where the store has them (an export's page, an import): the kernel sources' version
+     * it was measured with, and when (unix s). A row the worker sends has neither: the
+     * store adds the daemon's version and the time it lands. */
+    char kernels[20];
+    int64_t measured;
 } fdt_result_row;
 
 /* What measuring a row's variant took, in seconds: its compile, then its samples of reps

@@ -22,7 +22,8 @@
 /* Generated from db/schema.sql and db/migrate_N.sql by the Makefile. */
 extern const char fdt_schema_sql[], fdt_migrate_2_sql[], fdt_migrate_3_sql[],
     fdt_migrate_4_sql[], fdt_migrate_5_sql[], fdt_migrate_6_sql[], fdt_migrate_7_sql[],
-    fdt_migrate_8_sql[], fdt_migrate_9_sql[], fdt_migrate_10_sql[], fdt_migrate_11_sql[];
+    fdt_migrate_8_sql[], fdt_migrate_9_sql[], fdt_migrate_10_sql[], fdt_migrate_11_sql[],
+    fdt_migrate_12_sql[];
 
 /* Written into every store's header, so that another program's SQLite file is refused
  * rather than migrated. "FDTu". */
@@ -33,7 +34,8 @@ static const char *const migrations[] = {fdt_schema_sql, fdt_migrate_2_sql, fdt_
                                          fdt_migrate_4_sql, fdt_migrate_5_sql,
                                          fdt_migrate_6_sql, fdt_migrate_7_sql,
                                          fdt_migrate_8_sql, fdt_migrate_9_sql,
-                                         fdt_migrate_10_sql, fdt_migrate_11_sql};
+                                         fdt_migrate_10_sql, fdt_migrate_11_sql,
+                                         fdt_migrate_12_sql};
 _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
                "one migration step per schema version");
 
@@ -50,7 +52,8 @@ _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
     "state, device_index, " KEY_COLUMNS ", family, subset, total, done, ok, failed, "      \
     "phase, best_variant, best_gbps, error, created, started, finished, strategy, budget, " \
     "budget_s, patience, quick, warm, spent_s, choose_cache, wall_s, compile_s, gpu_s, "      \
-    "priority, batch, fingerprint, ended_by, ran_on, noisy, remeasures, doubt"
+    "priority, batch, fingerprint, ended_by, ran_on, noisy, remeasures, doubt, origin_host, " \
+    "origin_job, fdtuned, imported"
 #define RESULT_COLUMNS                                                                     \
     "job_id, variant, status, leader, median_ms, min_ms, q1_ms, q3_ms, gbps, compile_ms, " \
     "samples, reps, vgprs, sgprs, scratch_bytes, shared_bytes, message"
@@ -99,8 +102,17 @@ static const char *const statements[ST_COUNT] = {
     /* Exports read in pages, each one short query that starts where the last ended (keyset,
      * never OFFSET, which would read every row before the page again). */
     [ST_RESULTS_PAGE] =
-        "SELECT id, " RESULT_COLUMNS ", device_id, " KEY_COLUMNS " FROM results "
-        "WHERE id > ? ORDER BY id LIMIT ?",
+        "SELECT id, " RESULT_COLUMNS ", device_id, " KEY_COLUMNS ", kernels, measured "
+        "FROM results WHERE id > ? ORDER BY id LIMIT ?",
+    /* The winner of one problem on one device; the parameters: the device, bind_key's. */
+    [ST_BEST_GET] =
+        "SELECT " BEST_COLUMNS " FROM best WHERE device_id = ? AND stencil = ? AND radius = ? "
+        "AND precision = ? AND nx = ? AND ny = ? AND nz = ? AND cache = ?",
+    /* The job an imported file's rows of one job elsewhere went to, on this device. */
+    [ST_JOB_OF_ORIGIN] =
+        SELECT_JOB "WHERE origin_host = ? AND origin_job = ? AND fingerprint = ? AND "
+        "stencil = ? AND radius = ? AND precision = ? AND nx = ? AND ny = ? AND nz = ? AND "
+        "cache = ? LIMIT 1",
     [ST_BEST_ALL] =
         "SELECT " BEST_COLUMNS " FROM best "
         "ORDER BY device_id, stencil, radius, precision, cache, nx, ny, nz",
@@ -146,7 +158,7 @@ static const char *const statements[ST_COUNT] = {
     [ST_JOB_CREATE] =
         "INSERT INTO jobs (" JOB_COLUMNS ") "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [ST_JOB_UPDATE] =
         "UPDATE jobs SET state = ?, total = ?, done = ?, ok = ?, failed = ?, phase = ?, "
         "best_variant = ?, best_gbps = ?, error = ?, started = ?, finished = ?, warm = ?, "
@@ -167,6 +179,11 @@ static const char *const statements[ST_COUNT] = {
         "device_id = excluded.device_id, kernels = excluded.kernels, "
         "measured = excluded.measured "
         "WHERE excluded.leader = 1",
+    /* An imported row: never replaces a row of its job (importing twice adds nothing). */
+    [ST_RESULT_IMPORT] =
+        "INSERT INTO results (" RESULT_COLUMNS ", device_id, " KEY_COLUMNS ", kernels, measured) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (job_id, leader, variant) DO NOTHING",
     [ST_BEST_PUT] =
         "INSERT INTO best (" BEST_COLUMNS ") "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "

@@ -21,7 +21,7 @@
 
 /* The schema version this build writes; older files are migrated on open, newer ones are
  * refused (a downgrade must not damage data it does not understand). */
-#define FDT_SCHEMA_VERSION 11
+#define FDT_SCHEMA_VERSION 12
 
 typedef struct fdt_store fdt_store;
 
@@ -102,6 +102,14 @@ typedef struct fdt_job {
     int noisy;                /* of its failed results, those too noisy to rank */
     int64_t remeasures;       /* the job whose doubtful winner it measures again; 0: asked for */
     char doubt[200];          /* its winner's doubt as stored (daemon/doubt.h), or empty */
+    /* Where its results were measured (db/migrate_12.sql): the host and its job id there,
+     * "" and 0 for this daemon's own job; the fdtuned version that measured them (a job of
+     * this daemon's: FDT_VERSION, filled in by fdt_store_job_create); when they were
+     * imported (unix s), 0 for its own. */
+    char origin_host[64];
+    int64_t origin_job;
+    char fdtuned[16];
+    int64_t imported;
 } fdt_job;
 
 /* The best configuration of one problem on one device. */
@@ -150,6 +158,9 @@ void fdt_store_rollback(fdt_store *s);
  * not inside fdt_store_begin's transaction. 0 or -1. */
 int fdt_store_device_upsert(fdt_store *s, const fdt_device_info *d, int64_t *id,
                             fdt_balance *balance);
+/* A device an imported file names: its row inserted (or its last-seen time refreshed), in
+ * the caller's transaction; *id its row. 0 or -1. */
+int fdt_store_device_import(fdt_store *s, const fdt_device_info *d, int64_t *id);
 /* Stores the balance measured on device id, replacing any earlier one. 0, or -1 (also when
  * the store has no device id). */
 int fdt_store_device_balance_put(fdt_store *s, int64_t id, const fdt_balance *balance);
@@ -197,6 +208,10 @@ double fdt_batch_share(const fdt_batch_progress *b);
 /* Every batch not finished, oldest first; *out is malloc'd. 0 or -1. */
 int fdt_store_batches_active(fdt_store *s, fdt_batch_progress **out, size_t *count);
 
+/* The job rows measured on host as its job job went to when they were imported, for key
+ * on the device fingerprint: 1 found (*out), 0 none yet, -1 error. */
+int fdt_store_job_of_origin(fdt_store *s, const char *host, int64_t job,
+                            const char *fingerprint, const fdt_key *key, fdt_job *out);
 /* Counts of jobs in each state, indexed by fdt_job_state. */
 int fdt_store_job_counts(fdt_store *s, int counts[FDT_JOB_STATES]);
 /* At start-up: jobs left running by a daemon that died go back to queued, keeping their
@@ -209,6 +224,10 @@ int fdt_store_jobs_requeue_running(fdt_store *s);
  * variant (a leaders phase cut short is redone). */
 int fdt_store_result_add(fdt_store *s, int64_t device_id, const fdt_key *key,
                          const char *kernels, const fdt_result_row *r);
+/* A result row measured elsewhere (its kernels and measured as the file says), into its
+ * import job: 1 added, 0 that job has the row already (a file imported twice), -1 error. */
+int fdt_store_result_import(fdt_store *s, int64_t device_id, const fdt_key *key,
+                            const fdt_result_row *r);
 /* The job's n fastest ok first-pass variants, fastest first; *names is a malloc'd array of
  * malloc'd strings; free with fdt_store_names_free. */
 int fdt_store_job_leaders(fdt_store *s, int64_t job_id, size_t n, char ***names,
@@ -222,8 +241,9 @@ int fdt_store_job_results(fdt_store *s, int64_t job_id, fdt_result_row **out, si
 int fdt_store_fullest_job(fdt_store *s, int64_t device_id, const fdt_key *key,
                           int64_t *job_id, int64_t *rows);
 
-/* Best. Upsert replaces the row of (device, key). */
+/* Best. Upsert replaces the row of (device, key); get reads it: 1, 0 none, -1 error. */
 int fdt_store_best_put(fdt_store *s, const fdt_best *b);
+int fdt_store_best_get(fdt_store *s, int64_t device_id, const fdt_key *key, fdt_best *out);
 /* The doubtful best row of device_id whose remeasure_after is earliest and not after now:
  * 1 with it in *out, 0 when none is due, -1 error. */
 int fdt_store_best_due(fdt_store *s, int64_t device_id, int64_t now, fdt_best *out);

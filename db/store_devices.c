@@ -77,26 +77,15 @@ static int adopt_row(fdt_store *s, const older_row *row, const char *fingerprint
     return fdt_store_commit(s);
 }
 
-/* A device stored by an older build is adopted, not stored again. Its fingerprint is a hash
- * of its identity, and a build whose hash differs (FNV-1a became XXH3) gives the same device
- * another one: inserted as a new device, it would start without its balance, and its
- * results, best rows and queued jobs would stay with the old row, answered to no one. So
- * where no row has the device's fingerprint but one has every field the fingerprint hashes
- * alike, that row takes the new fingerprint, keeping its id and all that refers to it. */
-int fdt_store_device_upsert(fdt_store *s, const fdt_device_info *d, int64_t *id,
-                            fdt_balance *balance)
+/* The device's row, inserted or its last-seen time refreshed; *id and *balance from it. */
+static int upsert_row(fdt_store *s, const fdt_device_info *d, const char *fingerprint,
+                      int64_t *id, fdt_balance *balance)
 {
     binder b;
-    char fingerprint[20];
-    older_row older;
     const int64_t seen = store_now();
-    fdt_device_fingerprint(d, fingerprint);
-    const int found = find_older_row(s, d, fingerprint, &older);
-    if (found < 0 || (found && adopt_row(s, &older, fingerprint) != 0))
-        return -1;
     if (stmt_start(s, ST_DEVICE_UPSERT, &b) != 0)
         return -1;
-    bind_text(&b, fingerprint, sizeof fingerprint);
+    bind_text(&b, fingerprint, SIZE_MAX);
     bind_text(&b, d->backend, sizeof d->backend);
     bind_text(&b, d->vendor, sizeof d->vendor);
     bind_text(&b, d->name, sizeof d->name);
@@ -126,6 +115,34 @@ int fdt_store_device_upsert(fdt_store *s, const fdt_device_info *d, int64_t *id,
         rc = sqlite3_step(b.st);
     }
     return stmt_finish(s, b.st, rc);
+}
+
+/* A device stored by an older build is adopted, not stored again. Its fingerprint is a hash
+ * of its identity, and a build whose hash differs (FNV-1a became XXH3) gives the same device
+ * another one: inserted as a new device, it would start without its balance, and its
+ * results, best rows and queued jobs would stay with the old row, answered to no one. So
+ * where no row has the device's fingerprint but one has every field the fingerprint hashes
+ * alike, that row takes the new fingerprint, keeping its id and all that refers to it. */
+int fdt_store_device_upsert(fdt_store *s, const fdt_device_info *d, int64_t *id,
+                            fdt_balance *balance)
+{
+    char fingerprint[20];
+    older_row older;
+    fdt_device_fingerprint(d, fingerprint);
+    const int found = find_older_row(s, d, fingerprint, &older);
+    if (found < 0 || (found && adopt_row(s, &older, fingerprint) != 0))
+        return -1;
+    return upsert_row(s, d, fingerprint, id, balance);
+}
+
+/* No adoption here: a file names its device by this build's fingerprint (import.c checks
+ * it against the fields), and the import's transaction holds the write. */
+int fdt_store_device_import(fdt_store *s, const fdt_device_info *d, int64_t *id)
+{
+    char fingerprint[20];
+    fdt_balance balance;
+    fdt_device_fingerprint(d, fingerprint);
+    return upsert_row(s, d, fingerprint, id, &balance);
 }
 
 int fdt_store_device_balance_put(fdt_store *s, int64_t id, const fdt_balance *balance)

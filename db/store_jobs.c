@@ -29,6 +29,7 @@
  *   MEASURE or QUICK --the search is over--> LEADERS
  *   a step taken again (the next batch; a dead worker's task sent to the next) keeps it */
 #include "store_int.h"
+#include "version.h"
 
 #include <math.h>
 #include <inttypes.h>
@@ -125,6 +126,10 @@ static int read_job(fdt_store *s, sqlite3_stmt *st, void *out)
     j->noisy = (int)col_int(&r);
     j->remeasures = col_int(&r);
     col_text(&r, j->doubt, sizeof j->doubt);
+    col_text(&r, j->origin_host, sizeof j->origin_host);
+    j->origin_job = col_int(&r);
+    col_text(&r, j->fdtuned, sizeof j->fdtuned);
+    j->imported = col_int(&r);
     j->state = fdt_job_state_parse(state);
     if (j->state == FDT_JOB_STATES)
         return store_fail(s, "job %" PRId64 " has an unknown state '%s'", j->id, state);
@@ -188,12 +193,31 @@ int fdt_store_job_create(fdt_store *s, fdt_job *job)
     bind_int(&b, job->noisy);
     bind_int(&b, job->remeasures);
     bind_text(&b, job->doubt, sizeof job->doubt);
+    bind_text(&b, job->origin_host, sizeof job->origin_host);
+    bind_int(&b, job->origin_job);
+    if (!job->fdtuned[0])
+        fdt_copy_text(job->fdtuned, sizeof job->fdtuned, FDT_VERSION);
+    bind_text(&b, job->fdtuned, sizeof job->fdtuned);
+    bind_int(&b, job->imported);
     if (stmt_run(s, &b) != 0)
         return -1;
     job->id = sqlite3_last_insert_rowid(s->db);
     job->state = FDT_JOB_QUEUED;
     job->created = created;
     return 0;
+}
+
+int fdt_store_job_of_origin(fdt_store *s, const char *host, int64_t job,
+                            const char *fingerprint, const fdt_key *key, fdt_job *out)
+{
+    binder b;
+    if (stmt_start(s, ST_JOB_OF_ORIGIN, &b) != 0)
+        return -1;
+    bind_text(&b, host, SIZE_MAX);
+    bind_int(&b, job);
+    bind_text(&b, fingerprint, SIZE_MAX);
+    bind_key(&b, key);
+    return stmt_fetch_one(s, &b, read_job, out);
 }
 
 int fdt_store_job_get(fdt_store *s, int64_t id, fdt_job *out)

@@ -81,6 +81,22 @@ int fdt_store_result_add(fdt_store *s, int64_t device_id, const fdt_key *key,
     return 0;
 }
 
+int fdt_store_result_import(fdt_store *s, int64_t device_id, const fdt_key *key,
+                            const fdt_result_row *r)
+{
+    binder b;
+    if (stmt_start(s, ST_RESULT_IMPORT, &b) != 0)
+        return -1;
+    bind_result(&b, r);
+    bind_int(&b, device_id);
+    bind_key(&b, key);
+    bind_text(&b, r->kernels, sizeof r->kernels);
+    bind_int(&b, r->measured);
+    if (stmt_run(s, &b) != 0)
+        return -1;
+    return sqlite3_changes(s->db) > 0;
+}
+
 static int read_name(fdt_store *s, sqlite3_stmt *st, void *out)
 {
     const unsigned char *text = sqlite3_column_text(st, 0);
@@ -154,6 +170,8 @@ int fdt_store_results_page(fdt_store *s, int64_t after, size_t limit, fdt_result
             rc = REPORTED;
             break;
         }
+        col_text(&c, r.kernels, sizeof r.kernels);
+        r.measured = col_int(&c);
         if (row(ctx, id, device_id, &key, &r) != 0) {
             rc = SQLITE_DONE;
             break;
@@ -222,6 +240,16 @@ int fdt_store_best_put(fdt_store *s, const fdt_best *best)
     bind_text(&b, best->doubt, sizeof best->doubt);
     bind_int(&b, best->remeasure_after);
     return stmt_run(s, &b);
+}
+
+int fdt_store_best_get(fdt_store *s, int64_t device_id, const fdt_key *key, fdt_best *out)
+{
+    binder b;
+    if (stmt_start(s, ST_BEST_GET, &b) != 0)
+        return -1;
+    bind_int(&b, device_id);
+    bind_key(&b, key);
+    return stmt_fetch_one(s, &b, read_best, out);
 }
 
 int fdt_store_best_due(fdt_store *s, int64_t device_id, int64_t now, fdt_best *out)

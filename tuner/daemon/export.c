@@ -12,27 +12,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "csvout.h"
+#include "export_format.h"
 
-/* The columns in the order the rows' objects are built in; CSV's header and fields. */
-static const char *const best_columns[] = {
-    "fingerprint", "device", "stencil", "radius", "precision", "nx", "ny", "nz", "cache",
-    "state", "variant", "gbps", "median_ms", "copy_gbps", "interior_copy_gbps",
-    "kernel1_gbps", "kernels", "job", "updated", "doubt", NULL};
-static const char *const result_columns[] = {
-    "fingerprint", "device", "stencil", "radius", "precision", "nx", "ny", "nz", "cache",
-    "job", "variant", "status", "leader", "median_ms", "min_ms", "q1_ms", "q3_ms", "samples",
-    "reps", "gbps", "compile_ms", "vgprs", "sgprs", "scratch_bytes", "shared_bytes",
-    "message", NULL};
+/* What a result row's export says of its job: where it was measured, and the winner it
+ * stored for its problem, if that is still the problem's best. Read once per job of a page
+ * (a page's rows come in measurement order, so a job's rows mostly together). */
+typedef struct job_facts {
+    int64_t id;
+    fdt_job job;
+    int has_best;
+    fdt_best best;
+} job_facts;
 
 typedef struct page {
+    fdt_store *store;
+    char host[64];    /* this daemon's host: where its own jobs measured */
     fdt_device_row *devices;
     size_t ndevices;
+    job_facts facts;  /* the last row's job */
     size_t limit;     /* rows answered; one more is read to know whether more follow */
     json_t *rows;
     int64_t last_id;  /* results: the id of the last row answered */
     int more;         /* a row beyond the page exists */
+    int failed;       /* the store failed while the page was read */
 } page;
 
 /* The stored device of a row; NULL for one the store no longer lists. */
@@ -44,30 +49,91 @@ static const fdt_device_row *device_of(const page *e, int64_t id)
     return NULL;
 }
 
-static json_t *key_json(const page *e, int64_t device_id, const fdt_key *k)
+/* A row's first columns (common/export_format.c): its format, its device and every field
+ * of the device's fingerprint, its problem. */
+static json_t *key_json(const page *e, const char *format, int64_t device_id,
+                        const fdt_key *k)
 {
     const fdt_problem *p = &k->problem;
     const fdt_device_row *dev = device_of(e, device_id);
-    return json_pack("{s:s, s:s, s:s, s:i, s:s, s:i, s:i, s:i, s:s}", "fingerprint",
-                     dev ? dev->fingerprint : "", "device", dev ? dev->info.name : "",
-                     "stencil", k->problem.stencil, "radius", p->radius, "precision",
-                     fdt_precision_name(p->precision), "nx", p->nx, "ny", p->ny, "nz", p->nz,
-                     "cache", fdt_cache_mode_name(p->cache));
+    const fdt_device_info none = {0}, *i = dev ? &dev->info : &none;
+    char name[32];
+    snprintf(name, sizeof name, "%s/%d", format, FDT_FORMAT_VERSION);
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:I, s:s, s:s, s:s, s:i, s:s, s:i, "
+                     "s:i, s:i, s:s}",
+                     "format", name, "fingerprint", dev ? dev->fingerprint : "", "device",
+                     i->name, "backend", i->backend, "vendor", i->vendor, "arch", i->arch,
+                     "compute_units", i->compute_units, "memory_bytes",
+                     (json_int_t)i->memory_bytes, "driver_version", i->driver_version,
+                     "compiler_version", i->compiler_version, "stencil", k->problem.stencil,
+                     "radius", p->radius, "precision", fdt_precision_name(p->precision),
+                     "nx", p->nx, "ny", p->ny, "nz", p->nz, "cache",
+                     fdt_cache_mode_name(p->cache));
 }
 
-static json_t *best_json(const page *e, const fdt_best *b)
+/* The facts of job_id, read unless the last row's job was the same: 0, -1 store error. A
+ * job the store no longer has (none is deleted) reads as this host's. */
+static int facts_of(page *e, int64_t job_id, int64_t device_id, const fdt_key *key)
 {
-    json_t *row = key_json(e, b->device_id, &b->key);
-    json_t *rest = json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:I, s:I, s:s}", "state",
-                             fdt_cache_mode_name(b->state), "variant", b->variant, "gbps",
-                             b->gbps, "median_ms", b->median_ms, "copy_gbps", b->copy_gbps,
-                             "interior_copy_gbps", b->interior_copy_gbps, "kernel1_gbps",
-                             b->kernel1_gbps, "kernels", b->kernels, "job",
-                             (json_int_t)b->job_id, "updated", (json_int_t)b->updated,
-                             "doubt", b->doubt);
+    job_facts *f = &e->facts;
+    if (f->id == job_id)
+        return 0;
+    memset(f, 0, sizeof *f);
+    const int found = fdt_store_job_get(e->store, job_id, &f->job);
+    const int best = found < 0 ? -1 : fdt_store_best_get(e->store, device_id, key, &f->best);
+    if (best < 0)
+        return -1;
+    f->id = job_id;
+    f->has_best = best && f->best.job_id == job_id;
+    return 0;
+}
+
+/* Where a job measured: its origin for an imported one, else this host, this job. */
+static const char *host_of(const page *e, const fdt_job *j)
+{
+    return j->origin_host[0] ? j->origin_host : e->host;
+}
+
+static int64_t job_there(const fdt_job *j, int64_t id)
+{
+    return j->origin_host[0] ? j->origin_job : id;
+}
+
+static json_t *best_json(page *e, const fdt_best *b)
+{
+    if (facts_of(e, b->job_id, b->device_id, &b->key) != 0)
+        return NULL;
+    const fdt_job *j = &e->facts.job;
+    json_t *row = key_json(e, FDT_FORMAT_BEST, b->device_id, &b->key);
+    json_t *rest = json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:I, s:I, s:s, s:s, "
+                             "s:s}",
+                             "state", fdt_cache_mode_name(b->state), "variant", b->variant,
+                             "gbps", b->gbps, "median_ms", b->median_ms, "copy_gbps",
+                             b->copy_gbps, "interior_copy_gbps", b->interior_copy_gbps,
+                             "kernel1_gbps", b->kernel1_gbps, "kernels", b->kernels, "job",
+                             (json_int_t)job_there(j, b->job_id), "updated",
+                             (json_int_t)b->updated, "doubt", b->doubt, "host", host_of(e, j),
+                             "fdtuned", j->fdtuned);
     json_object_update(row, rest);
     json_decref(rest);
     return row;
+}
+
+/* A result row's provenance and its job's outcome (common/export_format.c). */
+static json_t *outcome_json(const page *e, const fdt_result_row *r)
+{
+    const job_facts *f = &e->facts;
+    const int winner = f->has_best && r->leader && strcmp(f->best.variant, r->variant) == 0;
+    const fdt_best *b = &f->best;
+    return json_pack("{s:s, s:I, s:s, s:s, s:s, s:b, s:b, s:s, s:f, s:f, s:f, s:s}",
+                     "kernels", r->kernels, "measured", (json_int_t)r->measured, "host",
+                     host_of(e, &f->job), "fdtuned", f->job.fdtuned, "strategy",
+                     f->job.strategy, "winner", winner,
+                     "cache_auto", winner && f->job.choose_cache, "state",
+                     winner ? fdt_cache_mode_name(b->state) : "", "copy_gbps",
+                     winner ? b->copy_gbps : 0.0, "interior_copy_gbps",
+                     winner ? b->interior_copy_gbps : 0.0, "kernel1_gbps",
+                     winner ? b->kernel1_gbps : 0.0, "doubt", winner ? b->doubt : "");
 }
 
 static int add_result_row(void *ctx, int64_t id, int64_t device_id, const fdt_key *key,
@@ -78,16 +144,24 @@ static int add_result_row(void *ctx, int64_t id, int64_t device_id, const fdt_ke
         e->more = 1;
         return 1;
     }
-    json_t *row = key_json(e, device_id, key);
+    if (facts_of(e, r->job_id, device_id, key) != 0) {
+        e->failed = 1;
+        return 1;
+    }
+    json_t *row = key_json(e, FDT_FORMAT_RESULTS, device_id, key);
     json_t *rest = json_pack("{s:I, s:s, s:s, s:b, s:f, s:f, s:f, s:f, s:i, s:i, s:f, s:f, "
                              "s:i, s:i, s:i, s:i, s:s}",
-                             "job", (json_int_t)r->job_id, "variant", r->variant, "status",
+                             "job", (json_int_t)job_there(&e->facts.job, r->job_id), "variant",
+                             r->variant, "status",
                              r->status, "leader", r->leader, "median_ms", r->median_ms, "min_ms",
                              r->min_ms, "q1_ms", r->q1_ms, "q3_ms", r->q3_ms, "samples",
                              r->samples, "reps", r->reps, "gbps", r->gbps, "compile_ms",
                              r->compile_ms, "vgprs", r->vgprs, "sgprs", r->sgprs, "scratch_bytes",
                              r->scratch_bytes, "shared_bytes", r->shared_bytes, "message",
                              r->message);
+    json_object_update(row, rest);
+    json_decref(rest);
+    rest = outcome_json(e, r);
     json_object_update(row, rest);
     json_decref(rest);
     json_array_append_new(e->rows, row);
@@ -112,24 +186,24 @@ static void csv_field(FILE *out, json_t *v)
 }
 
 /* The page's rows as CSV lines, after the header line when with_header. */
-static char *csv(json_t *rows, const char *const *columns, int with_header)
+static char *csv(json_t *rows, const fdt_column *columns, int with_header)
 {
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
     if (!out)
         return NULL;
-    for (size_t c = 0; with_header && columns[c]; c++)
-        fprintf(out, "%s%s", c ? "," : "", columns[c]);
+    for (size_t c = 0; with_header && columns[c].name; c++)
+        fprintf(out, "%s%s", c ? "," : "", columns[c].name);
     if (with_header)
         fputc('\n', out);
     size_t i;
     json_t *row;
     json_array_foreach(rows, i, row) {
-        for (size_t c = 0; columns[c]; c++) {
+        for (size_t c = 0; columns[c].name; c++) {
             if (c)
                 fputc(',', out);
-            csv_field(out, json_object_get(row, columns[c]));
+            csv_field(out, json_object_get(row, columns[c].name));
         }
         fputc('\n', out);
     }
@@ -197,8 +271,14 @@ static int best_page(fdt_daemon *d, page *e, json_t *after, json_t **next)
     if (fdt_store_best_page(d->store, after ? &from : NULL, e->limit + 1, &rows, &n) != 0)
         return -1;
     e->more = n > e->limit;
-    for (size_t i = 0; i < n && i < e->limit; i++)
-        json_array_append_new(e->rows, best_json(e, &rows[i]));
+    for (size_t i = 0; i < n && i < e->limit; i++) {
+        json_t *row = best_json(e, &rows[i]);
+        if (!row) {
+            free(rows);
+            return -1;
+        }
+        json_array_append_new(e->rows, row);
+    }
     if (e->more)
         *next = best_cursor(&rows[e->limit - 1]);
     free(rows);
@@ -210,7 +290,8 @@ static int results_page(fdt_daemon *d, page *e, json_t *after, json_t **next)
     if (after && (!json_is_integer(after) || json_integer_value(after) < 0))
         return 1;
     const int64_t from = after ? json_integer_value(after) : 0;
-    if (fdt_store_results_page(d->store, from, e->limit + 1, add_result_row, e) != 0)
+    if (fdt_store_results_page(d->store, from, e->limit + 1, add_result_row, e) != 0 ||
+        e->failed)
         return -1;
     if (e->more)
         *next = json_integer(e->last_id);
@@ -234,6 +315,10 @@ static int page_size(json_t *req, size_t *limit)
  * store failed. */
 static int read_page(fdt_daemon *d, page *e, int results, json_t *after, json_t **next)
 {
+    e->store = d->store;
+    if (gethostname(e->host, sizeof e->host) != 0)
+        fdt_copy_text(e->host, sizeof e->host, "localhost");
+    e->host[sizeof e->host - 1] = '\0';
     if (fdt_store_devices(d->store, &e->devices, &e->ndevices) != 0)
         return -1;
     const int rc = results ? results_page(d, e, after, next) : best_page(d, e, after, next);
@@ -252,7 +337,7 @@ static void fill(json_t *ans, page *e, int results, int as_csv, int first, json_
         json_object_set_new(ans, "rows", e->rows);
         return;
     }
-    char *text = csv(e->rows, results ? result_columns : best_columns, first);
+    char *text = csv(e->rows, results ? fdt_result_columns : fdt_best_columns, first);
     json_object_set_new(ans, "data", json_string(text ? text : ""));
     free(text);
     json_decref(e->rows);

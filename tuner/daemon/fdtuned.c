@@ -15,6 +15,7 @@
 
 #include "daemon/balance.h"
 #include "daemon/daemon.h"
+#include "daemon/import.h"
 #include "daemon/log.h"
 #include "daemon/notify.h"
 #include "daemon/query.h"
@@ -355,6 +356,7 @@ static void finish(fdt_daemon *d)
     fdt_scheduler_free(d);
     fdt_server_free(d);
     fdt_query_cache_free(d);
+    fdt_imports_free(d);
     fdt_store_close(d->store);
     free(d->devices);
     unwatch_signals(d);

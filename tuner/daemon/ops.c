@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "daemon/export.h"
+#include "daemon/import.h"
 #include "daemon/log.h"
 #include "daemon/job_search.h"
 #include "daemon/query.h"
@@ -870,6 +871,15 @@ static int op_export(op_ctx *c)
     return fdt_export(c->d, c->req, c->ans, &c->code, c->message, sizeof c->message);
 }
 
+static int store_refuses(op_ctx *c);
+
+static int op_import(op_ctx *c)
+{
+    if (store_refuses(c))
+        return -1;
+    return fdt_import(c->d, c->req, c->ans, &c->code, c->message, sizeof c->message);
+}
+
 /* While the store refuses writes (a full disk), nothing that would write is accepted, as
  * Redis refuses writes when it cannot save; what is stored is still served. */
 static int store_refuses(op_ctx *c)
@@ -893,7 +903,7 @@ static const op ops[] = {
     {"ping", op_ping, 0},         {"devices", op_devices, 0}, {"query", op_query, 0},
     {"tune", op_tune, 1},         {"batch", op_batch, 1},     {"status", op_status, 0},
     {"jobs", op_jobs, 0},         {"cancel", op_cancel, 1},   {"export", op_export, 0},
-    {"shutdown", op_shutdown, 1}, {"source", op_source, 0},
+    {"shutdown", op_shutdown, 1}, {"source", op_source, 0},     {"import", op_import, 1},
 };
 #define NOPS (sizeof ops / sizeof ops[0])
 
