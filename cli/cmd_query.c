@@ -1,6 +1,7 @@
 /* cmd_query.c - `fdtune query`: what a solver would be told for a problem, read through
  * libfdtune's own answer parser so that the command shows exactly what solvers get. */
 #include <string.h>
+#include <time.h>
 
 #include "client_json.h"
 #include "cmd_daemon.h"
@@ -33,9 +34,26 @@ static int own_option(int opt, const char *arg, void *ctx)
     return 0;
 }
 
-/* doubt: the answer's reason to doubt its figures, or NULL (libfdtune's fdtune_answer has a
- * fixed layout and does not carry it). */
-static void print_answer(const fdtune_answer *a, const char *doubt)
+/* "on HOST, its job N, fdtuned V, at TIME[; imported TIME]" of the answer's "measured". */
+static void print_measured(const json_t *m)
+{
+    char at[32], imported[32];
+    const time_t when = (time_t)json_integer_value(json_object_get(m, "at"));
+    const time_t in = (time_t)json_integer_value(json_object_get(m, "imported"));
+    strftime(at, sizeof at, "%Y-%m-%d %H:%M UTC", gmtime(&when));
+    strftime(imported, sizeof imported, "%Y-%m-%d %H:%M UTC", gmtime(&in));
+    printf("measured  on %s, its job %" JSON_INTEGER_FORMAT ", fdtuned %s, %s",
+           json_string_value(json_object_get(m, "host")),
+           json_integer_value(json_object_get(m, "job")),
+           json_string_value(json_object_get(m, "fdtuned")), at);
+    if (in)
+        printf("; imported %s", imported);
+    printf("\n");
+}
+
+/* doubt: the answer's reason to doubt its figures, or NULL, and measured: where it was
+ * measured, or NULL (libfdtune's fdtune_answer has a fixed layout and carries neither). */
+static void print_answer(const fdtune_answer *a, const char *doubt, const json_t *measured)
 {
     printf("match     %s", a->match);
     if (strcmp(a->match, "nearest") == 0)
@@ -63,6 +81,8 @@ static void print_answer(const fdtune_answer *a, const char *doubt)
                a->kernel1_gbps);
     else
         printf("GB/s      not measured\n");
+    if (measured)
+        print_measured(measured);
     if (doubt)
         printf("doubtful  %s\n", doubt);
     if (a->persist.present) {
@@ -102,7 +122,8 @@ int fdt_cmd_query(int argc, char **argv)
         fdtune_answer ans;
         char err[256];
         if (fdtune_answer_parse(c.line, &ans, err, sizeof err) == FDTUNE_OK) {
-            print_answer(&ans, json_string_value(json_object_get(answer, "doubt")));
+            print_answer(&ans, json_string_value(json_object_get(answer, "doubt")),
+                         json_object_get(answer, "measured"));
         } else {
             fprintf(stderr, "fdtune query: %s\n", err);
             rc = FDT_EXIT_FAILED;

@@ -40,6 +40,7 @@ const fdt_column fdt_result_columns[] = {
     {"kernels", FDT_COLUMN_TEXT},
     {"measured", FDT_COLUMN_INT},
     {"host", FDT_COLUMN_TEXT},
+    {"store", FDT_COLUMN_TEXT},    /* the store its job is in there: job ids are its own */
     {"fdtuned", FDT_COLUMN_TEXT},
     {"strategy", FDT_COLUMN_TEXT}, /* how its job searched there */
     /* the job's outcome: the leader row its winner is, and the ceilings timed beside it */
@@ -69,6 +70,7 @@ const fdt_column fdt_best_columns[] = {
     {"updated", FDT_COLUMN_INT},
     {"doubt", FDT_COLUMN_TEXT},
     {"host", FDT_COLUMN_TEXT},
+    {"store", FDT_COLUMN_TEXT},
     {"fdtuned", FDT_COLUMN_TEXT},
     {NULL, FDT_COLUMN_TEXT},
 };

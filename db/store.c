@@ -52,8 +52,8 @@ _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
     "state, device_index, " KEY_COLUMNS ", family, subset, total, done, ok, failed, "      \
     "phase, best_variant, best_gbps, error, created, started, finished, strategy, budget, " \
     "budget_s, patience, quick, warm, spent_s, choose_cache, wall_s, compile_s, gpu_s, "      \
-    "priority, batch, fingerprint, ended_by, ran_on, noisy, remeasures, doubt, origin_host, " \
-    "origin_job, fdtuned, imported"
+    "priority, batch, fingerprint, ended_by, ran_on, noisy, remeasures, doubt, origin_store, " \
+    "origin_host, origin_job, fdtuned, imported"
 #define RESULT_COLUMNS                                                                     \
     "job_id, variant, status, leader, median_ms, min_ms, q1_ms, q3_ms, gbps, compile_ms, " \
     "samples, reps, vgprs, sgprs, scratch_bytes, shared_bytes, message"
@@ -110,7 +110,7 @@ static const char *const statements[ST_COUNT] = {
         "AND precision = ? AND nx = ? AND ny = ? AND nz = ? AND cache = ?",
     /* The job an imported file's rows of one job elsewhere went to, on this device. */
     [ST_JOB_OF_ORIGIN] =
-        SELECT_JOB "WHERE origin_host = ? AND origin_job = ? AND fingerprint = ? AND "
+        SELECT_JOB "WHERE origin_store = ? AND origin_job = ? AND fingerprint = ? AND "
         "stencil = ? AND radius = ? AND precision = ? AND nx = ? AND ny = ? AND nz = ? AND "
         "cache = ? LIMIT 1",
     [ST_BEST_ALL] =
@@ -158,7 +158,7 @@ static const char *const statements[ST_COUNT] = {
     [ST_JOB_CREATE] =
         "INSERT INTO jobs (" JOB_COLUMNS ") "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [ST_JOB_UPDATE] =
         "UPDATE jobs SET state = ?, total = ?, done = ?, ok = ?, failed = ?, phase = ?, "
         "best_variant = ?, best_gbps = ?, error = ?, started = ?, finished = ?, warm = ?, "
@@ -741,7 +741,8 @@ static fdt_store *store_open(const char *path, int readonly, char *err, size_t e
     }
     s->readonly = readonly;
     s->lock_fd = -1;
-    if ((!readonly && lock_store(s, path) != 0) || open_file(s, path) != 0) {
+    if ((!readonly && lock_store(s, path) != 0) || open_file(s, path) != 0 ||
+        query_one(s, "SELECT id FROM store_id", NULL, s->id, sizeof s->id) != 0) {
         snprintf(err, errlen, "%s: %s", path, s->err);
         fdt_store_close(s);
         return NULL;
@@ -757,6 +758,11 @@ fdt_store *fdt_store_open(const char *path, char *err, size_t errlen)
 fdt_store *fdt_store_open_readonly(const char *path, char *err, size_t errlen)
 {
     return store_open(path, 1, err, errlen);
+}
+
+const char *fdt_store_id(const fdt_store *s)
+{
+    return s->id;
 }
 
 void fdt_store_close(fdt_store *s)

@@ -102,10 +102,11 @@ typedef struct fdt_job {
     int noisy;                /* of its failed results, those too noisy to rank */
     int64_t remeasures;       /* the job whose doubtful winner it measures again; 0: asked for */
     char doubt[200];          /* its winner's doubt as stored (daemon/doubt.h), or empty */
-    /* Where its results were measured (db/migrate_12.sql): the host and its job id there,
-     * "" and 0 for this daemon's own job; the fdtuned version that measured them (a job of
-     * this daemon's: FDT_VERSION, filled in by fdt_store_job_create); when they were
-     * imported (unix s), 0 for its own. */
+    /* Where its results were measured (db/migrate_12.sql): the store (fdt_store_id), its
+     * host and the job's id there, "", "" and 0 for this daemon's own job; the fdtuned
+     * version that measured them (a job of this daemon's: FDT_VERSION, filled in by
+     * fdt_store_job_create); when they were imported (unix s), 0 for its own. */
+    char origin_store[40];
     char origin_host[64];
     int64_t origin_job;
     char fdtuned[16];
@@ -143,6 +144,9 @@ fdt_store *fdt_store_open(const char *path, char *err, size_t errlen);
 /* Opens an existing store read-only (the worker's code-cache lookups). */
 fdt_store *fdt_store_open_readonly(const char *path, char *err, size_t errlen);
 void fdt_store_close(fdt_store *s);
+/* The store's identity: 32 hex digits made when it was created (or migrated to version 12),
+ * what exports name as the store their rows were measured into. */
+const char *fdt_store_id(const fdt_store *s);
 /* The last SQLite error, for messages. */
 const char *fdt_store_error(fdt_store *s);
 
@@ -208,9 +212,9 @@ double fdt_batch_share(const fdt_batch_progress *b);
 /* Every batch not finished, oldest first; *out is malloc'd. 0 or -1. */
 int fdt_store_batches_active(fdt_store *s, fdt_batch_progress **out, size_t *count);
 
-/* The job rows measured on host as its job job went to when they were imported, for key
- * on the device fingerprint: 1 found (*out), 0 none yet, -1 error. */
-int fdt_store_job_of_origin(fdt_store *s, const char *host, int64_t job,
+/* The job that rows measured into store as its job job went to when they were imported,
+ * for key on the device fingerprint: 1 found (*out), 0 none yet, -1 error. */
+int fdt_store_job_of_origin(fdt_store *s, const char *store, int64_t job,
                             const char *fingerprint, const fdt_key *key, fdt_job *out);
 /* Counts of jobs in each state, indexed by fdt_job_state. */
 int fdt_store_job_counts(fdt_store *s, int counts[FDT_JOB_STATES]);

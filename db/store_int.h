@@ -63,6 +63,7 @@ struct fdt_store {
     int lock_fd;              /* the store file itself, open for its flock (one daemon per store); -1: none */
     sqlite3_stmt *st[ST_COUNT]; /* NULL for the writes of a read-only store */
     char err[512];
+    char id[40];              /* the store's identity (db/migrate_12.sql) */
 };
 
 /* A step result meaning "failed, and s->err says why already"; SQLite's codes are >= 0. */

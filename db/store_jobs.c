@@ -126,6 +126,7 @@ static int read_job(fdt_store *s, sqlite3_stmt *st, void *out)
     j->noisy = (int)col_int(&r);
     j->remeasures = col_int(&r);
     col_text(&r, j->doubt, sizeof j->doubt);
+    col_text(&r, j->origin_store, sizeof j->origin_store);
     col_text(&r, j->origin_host, sizeof j->origin_host);
     j->origin_job = col_int(&r);
     col_text(&r, j->fdtuned, sizeof j->fdtuned);
@@ -193,6 +194,7 @@ int fdt_store_job_create(fdt_store *s, fdt_job *job)
     bind_int(&b, job->noisy);
     bind_int(&b, job->remeasures);
     bind_text(&b, job->doubt, sizeof job->doubt);
+    bind_text(&b, job->origin_store, sizeof job->origin_store);
     bind_text(&b, job->origin_host, sizeof job->origin_host);
     bind_int(&b, job->origin_job);
     if (!job->fdtuned[0])
@@ -207,13 +209,13 @@ int fdt_store_job_create(fdt_store *s, fdt_job *job)
     return 0;
 }
 
-int fdt_store_job_of_origin(fdt_store *s, const char *host, int64_t job,
+int fdt_store_job_of_origin(fdt_store *s, const char *store, int64_t job,
                             const char *fingerprint, const fdt_key *key, fdt_job *out)
 {
     binder b;
     if (stmt_start(s, ST_JOB_OF_ORIGIN, &b) != 0)
         return -1;
-    bind_text(&b, host, SIZE_MAX);
+    bind_text(&b, store, SIZE_MAX);
     bind_int(&b, job);
     bind_text(&b, fingerprint, SIZE_MAX);
     bind_key(&b, key);

@@ -88,15 +88,20 @@ static int facts_of(page *e, int64_t job_id, int64_t device_id, const fdt_key *k
     return 0;
 }
 
-/* Where a job measured: its origin for an imported one, else this host, this job. */
+/* Where a job measured: its origin for an imported one, else this host, store and job. */
 static const char *host_of(const page *e, const fdt_job *j)
 {
-    return j->origin_host[0] ? j->origin_host : e->host;
+    return j->origin_store[0] ? j->origin_host : e->host;
+}
+
+static const char *store_of(const page *e, const fdt_job *j)
+{
+    return j->origin_store[0] ? j->origin_store : fdt_store_id(e->store);
 }
 
 static int64_t job_there(const fdt_job *j, int64_t id)
 {
-    return j->origin_host[0] ? j->origin_job : id;
+    return j->origin_store[0] ? j->origin_job : id;
 }
 
 static json_t *best_json(page *e, const fdt_best *b)
@@ -106,14 +111,14 @@ static json_t *best_json(page *e, const fdt_best *b)
     const fdt_job *j = &e->facts.job;
     json_t *row = key_json(e, FDT_FORMAT_BEST, b->device_id, &b->key);
     json_t *rest = json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:I, s:I, s:s, s:s, "
-                             "s:s}",
+                             "s:s, s:s}",
                              "state", fdt_cache_mode_name(b->state), "variant", b->variant,
                              "gbps", b->gbps, "median_ms", b->median_ms, "copy_gbps",
                              b->copy_gbps, "interior_copy_gbps", b->interior_copy_gbps,
                              "kernel1_gbps", b->kernel1_gbps, "kernels", b->kernels, "job",
                              (json_int_t)job_there(j, b->job_id), "updated",
                              (json_int_t)b->updated, "doubt", b->doubt, "host", host_of(e, j),
-                             "fdtuned", j->fdtuned);
+                             "store", store_of(e, j), "fdtuned", j->fdtuned);
     json_object_update(row, rest);
     json_decref(rest);
     return row;
@@ -125,9 +130,10 @@ static json_t *outcome_json(const page *e, const fdt_result_row *r)
     const job_facts *f = &e->facts;
     const int winner = f->has_best && r->leader && strcmp(f->best.variant, r->variant) == 0;
     const fdt_best *b = &f->best;
-    return json_pack("{s:s, s:I, s:s, s:s, s:s, s:b, s:b, s:s, s:f, s:f, s:f, s:s}",
+    return json_pack("{s:s, s:I, s:s, s:s, s:s, s:s, s:b, s:b, s:s, s:f, s:f, s:f, s:s}",
                      "kernels", r->kernels, "measured", (json_int_t)r->measured, "host",
-                     host_of(e, &f->job), "fdtuned", f->job.fdtuned, "strategy",
+                     host_of(e, &f->job), "store", store_of(e, &f->job), "fdtuned",
+                     f->job.fdtuned, "strategy",
                      f->job.strategy, "winner", winner,
                      "cache_auto", winner && f->job.choose_cache, "state",
                      winner ? fdt_cache_mode_name(b->state) : "", "copy_gbps",

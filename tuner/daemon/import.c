@@ -11,11 +11,12 @@
  * - Rows are keyed by their device's fingerprint, checked against the device's fields: a
  *   device this store never saw gets a row of its own, and answers queries at the model and
  *   arch levels, or exactly on a device of that fingerprint.
- * - The rows of one job there (host, job id, device, problem) go to one job here, state
- *   done, ended by "import", with their provenance (jobs.origin_host, origin_job, fdtuned,
- *   imported, and the strategy that searched there; each row's kernels and measured). Importing the same file again finds that
- *   job and adds nothing, since a job holds one row per variant. Rows of this host's own
- *   jobs (a file exported here) find those jobs, and add nothing either.
+ * - The rows of one job there (its store, job id, device, problem) go to one job here, state
+ *   done, ended by "import", with their provenance (jobs.origin_store, origin_host,
+ *   origin_job, fdtuned, imported, and the strategy that searched there; each row's kernels
+ *   and measured). Importing the same file again finds that job and adds nothing, since a
+ *   job holds one row per variant. Rows of this store's own jobs (a file exported here) find
+ *   those jobs, and add nothing either.
  * - A job's winner (its leader row marked winner) becomes the problem's best row, and its
  *   cache auto row where the job chose the cache, unless the stored best stays:
  *     1. a best row measured here is never replaced by an imported one;
@@ -47,6 +48,7 @@ typedef struct group {
     size_t device;            /* in the set's devices */
     fdt_key key;
     char host[64];
+    char store[40];           /* the store it is in there (fdt_store_id) */
     int64_t job;              /* its id there */
     char fdtuned[16];
     char strategy[16];        /* how it searched there */
@@ -157,11 +159,13 @@ static int boolean(check *c, const char *name)
 static void format(check *c)
 {
     char name[64];
-    text(c, "format", name, sizeof name, 1);
-    if (c->failed) {
+    if (!json_object_get(c->row, "format")) {
         wrong(c, "not an fdtuned results export (no format column)");
         return;
     }
+    text(c, "format", name, sizeof name, 1);
+    if (c->failed)
+        return;
     const char *slash = strrchr(name, '/');
     const size_t stem = slash ? (size_t)(slash - name) : strlen(name);
     const long version = slash ? strtol(slash + 1, NULL, 10) : 0;
@@ -224,8 +228,10 @@ static void problem(check *c, fdt_key *k)
         wrong(c, "%s", fdt_problem_check(p));
 }
 
+/* The results table's statuses (db/migrate_7.sql and on). */
 static const char *const statuses[] = {"ok", "wrong", "compile_error", "launch_error",
-                                       "timeout", "unsupported", "error", "crashed", NULL};
+                                       "timeout", "unsupported", "noisy", "error",
+                                       "crashed", NULL};
 
 static void measurement(check *c, fdt_result_row *r)
 {
@@ -260,6 +266,7 @@ static void origin(check *c, group *g)
 {
     char state[16];
     text(c, "host", g->host, sizeof g->host, 1);
+    text(c, "store", g->store, sizeof g->store, 1);
     g->job = integer(c, "job", 1, INT64_MAX);
     text(c, "fdtuned", g->fdtuned, sizeof g->fdtuned, 1);
     text(c, "strategy", g->strategy, sizeof g->strategy, 1);
@@ -294,7 +301,7 @@ static size_t device_index(import_set *s, const fdt_device_info *d)
 
 static int same_group(const group *a, const group *b)
 {
-    return a->device == b->device && a->job == b->job && strcmp(a->host, b->host) == 0 &&
+    return a->device == b->device && a->job == b->job && strcmp(a->store, b->store) == 0 &&
            memcmp(&a->key, &b->key, sizeof a->key) == 0;
 }
 
@@ -429,20 +436,22 @@ static int same_key(const fdt_key *a, const fdt_key *b)
     return memcmp(&a->problem, &b->problem, sizeof a->problem) == 0;
 }
 
-/* The job group g's rows go to here: this host's own job where the file came from here, the
- * job an earlier import of it made, or a new one. */
-static int job_for(fdt_daemon *d, const import_set *s, const group *g, const char *host,
-                   int64_t *id, merged *m)
+/* The job group g's rows go to here: this store's own job where the file came from this
+ * store, the job an earlier import of it made, or a new one. */
+static int job_for(fdt_daemon *d, const import_set *s, const group *g, int64_t *id,
+                   merged *m)
 {
     char fingerprint[20];
     fdt_job j;
     fdt_device_fingerprint(&s->devices[g->device], fingerprint);
-    int found = strcmp(g->host, host) == 0 ? fdt_store_job_get(d->store, g->job, &j) : 0;
-    if (found > 0 && !j.origin_host[0] && same_key(&j.key, &g->key)) {
+    int found = strcmp(g->store, fdt_store_id(d->store)) == 0
+                    ? fdt_store_job_get(d->store, g->job, &j)
+                    : 0;
+    if (found > 0 && same_key(&j.key, &g->key)) {
         *id = j.id;
         return 0;
     }
-    found = fdt_store_job_of_origin(d->store, g->host, g->job, fingerprint, &g->key, &j);
+    found = fdt_store_job_of_origin(d->store, g->store, g->job, fingerprint, &g->key, &j);
     if (found != 0) {
         *id = j.id;
         return found < 0 ? -1 : 0;
@@ -453,6 +462,7 @@ static int job_for(fdt_daemon *d, const import_set *s, const group *g, const cha
     fdt_copy_text(j.fingerprint, sizeof j.fingerprint, fingerprint);
     j.key = g->key;
     fdt_copy_text(j.strategy, sizeof j.strategy, g->strategy);
+    fdt_copy_text(j.origin_store, sizeof j.origin_store, g->store);
     fdt_copy_text(j.origin_host, sizeof j.origin_host, g->host);
     j.origin_job = g->job;
     fdt_copy_text(j.fdtuned, sizeof j.fdtuned, g->fdtuned);
@@ -476,7 +486,7 @@ static int replaces(fdt_daemon *d, const fdt_best *stored, const fdt_best *cand,
 {
     fdt_job j;
     *rc = fdt_store_job_get(d->store, stored->job_id, &j);
-    if (*rc <= 0 || !j.origin_host[0]) /* measured here, or by a job no longer known */
+    if (*rc <= 0 || !j.origin_store[0]) /* measured here, or by a job no longer known */
         return 0;
     const int cand_current = strcmp(cand->kernels, fdt_kernels_version()) == 0;
     if (cand_current != (strcmp(stored->kernels, fdt_kernels_version()) == 0))
@@ -521,17 +531,13 @@ static int winner_best(fdt_daemon *d, const import_set *s, const group *g, int64
 
 static int merge(fdt_daemon *d, const import_set *s, merged *m)
 {
-    char host[64] = "";
     int64_t *device_ids = calloc(s->ndevices + 1, sizeof *device_ids);
     int64_t *job_ids = calloc(s->ngroups + 1, sizeof *job_ids);
     int rc = device_ids && job_ids ? 0 : -1;
-    if (gethostname(host, sizeof host) != 0)
-        host[0] = '\0';
-    host[sizeof host - 1] = '\0';
     for (size_t i = 0; rc == 0 && i < s->ndevices; i++)
         rc = fdt_store_device_import(d->store, &s->devices[i], &device_ids[i]);
     for (size_t i = 0; rc == 0 && i < s->ngroups; i++)
-        rc = job_for(d, s, &s->groups[i], host, &job_ids[i], m);
+        rc = job_for(d, s, &s->groups[i], &job_ids[i], m);
     for (size_t i = 0; rc == 0 && i < s->nrows; i++) {
         fdt_result_row r = s->rows[i].r;
         const group *g = &s->groups[s->rows[i].group];

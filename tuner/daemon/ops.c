@@ -449,6 +449,28 @@ static int op_tune(op_ctx *c)
     return 0;
 }
 
+/* Where and when the answer's winner was measured: "measured": {host, job (its id there),
+ * fdtuned, kernels, at, imported (when, 0: measured here)}. */
+static int add_provenance(op_ctx *c, const fdt_best *b, json_t *to)
+{
+    fdt_job j;
+    char host[64] = "";
+    const int found = fdt_store_job_get(c->d->store, b->job_id, &j);
+    if (found < 0)
+        return store_failed(c);
+    if (found == 0) /* a best row older than its job's record: nothing to say */
+        return 0;
+    if (!j.origin_store[0] && gethostname(host, sizeof host) == 0)
+        host[sizeof host - 1] = '\0';
+    json_object_set_new(to, "measured",
+                        json_pack("{s:s, s:I, s:s, s:s, s:I, s:I}", "host",
+                                  j.origin_store[0] ? j.origin_host : host, "job",
+                                  (json_int_t)(j.origin_store[0] ? j.origin_job : j.id),
+                                  "fdtuned", j.fdtuned, "kernels", b->kernels, "at",
+                                  (json_int_t)b->updated, "imported", (json_int_t)j.imported));
+    return 0;
+}
+
 static int add_answer_fields(op_ctx *c, const fdt_answer *a, const fdt_problem *asked,
                              json_t *to)
 {
@@ -491,7 +513,7 @@ static int add_answer_fields(op_ctx *c, const fdt_answer *a, const fdt_problem *
                         json_boolean(strcmp(a->best.kernels, fdt_kernels_version()) == 0));
     if (a->best.doubt[0])
         json_object_set_new(to, "doubt", json_string(a->best.doubt));
-    return 0;
+    return add_provenance(c, &a->best, to);
 }
 
 /* The answer to a problem: from memory, and for a shape not tuned on a device that has
