@@ -29,7 +29,7 @@ _fdtune() {
         local options
         options=$("$prog" "$cmd" --help 2>/dev/null | grep -o -- '--[a-z][a-z0-9-]*' | sort -u)
         mapfile -t COMPREPLY < <(compgen -W "$options" -- "$cur")
-    elif [[ $cmd == batch || $cmd == replay ]]; then
+    elif [[ $cmd == batch || $cmd == replay || $cmd == import ]]; then
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")
     fi
 }
