@@ -59,7 +59,7 @@ STORE := store store_devices store_jobs store_results store_code store_stencils
 # What every program shares: the vocabulary and helpers of every part (common/), the
 # backends, the tuning engine (tuner/engine/, the worker's main aside), the store and the
 # settings.
-COMMON := util device problem hashes frame jsonl csvout export_format
+COMMON := util device problem hashes frame jsonl csvout export_format import_file
 BACKENDS := backend hip cuda cpu amdgpu_codeobj amdgpu_archs
 ENGINE := variant stencil spec spec_code sources measure runner compile_pool compile_helper \
           session bench wire balance
@@ -70,7 +70,7 @@ CORE_OBJS := $(COMMON:%=$(BUILD)/common/%.o) $(BACKENDS:%=$(BUILD)/tuner/backend
              $(BUILD)/kernel_sources.o $(STORE:%=$(BUILD)/db/%.o) $(SQL:%=$(BUILD)/db/%_sql.o) \
              $(BUILD)/config/config.o $(BUILD)/config/paths.o
 # The daemon's parts; its main is tuner/daemon/fdtuned.c.
-DAEMON := log notify server ops export import query job_search scheduler supervisor balance doubt
+DAEMON := log notify server ops export import site query job_search scheduler supervisor balance doubt
 DAEMON_OBJS := $(DAEMON:%=$(BUILD)/tuner/daemon/%.o)
 # libfdtune: the client library solvers link: the client, the kernel API and its module
 # cache, and the parts of the tuner they run on (the backends, the variants, the hashes,
@@ -93,7 +93,7 @@ endif
 OBJCOPY ?= objcopy
 FFLAGS ?= -O2 -g
 CLI_OBJS := $(BUILD)/cli/fdtune.o $(BUILD)/cli/progress.o $(BUILD)/cli/args.o $(BUILD)/cli/table.o \
-            $(BUILD)/cli/report.o $(BUILD)/cli/plot.o $(BUILD)/cli/html.o $(BUILD)/cli/import_file.o \
+            $(BUILD)/cli/report.o $(BUILD)/cli/plot.o $(BUILD)/cli/html.o \
             $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/cmd_*.c))
 TESTS := test_variant test_hip_compile test_hip_variants test_cpu_backend test_store \
          test_config test_wire test_query test_protocol test_search test_kernel test_compile_helper \

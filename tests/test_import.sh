@@ -6,7 +6,9 @@
 # bad row merges nothing and names the line; a newer format, another kind of export,
 # another program's file, a tampered fingerprint and a truncated gzip are refused, each
 # with what it is, and nothing stored is lost; a winner measured here is never replaced by
-# an imported one; of two imported winners the later measured one stands.
+# an imported one; of two imported winners the later measured one stands. The site store
+# (site_store): its winners answer, saying so, after the node's own; it is never written;
+# SIGHUP reads it again, and a bad file leaves the rows in force.
 # Usage: BUILD=build sh tests/test_import.sh
 set -u
 . "$(dirname "$0")/tap.sh"
@@ -152,6 +154,47 @@ after=$(at)
 [ "$later" -eq $((first + 86400)) ] && [ "$after" = "$later" ] &&
     ok "of two imported winners the later measured stands ($first, then $later, kept $after)" ||
     not_ok "the later imported winner stands: $first, $later, $after"
+
+# --- the site store: read only, answering what the node's own store does not ------------
+printf '[daemon]\nsite_store = %s\n' "$dir/a.json" >"$dir/site.conf"
+sum=$(cksum <"$dir/a.json")
+"$FDTUNED" --config "$dir/site.conf" --socket "$dir/s.sock" --db "$dir/s.db" --backend cpu \
+    2>"$dir/s.log" &
+pid_s=$!
+also_kill="$also_kill $pid_s"
+answering "$pid_s" "fdtuned s starts with a site store" "$dir/s.log" \
+    "$FDTUNE" --socket "$dir/s.sock" status || exit 1
+source_of() { # source_of SHAPE...: "MATCH SOURCE HOST-OR-SITE" of daemon s's answer
+    on s query "$@" --json | python3 -c 'import json, sys
+a = json.load(sys.stdin); m = a.get("measured", {})
+print(a["match"], a.get("source"), "site" in m and m["site"] == sys.argv[1])' "$dir/a.json"
+}
+[ "$(source_of 20 18 16)" = "exact site True" ] &&
+    ok "the site store answers exact, saying so and naming its file" ||
+    not_ok "the site store answers: $(source_of 20 18 16)" "$dir/s.log"
+[ "$(results s)" = 0 ] && [ "$(cksum <"$dir/a.json")" = "$sum" ] &&
+    ok "the site store is never written, nor copied into the node's store" ||
+    not_ok "the site store is left alone: $(results s) rows in the node's store"
+on s tune 20 18 16 --wait >/dev/null 2>&1
+[ "$(source_of 20 18 16)" = "exact store False" ] &&
+    ok "the node's own winner answers before the site's" ||
+    not_ok "the node's own winner first: $(source_of 20 18 16)" "$dir/s.log"
+# SIGHUP: a file that cannot be read keeps the rows in force; a new one is read.
+printf '[daemon]\nsite_store = %s\n' "$dir/bad.json" >"$dir/site.conf"
+kill -HUP "$pid_s"
+wait_until 30 grep -q "site store: .*line 8.*keeping the rows in force" "$dir/s.log" &&
+    [ "$(source_of 24 18 16)" = "exact site True" ] &&
+    ok "SIGHUP with a bad site file keeps the rows in force" ||
+    not_ok "a bad site file at SIGHUP keeps the rows: $(source_of 24 18 16)" "$dir/s.log"
+on c tune 28 18 16 --wait >/dev/null 2>&1
+on c export --what results -o "$dir/c.json"
+printf '[daemon]\nsite_store = %s\n' "$dir/c.json" >"$dir/site.conf"
+kill -HUP "$pid_s"
+wait_until 30 grep -q "site store $dir/c.json" "$dir/s.log" &&
+    [ "$(on s query 28 18 16 --json | field match)" = exact ] &&
+    [ "$(source_of 24 18 16)" != "exact site True" ] &&
+    ok "SIGHUP reads the site file named now, and only it" ||
+    not_ok "SIGHUP reads the new site file" "$dir/s.log"
 
 echo "# $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -45,6 +45,7 @@ typedef struct fdt_daemon {
     fdt_scheduler *scheduler;
     fdt_query_cache *query_cache; /* the best rows, answered from memory */
     struct fdt_imports *imports;  /* files being imported, page by page (import.c); NULL */
+    struct fdt_site *site;        /* the site store's winners (site.c); NULL: none */
     /* Begins a clean stop once the current callback has returned, so that a request that
      * stops the daemon gets its answer first. Set by the main, which owns the stop; the
      * parts ask through this rather than reach back into it. */

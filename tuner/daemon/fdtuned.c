@@ -17,6 +17,7 @@
 #include "daemon/daemon.h"
 #include "daemon/import.h"
 #include "daemon/log.h"
+#include "daemon/site.h"
 #include "daemon/notify.h"
 #include "daemon/query.h"
 #include "daemon/scheduler.h"
@@ -192,6 +193,26 @@ static int resolve_admin_group(fdt_daemon *d)
     return 0;
 }
 
+/* The site store read again, and the queries' rows with it; a file that cannot be read
+ * leaves the rows in force. */
+static void reload_site(fdt_daemon *d)
+{
+    char err[512];
+    if (fdt_site_load(d, err, sizeof err) != 0) {
+        fdt_log_at(FDT_LOG_WARNING, "SIGHUP: site store: %s; keeping the rows in force", err);
+        return;
+    }
+    fdt_query_cache_free(d);
+    if (fdt_query_cache_load(d, err, sizeof err) != 0) {
+        fdt_log_at(FDT_LOG_ERR, "SIGHUP: %s; stopping", err);
+        d->stop_soon(d, "the tuned shapes could not be read again");
+        return;
+    }
+    if (d->site)
+        fdt_log_at(FDT_LOG_NOTICE, "site store %s: %zu winners on %zu devices", d->site->path,
+                   d->site->nbest, d->site->ndevices);
+}
+
 /* SIGHUP: what can change while running does; the socket, the store and the backend are
  * fixed for the life of the process and need a restart. */
 static void reload(fdt_daemon *d)
@@ -225,6 +246,7 @@ static void reload(fdt_daemon *d)
         return;
     }
     fdt_log_at(FDT_LOG_NOTICE, "SIGHUP: reloaded %s", d->config_path);
+    reload_site(d);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -331,6 +353,11 @@ static int start(fdt_daemon *d)
         return -1;
     }
     fdt_balance_measure_missing(d);
+    if (fdt_site_load(d, err, sizeof err) != 0)
+        fdt_log_at(FDT_LOG_WARNING, "site store: %s; serving without it", err);
+    else if (d->site)
+        fdt_log_at(FDT_LOG_NOTICE, "site store %s: %zu winners on %zu devices", d->site->path,
+                   d->site->nbest, d->site->ndevices);
     if (fdt_query_cache_load(d, err, sizeof err) != 0 ||
         fdt_scheduler_init(d, err, sizeof err) != 0 || fdt_server_start(d, err, sizeof err) != 0) {
         fprintf(stderr, "fdtuned: %s\n", err);
@@ -357,6 +384,7 @@ static void finish(fdt_daemon *d)
     fdt_server_free(d);
     fdt_query_cache_free(d);
     fdt_imports_free(d);
+    fdt_site_free(d);
     fdt_store_close(d->store);
     free(d->devices);
     unwatch_signals(d);

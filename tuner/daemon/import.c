@@ -39,6 +39,7 @@
 #include "export_format.h"
 #include "search/search.h"
 #include "hashes.h"
+#include "import_file.h"
 #include "util.h"
 
 #define SETS_MAX 8
@@ -616,6 +617,76 @@ int fdt_import(fdt_daemon *d, json_t *req, json_t *ans, const char **code, char 
                           (json_int_t)m.kept);
     json_object_update(ans, o);
     json_decref(o);
+    return 0;
+}
+
+/* ---- a file's winners, unmerged (the site store) ------------------------------------ */
+
+/* A file's rows staged as they are read; the first bad one stops the read. */
+typedef struct file_stage {
+    import_set set;
+    char why[512];
+} file_stage;
+
+static int stage_from_file(void *ctx, json_t *row)
+{
+    file_stage *f = ctx;
+    return take_row(&f->set, row, f->set.nrows, f->why, sizeof f->why);
+}
+
+/* Group g's winner as fdt_file_winner w, cache as asked. */
+static void winner_of(const import_set *s, const group *g, fdt_cache_mode cache,
+                      fdt_file_winner *w)
+{
+    const fdt_result_row *r = &s->rows[g->winner].r;
+    memset(w, 0, sizeof *w);
+    w->device = s->devices[g->device];
+    w->best = (fdt_best){.key = g->key, .gbps = r->gbps, .median_ms = r->median_ms,
+                         .copy_gbps = g->copy_gbps, .interior_copy_gbps = g->interior_copy_gbps,
+                         .kernel1_gbps = g->kernel1_gbps, .state = g->state,
+                         .updated = r->measured};
+    w->best.key.problem.cache = cache;
+    fdt_copy_text(w->best.variant, sizeof w->best.variant, r->variant);
+    fdt_copy_text(w->best.kernels, sizeof w->best.kernels, r->kernels);
+    fdt_copy_text(w->best.doubt, sizeof w->best.doubt, g->doubt);
+    fdt_copy_text(w->host, sizeof w->host, g->host);
+    fdt_copy_text(w->store, sizeof w->store, g->store);
+    fdt_copy_text(w->fdtuned, sizeof w->fdtuned, g->fdtuned);
+    w->job = g->job;
+}
+
+int fdt_import_winners(const char *path, fdt_file_winner **out, size_t *n, char *why,
+                       size_t len)
+{
+    file_stage f = {.set = {0}};
+    import_set s;
+    char read_why[512] = "";
+    *out = NULL;
+    *n = 0;
+    if (fdt_import_file_read(path, stage_from_file, &f, read_why, sizeof read_why) != 0) {
+        if (f.why[0])
+            snprintf(why, len, "%s: %s", path, f.why);
+        else
+            snprintf(why, len, "%s", read_why);
+        set_free(&f.set);
+        return -1;
+    }
+    s = f.set;
+    fdt_file_winner *w = calloc(2 * s.ngroups + 1, sizeof *w);
+    for (size_t i = 0; w && i < s.ngroups; i++) {
+        const group *g = &s.groups[i];
+        if (g->winner < 0)
+            continue;
+        winner_of(&s, g, g->key.problem.cache, &w[(*n)++]);
+        if (g->cache_auto)
+            winner_of(&s, g, FDT_CACHE_AUTO, &w[(*n)++]);
+    }
+    set_free(&s);
+    if (!w) {
+        snprintf(why, len, "%s: out of memory", path);
+        return -1;
+    }
+    *out = w;
     return 0;
 }
 

@@ -21,4 +21,18 @@ int fdt_import(fdt_daemon *d, json_t *req, json_t *ans, const char **code, char 
 /* Drops every staged set (the daemon stops). */
 void fdt_imports_free(fdt_daemon *d);
 
+/* A job's winner as a file holds it, with where it was measured (site.c keeps them). */
+typedef struct fdt_file_winner {
+    fdt_device_info device;
+    fdt_best best;            /* device_id and job_id 0 */
+    char host[64], store[40], fdtuned[16];
+    int64_t job;              /* its id in that store */
+} fdt_file_winner;
+
+/* Reads path, an export of results, every row checked as an import's, and hands back each
+ * job's winner, and its cache auto row where its job chose the cache: *out malloc'd. 0, or
+ * -1 with why (the path, the line and what is wrong). */
+int fdt_import_winners(const char *path, fdt_file_winner **out, size_t *n, char *why,
+                       size_t len);
+
 #endif

@@ -17,6 +17,7 @@
 #include "daemon/job_search.h"
 #include "daemon/query.h"
 #include "daemon/scheduler.h"
+#include "daemon/site.h"
 #include "engine/sources.h"
 #include "engine/stencil.h"
 #include "hashes.h"
@@ -449,12 +450,23 @@ static int op_tune(op_ctx *c)
     return 0;
 }
 
-/* Where and when the answer's winner was measured: "measured": {host, job (its id there),
- * fdtuned, kernels, at, imported (when, 0: measured here)}. */
+/* Whether the answer comes from the store or the site store ("source"), and where and when
+ * its winner was measured: "measured": {host, job (its id there), fdtuned, kernels, at, and
+ * imported (when, 0: measured here) or site (the site store's path)}. */
 static int add_provenance(op_ctx *c, const fdt_best *b, json_t *to)
 {
     fdt_job j;
     char host[64] = "";
+    const fdt_site_origin *site = fdt_site_origin_of(c->d, b);
+    json_object_set_new(to, "source", json_string(site ? "site" : "store"));
+    if (site) {
+        json_object_set_new(to, "measured",
+                            json_pack("{s:s, s:I, s:s, s:s, s:I, s:s}", "host", site->host,
+                                      "job", (json_int_t)site->job, "fdtuned", site->fdtuned,
+                                      "kernels", b->kernels, "at", (json_int_t)b->updated,
+                                      "site", c->d->site->path));
+        return 0;
+    }
     const int found = fdt_store_job_get(c->d->store, b->job_id, &j);
     if (found < 0)
         return store_failed(c);

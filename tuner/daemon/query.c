@@ -1,5 +1,6 @@
 /* query.c - exact, nearest and default answers; see query.h. */
 #include "daemon/query.h"
+#include "daemon/site.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -74,9 +75,12 @@ static long nearest_where(const fdt_problem *asked, const fdt_best *c, size_t n,
         if (eligible && !eligible(&c[i], ctx))
             continue;
         const double d = fdt_query_distance(asked, &c[i].key.problem, l2_bytes);
-        /* Ties go to the larger tuned shape: its measurement is the longer, steadier one. */
+        /* Ties go to the larger tuned shape: its measurement is the longer, steadier one;
+         * then to the store's own row over the site's (query.c's add_site puts them last). */
         if (best < 0 || d < best_d ||
-            (d == best_d && points(&c[i].key.problem) > points(&c[best].key.problem))) {
+            (d == best_d && points(&c[i].key.problem) > points(&c[best].key.problem)) ||
+            (d == best_d && points(&c[i].key.problem) == points(&c[best].key.problem) &&
+             c[best].device_id < 0 && c[i].device_id >= 0)) {
             best = (long)i;
             best_d = d;
         }
@@ -114,15 +118,40 @@ struct fdt_query_cache {
     uint64_t generation;
 };
 
+/* The site store's devices and winners after the store's own (site.c): a tie between a
+ * row of the store and one of the site goes to the store's, which comes first. */
+static int add_site(fdt_query_cache *c, const fdt_site *site)
+{
+    if (!site)
+        return 0;
+    fdt_best *best = realloc(c->best, (c->nbest + site->nbest + 1) * sizeof *best);
+    if (best)
+        c->best = best;
+    fdt_device_row *devices = realloc(c->devices,
+                                      (c->ndevices + site->ndevices + 1) * sizeof *devices);
+    if (devices)
+        c->devices = devices;
+    if (!best || !devices)
+        return -1;
+    memcpy(c->best + c->nbest, site->best, site->nbest * sizeof *best);
+    c->nbest += site->nbest;
+    memcpy(c->devices + c->ndevices, site->devices, site->ndevices * sizeof *devices);
+    c->ndevices += site->ndevices;
+    return 0;
+}
+
 int fdt_query_cache_load(fdt_daemon *d, char *err, size_t errlen)
 {
     fdt_query_cache *c = calloc(1, sizeof *c);
     if (!c || fdt_store_best_all(d->store, &c->best, &c->nbest) != 0 ||
-        fdt_store_devices(d->store, &c->devices, &c->ndevices) != 0) {
+        fdt_store_devices(d->store, &c->devices, &c->ndevices) != 0 ||
+        add_site(c, d->site) != 0) {
         snprintf(err, errlen, "cannot load the tuned shapes: %s",
                  c ? fdt_store_error(d->store) : "out of memory");
-        if (c)
+        if (c) {
             free(c->best);
+            free(c->devices);
+        }
         free(c);
         return -1;
     }
@@ -209,22 +238,41 @@ int fdt_query_remember(fdt_daemon *d, const fdt_best *b)
     return 0;
 }
 
+/* The rows of one stored device, and for the asked device's own those of the site devices
+ * of its fingerprint (site.c): a site winner of the very shape beats a nearer guess. */
 typedef struct row_filter {
     int64_t device_id;
+    const char *fingerprint;  /* the site devices of this fingerprint too; NULL: none */
+    const fdt_query_cache *c;
     const fdt_key *key;
 } row_filter;
+
+static const fdt_device_row *device_row(const fdt_query_cache *c, int64_t id)
+{
+    for (size_t i = 0; i < c->ndevices; i++)
+        if (c->devices[i].id == id)
+            return &c->devices[i];
+    return NULL;
+}
 
 static int of_device_and_key(const fdt_best *b, const void *ctx)
 {
     const row_filter *f = ctx;
-    return b->device_id == f->device_id && same_key(&b->key, f->key);
+    if (!same_key(&b->key, f->key))
+        return 0;
+    if (b->device_id == f->device_id)
+        return 1;
+    const fdt_device_row *site = b->device_id < 0 && f->fingerprint ? device_row(f->c, b->device_id)
+                                                                  : NULL;
+    return site && strcmp(site->fingerprint, f->fingerprint) == 0;
 }
 
 /* Picks the answer among one device's tuned shapes; 1 when it had any. */
 static int answer_from(const fdt_query_cache *c, const fdt_device_slot *dev, int64_t device_id,
                        const fdt_key *key, fdt_answer *out)
 {
-    const row_filter filter = {.device_id = device_id, .key = key};
+    const row_filter filter = {.device_id = device_id, .c = c, .key = key,
+                               .fingerprint = device_id == dev->id ? dev->fingerprint : NULL};
     double distance = 0;
     const long i = nearest_where(&key->problem, c->best, c->nbest, dev->info.l2_bytes,
                                  of_device_and_key, &filter, &distance);
