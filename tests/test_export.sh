@@ -141,7 +141,7 @@ if [ "$rc" -eq 0 ] && [ "$lines" -eq $((ROWS + 1)) ]; then
 else
     not_ok "export --what results --format csv writes $ROWS rows and the header" "$dir/export.err"
 fi
-if [ "$(head -c 24 "$dir/results.csv")" = "fingerprint,device,stenc" ] &&
+if [ "$(head -c 24 "$dir/results.csv")" = "format,fingerprint,devic" ] &&
     [ "$(grep -c ':copy' "$dir/results.csv")" -eq "$ROWS" ]; then
     ok "the CSV has one header and every row once"
 else

@@ -449,7 +449,7 @@ static void test_stored_results_survive(void **state)
                     "\"match\":\"exact\"");
     const char *csv = ask(main_daemon.socket, "{\"op\":\"export\",\"what\":\"results\","
                                               "\"format\":\"csv\"}");
-    assert_contains(csv, "\"data\":\"fingerprint,device,stencil");
+    assert_contains(csv, "\"data\":\"format,fingerprint,device,backend");
 }
 
 static void test_socket_mode(void **state)
