@@ -42,6 +42,24 @@ typedef struct sending {
     int rc;
 } sending;
 
+/* What the last page's answer says was merged. */
+static void show_merged(const json_t *ans)
+{
+    printf("%" JSON_INTEGER_FORMAT " rows: %" JSON_INTEGER_FORMAT " added, %" JSON_INTEGER_FORMAT
+           " here already; %" JSON_INTEGER_FORMAT " jobs, %" JSON_INTEGER_FORMAT
+           " best rows stored, %" JSON_INTEGER_FORMAT " kept as stored",
+           json_integer_value(json_object_get(ans, "rows")),
+           json_integer_value(json_object_get(ans, "added")),
+           json_integer_value(json_object_get(ans, "present")),
+           json_integer_value(json_object_get(ans, "jobs")),
+           json_integer_value(json_object_get(ans, "best")),
+           json_integer_value(json_object_get(ans, "kept")));
+    if (json_integer_value(json_object_get(ans, "confirming")))
+        printf("; %" JSON_INTEGER_FORMAT " queued to be timed here (confirm_imported)",
+               json_integer_value(json_object_get(ans, "confirming")));
+    printf("\n");
+}
+
 /* Sends the rows read so far; the last page asks the daemon to merge the file. */
 static int send_page(sending *s, int last)
 {
@@ -56,16 +74,7 @@ static int send_page(sending *s, int last)
         return -1;
     s->set = json_integer_value(json_object_get(ans, "set"));
     if (last && !s->c->json)
-        printf("%" JSON_INTEGER_FORMAT " rows: %" JSON_INTEGER_FORMAT " added, %"
-               JSON_INTEGER_FORMAT " here already; %" JSON_INTEGER_FORMAT " jobs, %"
-               JSON_INTEGER_FORMAT " best rows stored, %" JSON_INTEGER_FORMAT
-               " kept as stored\n",
-               json_integer_value(json_object_get(ans, "rows")),
-               json_integer_value(json_object_get(ans, "added")),
-               json_integer_value(json_object_get(ans, "present")),
-               json_integer_value(json_object_get(ans, "jobs")),
-               json_integer_value(json_object_get(ans, "best")),
-               json_integer_value(json_object_get(ans, "kept")));
+        show_merged(ans);
     json_decref(ans);
     return 0;
 }

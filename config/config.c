@@ -54,6 +54,7 @@ static const key keys[] = {
     TEXT("daemon", socket, SOCKET_PATH_MAX, fdt_default_socket),
     TEXT("daemon", db, FDT_PATH_MAX - 1, fdt_default_db),
     TEXT("daemon", site_store, FDT_PATH_MAX - 1, NULL),
+    OTHER("daemon", confirm_imported, KIND_BOOL),
     CHOICE("daemon", backend, backend_names),
     NUMBER("daemon", socket_mode, KIND_MODE, 0, 0777),
     OTHER("daemon", socket_group, KIND_GROUP),

@@ -18,6 +18,7 @@ typedef struct fdt_config {
     char socket[FDT_PATH_MAX]; /* at most 107 bytes: a sockaddr_un holds no more */
     char db[FDT_PATH_MAX];
     char site_store[FDT_PATH_MAX]; /* a site's merged results, read only; empty: none */
+    int confirm_imported;     /* an imported winner of a device here is timed here first */
     char backend[8];          /* auto hip cuda cpu */
     unsigned socket_mode;     /* permission bits of the socket file */
     char socket_group[64];    /* group owning the socket, or empty */

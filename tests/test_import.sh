@@ -6,7 +6,9 @@
 # bad row merges nothing and names the line; a newer format, another kind of export,
 # another program's file, a tampered fingerprint and a truncated gzip are refused, each
 # with what it is, and nothing stored is lost; a winner measured here is never replaced by
-# an imported one; of two imported winners the later measured one stands. The site store
+# an imported one; of two imported winners the later measured one stands; with
+# confirm_imported an imported winner is answered "imported" until a job here has timed it.
+# The site store
 # (site_store): its winners answer, saying so, after the node's own; it is never written;
 # SIGHUP reads it again, and a bad file leaves the rows in force.
 # Usage: BUILD=build sh tests/test_import.sh
@@ -70,7 +72,8 @@ on a export --what results -o "$dir/a.json" &&
     on a export --what results --format csv -o "$dir/a.csv" && gzip -k "$dir/a.csv" &&
     on a export --what best -o "$dir/best.json"
 rows=$(grep -c '^{' "$dir/a.json")
-[ "$rows" -gt 10 ] && ok "daemon a exports $rows result rows" || not_ok "daemon a exports" "$dir/a.log"
+[ "$rows" -gt 10 ] && ok "daemon a exports $rows result rows" ||
+    not_ok "daemon a exports" "$dir/a.log"
 
 # --- merged into another daemon's store -----------------------------------------------------
 start b
@@ -89,7 +92,8 @@ sys.exit(not (a["match"] == "exact" and m.get("imported", 0) > 0 and m.get("job"
     fi
 done
 on b query 20 18 16 >"$dir/q" 2>&1
-grep -q "^measured  on .*imported" "$dir/q" && ok "query says where and when: $(grep measured "$dir/q")" ||
+grep -q "^measured  on .*imported" "$dir/q" &&
+    ok "query says where and when: $(grep measured "$dir/q")" ||
     not_ok "query says where it was measured" "$dir/q"
 on b export --what results >"$dir/b.json"
 python3 -c 'import json, sys
@@ -154,6 +158,29 @@ after=$(at)
 [ "$later" -eq $((first + 86400)) ] && [ "$after" = "$later" ] &&
     ok "of two imported winners the later measured stands ($first, then $later, kept $after)" ||
     not_ok "the later imported winner stands: $first, $later, $after"
+
+# --- confirm_imported: an imported winner of this device's kind is timed here first -------
+printf '[daemon]\nconfirm_imported = true\n' >"$dir/confirm.conf"
+"$FDTUNED" --config "$dir/confirm.conf" --socket "$dir/f.sock" --db "$dir/f.db" --backend cpu \
+    2>"$dir/f.log" &
+pid_f=$!
+also_kill="$also_kill $pid_f"
+answering "$pid_f" "fdtuned f starts with confirm_imported" "$dir/f.log" \
+    "$FDTUNE" --socket "$dir/f.sock" status || exit 1
+check "f imports a's results" on f import "$dir/a.json"
+match=$(on f query 20 18 16 --json | field match)
+grep -q "queued to be timed here" "$scratch/out" && [ "$match" = imported ] &&
+    ok "an imported winner of this device's kind answers as imported, queued to be timed" ||
+    not_ok "an imported winner waits for its confirmation: $match" "$scratch/out"
+confirmed() { [ "$(on f query 20 18 16 --json | field match)" = exact ]; }
+if wait_until 600 confirmed; then
+    on f query 20 18 16 --json | python3 -c 'import json, sys
+sys.exit(json.load(sys.stdin)["measured"]["imported"] != 0)' &&
+        ok "once timed here, its own winner answers as exact" ||
+        not_ok "the confirmed winner is this node's" "$dir/f.log"
+else
+    not_ok "the confirming job ends and its winner answers" "$dir/f.log"
+fi
 
 # --- the site store: read only, answering what the node's own store does not ------------
 printf '[daemon]\nsite_store = %s\n' "$dir/a.json" >"$dir/site.conf"

@@ -21,7 +21,10 @@
  *   cache auto row where the job chose the cache, unless the stored best stays:
  *     1. a best row measured here is never replaced by an imported one;
  *     2. of two imported winners, the one measured with this build's kernel sources wins;
- *     3. then the one measured later; a tie keeps the stored one. */
+ *     3. then the one measured later; a tie keeps the stored one.
+ * - With confirm_imported, a winner stored for a device of a kind this daemon tunes gets a
+ *   short job that times it here; until that job stores its own winner (which then stands,
+ *   by rule 1), queries answer the imported one with match "imported" (ops.c). */
 #include "daemon/import.h"
 
 #include <math.h>
@@ -33,6 +36,7 @@
 #include <unistd.h>
 
 #include "daemon/query.h"
+#include "daemon/scheduler.h"
 #include "engine/sources.h"
 #include "engine/stencil.h"
 #include "engine/variant.h"
@@ -430,6 +434,8 @@ static import_set *set_of(fdt_daemon *d, json_t *req, char *why, size_t len)
 
 typedef struct merged {
     size_t added, present, jobs, best, kept;
+    fdt_job *confirm;         /* the jobs that time imported winners here (confirm_imported) */
+    size_t nconfirm;
 } merged;
 
 static int same_key(const fdt_key *a, const fdt_key *b)
@@ -509,6 +515,47 @@ static int offer_best(fdt_daemon *d, const fdt_best *cand, merged *m)
     return fdt_store_best_put(d->store, cand);
 }
 
+/* Where confirm_imported is set and the winner's device is of a kind this daemon tunes, a
+ * short job to time it here: a guided search of its problem, warm-started from the stored
+ * results (the imported ones among them), twice the leaders' evaluations. */
+static int plan_confirm(fdt_daemon *d, const char *fingerprint, const group *g, merged *m)
+{
+    size_t i = 0;
+    while (i < d->ndevices && strcmp(d->devices[i].fingerprint, fingerprint) != 0)
+        i++;
+    if (!d->config.confirm_imported || i == d->ndevices)
+        return 0;
+    fdt_job *grown = realloc(m->confirm, (m->nconfirm + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    m->confirm = grown;
+    fdt_job *j = &m->confirm[m->nconfirm++];
+    memset(j, 0, sizeof *j);
+    j->key = g->key;
+    j->device_index = -1;
+    j->ran_on = -1;
+    fdt_copy_text(j->fingerprint, sizeof j->fingerprint, fingerprint);
+    fdt_copy_text(j->strategy, sizeof j->strategy, "guided");
+    j->budget = 2 * (d->config.leaders > 0 ? d->config.leaders : 1);
+    j->choose_cache = g->cache_auto;
+    return 0;
+}
+
+/* The jobs plan_confirm planned, queued once the import landed (one already queued or
+ * running for the same tuning is not queued twice). */
+static int queue_confirms(fdt_daemon *d, merged *m)
+{
+    for (size_t i = 0; i < m->nconfirm; i++) {
+        fdt_job found;
+        const int active = fdt_store_job_find_active(d->store, &m->confirm[i], &found);
+        if (active < 0 || (!active && fdt_store_job_create(d->store, &m->confirm[i]) != 0))
+            return -1;
+    }
+    if (m->nconfirm)
+        fdt_scheduler_kick(d);
+    return 0;
+}
+
 /* The group's winner as the best row of its problem, and of cache auto where it chose. */
 static int winner_best(fdt_daemon *d, const import_set *s, const group *g, int64_t device_id,
                        int64_t job_id, merged *m)
@@ -522,12 +569,17 @@ static int winner_best(fdt_daemon *d, const import_set *s, const group *g, int64
     fdt_copy_text(b.variant, sizeof b.variant, r->variant);
     fdt_copy_text(b.kernels, sizeof b.kernels, r->kernels);
     fdt_copy_text(b.doubt, sizeof b.doubt, g->doubt);
+    const size_t stored = m->best;
     if (offer_best(d, &b, m) != 0)
         return -1;
-    if (!g->cache_auto)
-        return 0;
-    b.key.problem.cache = FDT_CACHE_AUTO;
-    return offer_best(d, &b, m);
+    if (g->cache_auto) {
+        b.key.problem.cache = FDT_CACHE_AUTO;
+        if (offer_best(d, &b, m) != 0)
+            return -1;
+    }
+    char fingerprint[20];
+    fdt_device_fingerprint(&s->devices[g->device], fingerprint);
+    return m->best > stored ? plan_confirm(d, fingerprint, g, m) : 0;
 }
 
 static int merge(fdt_daemon *d, const import_set *s, merged *m)
@@ -565,6 +617,11 @@ static int merge_all(fdt_daemon *d, const import_set *s, merged *m, char *why, s
         snprintf(why, len, "the store refused the import, and keeps what it had: %s",
                  fdt_store_error(d->store));
         fdt_store_rollback(d->store);
+        return -1;
+    }
+    if (queue_confirms(d, m) != 0) {
+        snprintf(why, len, "the import landed, but its winners' confirming jobs could not be "
+                 "queued: %s", fdt_store_error(d->store));
         return -1;
     }
     fdt_query_cache_free(d);
@@ -607,14 +664,15 @@ int fdt_import(fdt_daemon *d, json_t *req, json_t *ans, const char **code, char 
     const int rc = merge_all(d, s, &m, message, len);
     const size_t total = s->nrows;
     set_free(s);
+    free(m.confirm);
     if (rc != 0) {
         *code = "internal";
         return -1;
     }
-    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "rows", (json_int_t)total, "added",
-                          (json_int_t)m.added, "present", (json_int_t)m.present, "jobs",
-                          (json_int_t)m.jobs, "best", (json_int_t)m.best, "kept",
-                          (json_int_t)m.kept);
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "rows", (json_int_t)total,
+                          "added", (json_int_t)m.added, "present", (json_int_t)m.present,
+                          "jobs", (json_int_t)m.jobs, "best", (json_int_t)m.best, "kept",
+                          (json_int_t)m.kept, "confirming", (json_int_t)m.nconfirm);
     json_object_update(ans, o);
     json_decref(o);
     return 0;

@@ -450,9 +450,18 @@ static int op_tune(op_ctx *c)
     return 0;
 }
 
+/* An exact answer measured on this very device's kind (its fingerprint). */
+static int a_exact_here(const json_t *to)
+{
+    return strcmp(json_string_value(json_object_get(to, "match")), "exact") == 0 &&
+           strcmp(json_string_value(json_object_get(to, "device_match")), "fingerprint") == 0;
+}
+
 /* Whether the answer comes from the store or the site store ("source"), and where and when
  * its winner was measured: "measured": {host, job (its id there), fdtuned, kernels, at, and
- * imported (when, 0: measured here) or site (the site store's path)}. */
+ * imported (when, 0: measured here) or site (the site store's path)}. An imported winner of
+ * this device's kind answers as match "imported" under confirm_imported until a job here
+ * has timed it (import.c). */
 static int add_provenance(op_ctx *c, const fdt_best *b, json_t *to)
 {
     fdt_job j;
@@ -472,6 +481,8 @@ static int add_provenance(op_ctx *c, const fdt_best *b, json_t *to)
         return store_failed(c);
     if (found == 0) /* a best row older than its job's record: nothing to say */
         return 0;
+    if (j.imported && c->d->config.confirm_imported && a_exact_here(to))
+        json_object_set_new(to, "match", json_string("imported"));
     if (!j.origin_store[0] && gethostname(host, sizeof host) == 0)
         host[sizeof host - 1] = '\0';
     json_object_set_new(to, "measured",
