@@ -45,7 +45,13 @@ const fdt_column fdt_result_columns[] = {
     {"strategy", FDT_COLUMN_TEXT}, /* how its job searched there */
     /* the job's outcome: the leader row its winner is, and the ceilings timed beside it */
     {"winner", FDT_COLUMN_BOOL},
-    {"cache_auto", FDT_COLUMN_BOOL}, /* the job chose the cache state: it answers auto too */
+    /* where the job chose the cache state (cache auto), what it chose: hot, or persist with
+     * persist's fastest leader timed beside persist's copy; "" where it chose nothing */
+    {"auto_state", FDT_COLUMN_TEXT},
+    {"auto_variant", FDT_COLUMN_TEXT},
+    {"auto_gbps", FDT_COLUMN_REAL},
+    {"auto_median_ms", FDT_COLUMN_REAL},
+    {"auto_copy_gbps", FDT_COLUMN_REAL},
     {"state", FDT_COLUMN_TEXT},
     {"copy_gbps", FDT_COLUMN_REAL},
     {"interior_copy_gbps", FDT_COLUMN_REAL},

@@ -23,8 +23,8 @@
 typedef struct job_facts {
     int64_t id;
     fdt_job job;
-    int has_best;
-    fdt_best best;
+    int has_best, has_auto;
+    fdt_best best, auto_best; /* its winner, and under cache auto the state it chose */
 } job_facts;
 
 typedef struct page {
@@ -79,12 +79,18 @@ static int facts_of(page *e, int64_t job_id, int64_t device_id, const fdt_key *k
     if (f->id == job_id)
         return 0;
     memset(f, 0, sizeof *f);
+    fdt_key automatic = *key;
+    automatic.problem.cache = FDT_CACHE_AUTO;
     const int found = fdt_store_job_get(e->store, job_id, &f->job);
     const int best = found < 0 ? -1 : fdt_store_best_get(e->store, device_id, key, &f->best);
-    if (best < 0)
+    const int chose = best < 0 ? -1
+                               : fdt_store_best_get(e->store, device_id, &automatic,
+                                                    &f->auto_best);
+    if (chose < 0)
         return -1;
     f->id = job_id;
     f->has_best = best && f->best.job_id == job_id;
+    f->has_auto = chose && f->auto_best.job_id == job_id;
     return 0;
 }
 
@@ -124,22 +130,27 @@ static json_t *best_json(page *e, const fdt_best *b)
     return row;
 }
 
-/* A result row's provenance and its job's outcome (common/export_format.c). */
+/* A result row's provenance and its job's outcome (common/export_format.c): the winner's
+ * figures on its row alone. */
 static json_t *outcome_json(const page *e, const fdt_result_row *r)
 {
     const job_facts *f = &e->facts;
     const int winner = f->has_best && r->leader && strcmp(f->best.variant, r->variant) == 0;
-    const fdt_best *b = &f->best;
-    return json_pack("{s:s, s:I, s:s, s:s, s:s, s:s, s:b, s:b, s:s, s:f, s:f, s:f, s:s}",
+    const int chose = winner && f->has_auto;
+    const fdt_best *b = &f->best, *a = &f->auto_best;
+    return json_pack("{s:s, s:I, s:s, s:s, s:s, s:s, s:b, s:s, s:f, s:f, s:f, s:s, s:s, s:s, "
+                     "s:f, s:f, s:f}",
                      "kernels", r->kernels, "measured", (json_int_t)r->measured, "host",
                      host_of(e, &f->job), "store", store_of(e, &f->job), "fdtuned",
-                     f->job.fdtuned, "strategy",
-                     f->job.strategy, "winner", winner,
-                     "cache_auto", winner && f->job.choose_cache, "state",
+                     f->job.fdtuned, "strategy", f->job.strategy, "winner", winner, "state",
                      winner ? fdt_cache_mode_name(b->state) : "", "copy_gbps",
                      winner ? b->copy_gbps : 0.0, "interior_copy_gbps",
                      winner ? b->interior_copy_gbps : 0.0, "kernel1_gbps",
-                     winner ? b->kernel1_gbps : 0.0, "doubt", winner ? b->doubt : "");
+                     winner ? b->kernel1_gbps : 0.0, "doubt", winner ? b->doubt : "",
+                     "auto_state", chose ? fdt_cache_mode_name(a->state) : "", "auto_variant",
+                     chose ? a->variant : "", "auto_gbps", chose ? a->gbps : 0.0,
+                     "auto_median_ms", chose ? a->median_ms : 0.0, "auto_copy_gbps",
+                     chose ? a->copy_gbps : 0.0);
 }
 
 static int add_result_row(void *ctx, int64_t id, int64_t device_id, const fdt_key *key,

@@ -17,8 +17,9 @@
  *   and measured). Importing the same file again finds that job and adds nothing, since a
  *   job holds one row per variant. Rows of this store's own jobs (a file exported here) find
  *   those jobs, and add nothing either.
- * - A job's winner (its leader row marked winner) becomes the problem's best row, and its
- *   cache auto row where the job chose the cache, unless the stored best stays:
+ * - A job's winner (its leader row marked winner) becomes the problem's best row, and where
+ *   the job chose the cache state its choice the cache auto row, unless the stored best
+ *   stays:
  *     1. a best row measured here is never replaced by an imported one;
  *     2. of two imported winners, the one measured with this build's kernel sources wins;
  *     3. then the one measured later; a tie keeps the stored one.
@@ -58,10 +59,15 @@ typedef struct group {
     char fdtuned[16];
     char strategy[16];        /* how it searched there */
     long winner;              /* the row of its winner, -1: none */
-    int cache_auto;           /* it chose the cache state: its winner answers cache auto too */
     fdt_cache_mode state;
     double copy_gbps, interior_copy_gbps, kernel1_gbps;
     char doubt[200];
+    /* Where it chose the cache state (cache auto): what it chose, and that choice's
+     * variant and figures; chose 0 where it chose nothing. */
+    int chose;
+    fdt_cache_mode auto_state;
+    char auto_variant[FDT_VARIANT_NAME_MAX];
+    double auto_gbps, auto_median_ms, auto_copy_gbps;
 } group;
 
 typedef struct staged {
@@ -278,7 +284,6 @@ static void origin(check *c, group *g)
     if (!c->failed && !fdt_strategy_find(g->strategy))
         wrong(c, "strategy '%s' is not a search this fdtuned knows", g->strategy);
     g->winner = boolean(c, "winner") ? 0 : -1; /* the row's index is set once staged */
-    g->cache_auto = boolean(c, "cache_auto");
     text(c, "state", state, sizeof state, 0);
     g->copy_gbps = figure(c, "copy_gbps");
     g->interior_copy_gbps = figure(c, "interior_copy_gbps");
@@ -287,6 +292,36 @@ static void origin(check *c, group *g)
     g->state = FDT_CACHE_HOT;
     if (!c->failed && g->winner == 0 && fdt_cache_mode_parse(state, &g->state) != 0)
         wrong(c, "state '%s' is not hot or persist", state);
+    text(c, "auto_state", state, sizeof state, 0);
+    text(c, "auto_variant", g->auto_variant, sizeof g->auto_variant, 0);
+    g->auto_gbps = figure(c, "auto_gbps");
+    g->auto_median_ms = figure(c, "auto_median_ms");
+    g->auto_copy_gbps = figure(c, "auto_copy_gbps");
+    g->chose = !c->failed && g->winner == 0 && state[0];
+    if (g->chose && (fdt_cache_mode_parse(state, &g->auto_state) != 0 || !g->auto_variant[0]))
+        wrong(c, "auto_state '%s' is not hot or persist with its auto_variant", state);
+}
+
+/* The best row group g's winner makes for its key's cache mode, or for cache auto (where
+ * its job chose: the state chosen, and that choice's variant and figures). */
+static fdt_best group_best(const import_set *s, const group *g, int automatic)
+{
+    const fdt_result_row *r = &s->rows[g->winner].r;
+    fdt_best b = {.key = g->key, .gbps = r->gbps, .median_ms = r->median_ms,
+                  .copy_gbps = g->copy_gbps, .interior_copy_gbps = g->interior_copy_gbps,
+                  .kernel1_gbps = g->kernel1_gbps, .state = g->state, .updated = r->measured};
+    fdt_copy_text(b.variant, sizeof b.variant, r->variant);
+    fdt_copy_text(b.kernels, sizeof b.kernels, r->kernels);
+    fdt_copy_text(b.doubt, sizeof b.doubt, g->doubt);
+    if (!automatic)
+        return b;
+    b.key.problem.cache = FDT_CACHE_AUTO;
+    b.state = g->auto_state;
+    fdt_copy_text(b.variant, sizeof b.variant, g->auto_variant);
+    b.gbps = g->auto_gbps;
+    b.median_ms = g->auto_median_ms;
+    b.copy_gbps = g->auto_copy_gbps;
+    return b;
 }
 
 /* ---- staging ------------------------------------------------------------------------ */
@@ -537,7 +572,7 @@ static int plan_confirm(fdt_daemon *d, const char *fingerprint, const group *g, 
     fdt_copy_text(j->fingerprint, sizeof j->fingerprint, fingerprint);
     fdt_copy_text(j->strategy, sizeof j->strategy, "guided");
     j->budget = 2 * (d->config.leaders > 0 ? d->config.leaders : 1);
-    j->choose_cache = g->cache_auto;
+    j->choose_cache = g->chose;
     return 0;
 }
 
@@ -560,20 +595,11 @@ static int queue_confirms(fdt_daemon *d, merged *m)
 static int winner_best(fdt_daemon *d, const import_set *s, const group *g, int64_t device_id,
                        int64_t job_id, merged *m)
 {
-    const fdt_result_row *r = &s->rows[g->winner].r;
-    fdt_best b = {.device_id = device_id, .key = g->key, .gbps = r->gbps,
-                  .median_ms = r->median_ms, .copy_gbps = g->copy_gbps,
-                  .interior_copy_gbps = g->interior_copy_gbps,
-                  .kernel1_gbps = g->kernel1_gbps, .state = g->state, .job_id = job_id,
-                  .updated = r->measured};
-    fdt_copy_text(b.variant, sizeof b.variant, r->variant);
-    fdt_copy_text(b.kernels, sizeof b.kernels, r->kernels);
-    fdt_copy_text(b.doubt, sizeof b.doubt, g->doubt);
     const size_t stored = m->best;
-    if (offer_best(d, &b, m) != 0)
-        return -1;
-    if (g->cache_auto) {
-        b.key.problem.cache = FDT_CACHE_AUTO;
+    for (int automatic = 0; automatic <= g->chose; automatic++) {
+        fdt_best b = group_best(s, g, automatic);
+        b.device_id = device_id;
+        b.job_id = job_id;
         if (offer_best(d, &b, m) != 0)
             return -1;
     }
@@ -692,21 +718,12 @@ static int stage_from_file(void *ctx, json_t *row)
     return take_row(&f->set, row, f->set.nrows, f->why, sizeof f->why);
 }
 
-/* Group g's winner as fdt_file_winner w, cache as asked. */
-static void winner_of(const import_set *s, const group *g, fdt_cache_mode cache,
-                      fdt_file_winner *w)
+/* Group g's winner as fdt_file_winner w, for cache auto or its own key's. */
+static void winner_of(const import_set *s, const group *g, int automatic, fdt_file_winner *w)
 {
-    const fdt_result_row *r = &s->rows[g->winner].r;
     memset(w, 0, sizeof *w);
     w->device = s->devices[g->device];
-    w->best = (fdt_best){.key = g->key, .gbps = r->gbps, .median_ms = r->median_ms,
-                         .copy_gbps = g->copy_gbps, .interior_copy_gbps = g->interior_copy_gbps,
-                         .kernel1_gbps = g->kernel1_gbps, .state = g->state,
-                         .updated = r->measured};
-    w->best.key.problem.cache = cache;
-    fdt_copy_text(w->best.variant, sizeof w->best.variant, r->variant);
-    fdt_copy_text(w->best.kernels, sizeof w->best.kernels, r->kernels);
-    fdt_copy_text(w->best.doubt, sizeof w->best.doubt, g->doubt);
+    w->best = group_best(s, g, automatic);
     fdt_copy_text(w->host, sizeof w->host, g->host);
     fdt_copy_text(w->store, sizeof w->store, g->store);
     fdt_copy_text(w->fdtuned, sizeof w->fdtuned, g->fdtuned);
@@ -735,9 +752,8 @@ int fdt_import_winners(const char *path, fdt_file_winner **out, size_t *n, char 
         const group *g = &s.groups[i];
         if (g->winner < 0)
             continue;
-        winner_of(&s, g, g->key.problem.cache, &w[(*n)++]);
-        if (g->cache_auto)
-            winner_of(&s, g, FDT_CACHE_AUTO, &w[(*n)++]);
+        for (int automatic = 0; automatic <= g->chose; automatic++)
+            winner_of(&s, g, automatic, &w[(*n)++]);
     }
     set_free(&s);
     if (!w) {
