@@ -409,6 +409,11 @@ void fdt_print_job(const json_t *job)
     const json_t *ran_on = json_object_get(job, "ran_on");
     if (json_is_integer(ran_on))
         printf("  ran on    device %lld\n", (long long)json_integer_value(ran_on));
+    const json_t *origin = json_object_get(job, "origin");
+    if (origin)
+        printf("  imported  from %s, its job %lld there (store %.12s...), measured by fdtuned "
+               "%s\n", fdt_jstr(origin, "host"), fdt_jint(origin, "job"),
+               fdt_jstr(origin, "store"), fdt_jstr(origin, "fdtuned"));
     if (*fdt_jstr(job, "best"))
         printf("  best      %s  %.1f GB/s\n", fdt_jstr(job, "best"), fdt_jnum(job, "best_gbps"));
     if (*fdt_jstr(job, "doubt"))

@@ -105,6 +105,12 @@ sys.exit(not a <= b)' "$dir/b.json" "$dir/a.json" &&
     ok "b's export keeps each row's store and job as a's" ||
     not_ok "b's export keeps each row's provenance" "$dir/b.json"
 
+on b status 1 >"$dir/status" 2>&1
+grep -q "^  imported  from .*its job 1 there" "$dir/status" &&
+    grep -q "ended     by import" "$dir/status" &&
+    ok "an imported job says where it was measured: $(grep imported "$dir/status")" ||
+    not_ok "an imported job's status says where it came from" "$dir/status"
+
 # --- twice is once --------------------------------------------------------------------------
 before=$(results b)
 check "the JSON imported again" on b import "$dir/a.json"

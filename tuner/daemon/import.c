@@ -68,6 +68,7 @@ typedef struct group {
     fdt_cache_mode auto_state;
     char auto_variant[FDT_VARIANT_NAME_MAX];
     double auto_gbps, auto_median_ms, auto_copy_gbps;
+    int measured, ok;         /* its first-pass rows in the file, and of them those ok */
 } group;
 
 typedef struct staged {
@@ -378,9 +379,14 @@ static int stage_row(import_set *s, const fdt_result_row *r, size_t gi, int winn
         return 0;
     }
     if (winner) {
+        const int measured = to->measured, ok = to->ok;
         *to = *g;
         to->winner = (long)s->nrows;
+        to->measured = measured;
+        to->ok = ok;
     }
+    to->measured += !r->leader;
+    to->ok += !r->leader && strcmp(r->status, "ok") == 0;
     s->rows[s->nrows++] = (staged){.r = *r, .group = gi};
     return 0;
 }
@@ -509,6 +515,9 @@ static int job_for(fdt_daemon *d, const import_set *s, const group *g, int64_t *
     j.origin_job = g->job;
     fdt_copy_text(j.fdtuned, sizeof j.fdtuned, g->fdtuned);
     j.imported = (int64_t)time(NULL);
+    j.total = j.done = g->measured;
+    j.ok = g->ok;
+    j.failed = g->measured - g->ok;
     if (fdt_store_job_create(d->store, &j) != 0)
         return -1;
     j.state = FDT_JOB_DONE;

@@ -293,6 +293,12 @@ static json_t *job_json(fdt_daemon *d, const fdt_job *j)
     json_object_set_new(search, "remeasures", json_integer(j->remeasures));
     json_object_update(o, search);
     json_decref(search);
+    if (j->origin_store[0]) /* its rows came from another fdtuned's store (import.c) */
+        json_object_set_new(o, "origin",
+                            json_pack("{s:s, s:s, s:I, s:s, s:I}", "store", j->origin_store,
+                                      "host", j->origin_host, "job", (json_int_t)j->origin_job,
+                                      "fdtuned", j->fdtuned, "imported",
+                                      (json_int_t)j->imported));
     return o;
 }
 
