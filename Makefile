@@ -281,7 +281,7 @@ $(BUILD)/tests/fortran_layout: tests/fortran_layout.f90 tests/fortran_layout.c $
 # one run shows every failure. test_noisy.sh needs the host to itself (its subject is
 # a busy host, of its own making): it runs alone, once the others are done.
 SH_TESTS := daemon cli install heal watchdog security client_trust export devices replay balance \
-            specs watch service report import
+            specs watch service report import slurm
 LONGEST := test-c-test_hip_variants test-sh-daemon test-c-test_cpu_backend test-sh-cli \
            test-sh-install test-c-test_protocol test-sh-heal test-sh-watchdog
 TEST_JOBS ?= $(shell nproc)
