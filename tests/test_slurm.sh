@@ -134,8 +134,7 @@ expect "no sbatch on PATH: exit 1, says where to run" 1 "sbatch is not on PATH" 
     no_slurm "$TOOL" --tasks 3 "$dir/shapes" "$dir/o1"
 
 # --dry-run, with no Slurm at all: the job scripts, every option in its #SBATCH line.
-cat "$dir/shapes" >"$dir/shapes7"
-echo "20 20 20 # again" >>"$dir/shapes7"
+{ echo "32 32 32"; cat "$dir/shapes"; echo "20 20 20 # again"; } >"$dir/shapes7"
 expect "--dry-run with no sbatch on PATH: exit 0, prints the sbatch commands" 0 \
     "sbatch --parsable --dependency=afterany:<array job id> $dir/dry/merge.sbatch" \
     no_slurm "$TOOL" --tasks 3 --dry-run --partition gpu --account proj1 --time 1:00:00 \
@@ -157,12 +156,16 @@ grep -qF "sbatch --parsable --array=0-2 $dir/dry/task.sbatch" "$dir/dry.out" ||
     bad="$bad (the array's command)"
 sh -n "$dir/dry/task.sbatch" 2>>"$dir/dry.out" || bad="$bad (task.sbatch: sh -n)"
 sh -n "$dir/dry/merge.sbatch" 2>>"$dir/dry.out" || bad="$bad (merge.sbatch: sh -n)"
-# 6 shapes (the repeated one kept once) at 2 precisions: 12 problems.
-[ "$(wc -l <"$dir/dry/shapes.txt")" -eq 12 ] || bad="$bad (shapes.txt: not 12 lines)"
+# 7 shapes (the repeated one kept once) at 2 precisions: 14 problems, the smallest first.
+[ "$(wc -l <"$dir/dry/shapes.txt")" -eq 14 ] || bad="$bad (shapes.txt: not 14 lines)"
+[ "$(head -1 "$dir/dry/shapes.txt")" = "16 16 16 double -" ] &&
+    [ "$(tail -1 "$dir/dry/shapes.txt")" = "32 32 32 float -" ] ||
+    bad="$bad (shapes.txt: not the smallest first)"
 grep -q "1 repeated shape(s) kept once" "$dir/dry.out" || bad="$bad (the repeat not said)"
 [ -e "$dir/dry/jobs" ] && bad="$bad (a jobs file: something was submitted)"
 if [ -z "$bad" ]; then
-    ok "--dry-run: #SBATCH lines for each option (the merge job's without GPUs), 12 problems"
+    ok "--dry-run: #SBATCH lines for each option (the merge job's without GPUs); 14 problems,\
+ the smallest first"
 else
     echo "wrong:$bad" >>"$dir/dry.out"
     not_ok "--dry-run: #SBATCH lines for each option" "$dir/dry.out"
@@ -347,7 +350,7 @@ else
     not_ok "every shape is exported, each in exactly one task's export" "$dir/twice"
 fi
 
-# --- 5. the merge and the import (fdtune import) -----------------------------------------
+# --- 5. the merge and the import (fdtune import) ---------------------------------------
 echo "# the merge and the import: fdtune import (the merge job imports every task's export)"
 mlog2=$out/logs/merge.$merge2.out
 if [ "$(slurm_state "$merge2")" = COMPLETED ]; then
@@ -395,7 +398,11 @@ kill -TERM "$pid"
 wait "$pid"
 rc=$?
 pid=""
-if [ $rc -eq 0 ]; then ok "the fourth fdtuned stops"; else not_ok "the fourth fdtuned stops (exit $rc)" "$dir/main.log"; fi
+if [ $rc -eq 0 ]; then
+    ok "the fourth fdtuned stops"
+else
+    not_ok "the fourth fdtuned stops (exit $rc)" "$dir/main.log"
+fi
 
 echo "# $passed passed, $failed failed ($(($(date +%s) - start_s)) s)"
 [ "$failed" -eq 0 ]
