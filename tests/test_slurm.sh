@@ -299,7 +299,7 @@ else
 fi
 mlog=$out/logs/merge.$merge.out
 if [ "$(slurm_state "$merge")" = FAILED ] &&
-    grep -q "1 of 6 shapes have no export: shape 4 (20x20x20) of task 1" "$mlog" &&
+    grep -q "no export for 1 of the 6 shapes: shape 4 (20x20x20) of task 1" "$mlog" &&
     grep -qF "fdtune-slurm resubmit $out" "$mlog"; then
     ok "the merge job fails, naming shape 4 of task 1 and the resubmit command"
 else
@@ -383,6 +383,23 @@ else
 fi
 expect "resubmit once all is merged: nothing to resubmit" 0 "nothing to resubmit" \
     "$TOOL" resubmit "$out"
+
+# --backend auto (the default) on a node with no GPU: the task fails, saying so.
+echo "16 16 16" >"$dir/one"
+expect "a submission with the default backend" 0 "merge job " \
+    "$TOOL" --tasks 1 --config "$dir/conf" "$dir/one" "$dir/auto"
+read -r array3 merge3 <<EOF
+$(job_ids "$dir/out")
+EOF
+log3=$dir/auto/logs/task-0.$array3.out
+if wait_until 240 slurm_ended "${array3}_0" "$merge3" &&
+    [ "$(slurm_state "${array3}_0")" = FAILED ] &&
+    grep -q "backend auto found no GPU on .*--gpus-per-task 1), or tune on the host's cores" \
+        "$log3" && grep -q "fdtuned [0-9]* stopped" "$log3"; then
+    ok "--backend auto on a node with no GPU: the task fails, naming what to do; fdtuned stopped"
+else
+    not_ok "--backend auto on a node with no GPU: the task fails, saying so" "$log3"
+fi
 
 # --- 6. the end ---------------------------------------------------------------------------
 ctld=$cluster_ctld slurmd_pid=$cluster_slurmd
