@@ -106,14 +106,18 @@ else
 RUN_TESTS := $(TESTS)
 endif
 PROGRAMS := $(BUILD)/fdtuned $(BUILD)/fdtune-worker $(BUILD)/fdtune
+# fdtune-slurm: a shell script, with the version filled in; beside fdtune in the build tree
+# as in an installed one, since it looks for fdtune and fdtuned in its own directory first.
+SCRIPTS := $(BUILD)/fdtune-slurm
 HEADERS := $(wildcard common/*.h tuner/*/*.h cli/*.h cli/include/*.h db/*.h config/*.h)
 
 .PHONY: all check test fuzz run clean install uninstall hip-nvidia
-# The manual: fdtune(1), fdtuned(8) and libfdtune(3) written in docs/man/ with the version
-# filled in; fdtuned.conf(5) made from config/fdtuned.conf, where every key is documented.
-MAN_PAGES := fdtune.1 fdtuned.8 libfdtune.3 fdtuned.conf.5
+# The manual: fdtune(1), fdtune-slurm(1), fdtuned(8) and libfdtune(3) written in docs/man/
+# with the version filled in; fdtuned.conf(5) made from config/fdtuned.conf, where every
+# key is documented.
+MAN_PAGES := fdtune.1 fdtune-slurm.1 fdtuned.8 libfdtune.3 fdtuned.conf.5
 
-all: $(PROGRAMS) $(BUILD)/libfdtune.a $(BUILD)/libfdtune.so $(BUILD)/fdtune.pc \
+all: $(PROGRAMS) $(SCRIPTS) $(BUILD)/libfdtune.a $(BUILD)/libfdtune.so $(BUILD)/fdtune.pc \
      $(BUILD)/examples/heat $(BUILD)/examples/heat_f $(BUILD)/examples/wave \
      $(BUILD)/examples/wave_f $(MAN_PAGES:%=$(BUILD)/man/%)
 
@@ -123,6 +127,10 @@ $(BUILD)/man/%: docs/man/% common/version.h
 $(BUILD)/man/fdtuned.conf.5: config/fdtuned.conf scripts/conf2man.awk common/version.h
 	@mkdir -p $(@D)
 	awk -v version=$(VERSION) -f scripts/conf2man.awk $< > $@
+
+$(BUILD)/fdtune-slurm: cli/fdtune-slurm common/version.h
+	@mkdir -p $(@D)
+	sed 's|@VERSION@|$(VERSION)|' $< > $@.tmp && chmod 755 $@.tmp && mv -f $@.tmp $@
 
 $(BUILD)/fdtuned: $(BUILD)/tuner/daemon/fdtuned.o $(DAEMON_OBJS) $(CORE_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -273,7 +281,7 @@ $(BUILD)/tests/fortran_layout: tests/fortran_layout.f90 tests/fortran_layout.c $
 # one run shows every failure. test_noisy.sh needs the host to itself (its subject is
 # a busy host, of its own making): it runs alone, once the others are done.
 SH_TESTS := daemon cli install heal watchdog security client_trust export devices replay balance \
-            specs watch service report import
+            specs watch service report import slurm
 LONGEST := test-c-test_hip_variants test-sh-daemon test-c-test_cpu_backend test-sh-cli \
            test-sh-install test-c-test_protocol test-sh-heal test-sh-watchdog
 TEST_JOBS ?= $(shell nproc)
@@ -368,7 +376,7 @@ UNITDIR := $(PREFIX)/lib/systemd/system
 SYSUSERSDIR := $(PREFIX)/lib/sysusers.d
 MANDIR := $(PREFIX)/share/man
 COMPLETIONSDIR := $(PREFIX)/share/bash-completion/completions
-INSTALLED := $(BINDIR)/fdtuned $(BINDIR)/fdtune $(LIBEXECDIR)/fdtune-worker \
+INSTALLED := $(BINDIR)/fdtuned $(BINDIR)/fdtune $(BINDIR)/fdtune-slurm $(LIBEXECDIR)/fdtune-worker \
              $(LIBDIR)/libfdtune.a $(LIBDIR)/libfdtune.so.1 $(LIBDIR)/libfdtune.so \
              $(LIBDIR)/pkgconfig/fdtune.pc $(LIB_HEADERS:cli/include/%=$(INCLUDEDIR)/%) \
              $(INCLUDEDIR)/fdtune.mod $(DATADIR)/fortran/fdtune.f90 \
@@ -386,7 +394,7 @@ install: all $(BUILD)/include/fdtune.mod
 	  $(DATADIR)/examples/specs $(UNITDIR) $(SYSUSERSDIR) $(COMPLETIONSDIR) \
 	  $(foreach s,1 3 5 8,$(MANDIR)/man$(s)) \
 	  $(SYSCONFDIR)/fdtuned)
-	install -m 755 $(BUILD)/fdtuned $(BUILD)/fdtune $(DESTDIR)$(BINDIR)
+	install -m 755 $(BUILD)/fdtuned $(BUILD)/fdtune $(BUILD)/fdtune-slurm $(DESTDIR)$(BINDIR)
 	install -m 755 $(BUILD)/fdtune-worker $(DESTDIR)$(LIBEXECDIR)
 	install -m 644 $(BUILD)/libfdtune.a $(DESTDIR)$(LIBDIR)
 	install -m 755 $(BUILD)/libfdtune.so.1 $(DESTDIR)$(LIBDIR)

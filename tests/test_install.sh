@@ -71,7 +71,7 @@ else
 fi
 
 missing=""
-for f in bin/fdtuned bin/fdtune libexec/fdtuned/fdtune-worker lib/libfdtune.a \
+for f in bin/fdtuned bin/fdtune bin/fdtune-slurm libexec/fdtuned/fdtune-worker lib/libfdtune.a \
     lib/libfdtune.so.1 lib/libfdtune.so lib/pkgconfig/fdtune.pc include/fdtune.h \
     include/fdtune_kernel.h include/fdtune.mod share/fdtuned/kernels/common.h \
     share/fdtuned/examples/heat.c share/fdtuned/examples/heat.f90 \
@@ -94,7 +94,7 @@ fi
 
 # The build installed is this one ($BUILD: the sanitizer build installs its own objects).
 bad=""
-for f in fdtuned fdtune fdtune-worker libfdtune.so.1 libfdtune.a; do
+for f in fdtuned fdtune fdtune-slurm fdtune-worker libfdtune.so.1 libfdtune.a; do
     for g in bin/$f libexec/fdtuned/$f lib/$f; do
         [ -f "$R/$g" ] && { cmp -s "$BUILD/$f" "$R/$g" || bad="$bad $g"; }
     done
@@ -102,7 +102,7 @@ done
 if [ -z "$bad" ]; then ok "the files installed are $BUILD's"; else not_ok "not $BUILD's:$bad"; fi
 
 bad=""
-for f in bin/fdtuned bin/fdtune libexec/fdtuned/fdtune-worker; do
+for f in bin/fdtuned bin/fdtune bin/fdtune-slurm libexec/fdtuned/fdtune-worker; do
     [ -x "$R/$f" ] || bad="$bad $f"
 done
 if [ -z "$bad" ]; then ok "the programs are executable"; else not_ok "not executable:$bad"; fi
@@ -124,11 +124,13 @@ else
 fi
 
 # The manual: each page renders with no warning, and says what the programs know: fdtune(1)
-# every command of `fdtune help`, fdtuned.conf(5) every key of the settings file,
-# libfdtune(3) every function of the installed headers.
+# every command of `fdtune help`, fdtune-slurm(1) every option of its --help,
+# fdtuned.conf(5) every key of the settings file, libfdtune(3) every function of the
+# installed headers.
 man_dir=$R/share/man
 : >"$tmp/man.out"
-for page in man1/fdtune.1 man8/fdtuned.8 man5/fdtuned.conf.5 man3/libfdtune.3; do
+for page in man1/fdtune.1 man1/fdtune-slurm.1 man8/fdtuned.8 man5/fdtuned.conf.5 \
+    man3/libfdtune.3; do
     if ! MANWIDTH=80 man --warnings -l "$man_dir/$page" >"$tmp/page" 2>"$tmp/warn" ||
         [ -s "$tmp/warn" ] || [ ! -s "$tmp/page" ]; then
         { echo "$page:"; cat "$tmp/warn"; } >>"$tmp/man.out"
@@ -138,6 +140,13 @@ missing=""
 for c in $("$R/bin/fdtune" help | sed -n 's/^  \([a-z][a-z]*\) .*/\1/p'); do
     grep -Eq "^\.B[IR]? \"?$c([ \"]|\$)" "$man_dir/man1/fdtune.1" || missing="$missing fdtune.1:$c"
 done
+sed 's/\\-/-/g' "$man_dir/man1/fdtune-slurm.1" >"$tmp/slurm.1"
+for o in $("$R/bin/fdtune-slurm" --help |
+    sed -n 's/^  \(-[a-zA-Z], \)\{0,1\}\(--[a-z-]*\).*/\2/p'); do
+    grep -Eq -- "^\.B[IR]? (.* )?\"?$o([ \"]|\$)" "$tmp/slurm.1" ||
+        missing="$missing fdtune-slurm.1:$o"
+done
+grep -q '^\.BI "resubmit ' "$tmp/slurm.1" || missing="$missing fdtune-slurm.1:resubmit"
 for k in $(sed -n 's/^\([a-z_]*\) =.*/\1/p' "$CHECKOUT/config/fdtuned.conf"); do
     grep -q "^\\\\fB$k\\\\fR = " "$man_dir/man5/fdtuned.conf.5" || missing="$missing fdtuned.conf.5:$k"
 done
@@ -146,7 +155,8 @@ for f in $(grep -ho 'fdtune_[a-z_]*(' "$R/include/fdtune.h" "$R/include/fdtune_k
     grep -q "$f" "$man_dir/man3/libfdtune.3" || missing="$missing libfdtune.3:$f"
 done
 if [ ! -s "$tmp/man.out" ] && [ -z "$missing" ]; then
-    ok "man pages fdtune(1), fdtuned(8), fdtuned.conf(5), libfdtune(3) render and name every command, key and function"
+    ok "man pages fdtune(1), fdtune-slurm(1), fdtuned(8), fdtuned.conf(5), libfdtune(3)\
+ render and name every command, option, key and function"
 else
     echo "missing:$missing" >>"$tmp/man.out"
     not_ok "man pages render and name every command, key and function" "$tmp/man.out"
