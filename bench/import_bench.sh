@@ -1,7 +1,7 @@
 #!/bin/sh
 # import_bench.sh - how long fdtune import takes for 100,000 result rows (issue 33): a real
 # fdtuned on the cpu backend tunes one small shape and exports its results; the rows are
-# copied into ROWS rows of as many jobs of other stores (each a copy of that job, so every
+# copied into ROWS rows of as many jobs of other stores (bench/replicate_rows.py: every
 # row passes the daemon's checks), written as JSON and as gzip'd CSV; each file is imported
 # into a fresh daemon, and again (every row then already there), each timed with the wall
 # clock. Prints the seconds and rows a second.
@@ -31,23 +31,7 @@ seconds() { # seconds COMMAND...: runs it, prints its wall seconds
 start source
 "$B/fdtune" --socket "$dir/source.sock" tune 20 18 16 --wait >/dev/null
 "$B/fdtune" --socket "$dir/source.sock" export --what results -o "$dir/one.json"
-python3 - "$dir/one.json" "$dir/rows.json" "$ROWS" <<'PYEOF'
-import json, sys
-src, dst, want = sys.argv[1], sys.argv[2], int(sys.argv[3])
-job = [json.loads(l.rstrip(",\n")) for l in open(src) if l.startswith("{")]
-with open(dst, "w") as f:
-    f.write("[\n")
-    n = 0
-    while n < want:
-        store = "%032x" % (n // len(job) + 1)
-        for r in job:
-            if n == want:
-                break
-            r = dict(r, store=store)
-            f.write((",\n" if n else "") + json.dumps(r))
-            n += 1
-    f.write("\n]\n")
-PYEOF
+python3 bench/replicate_rows.py "$dir/one.json" "$dir/rows.json" "$ROWS"
 start csvsource
 "$B/fdtune" --socket "$dir/csvsource.sock" import "$dir/rows.json" >/dev/null
 "$B/fdtune" --socket "$dir/csvsource.sock" export --what results --format csv -o "$dir/rows.csv"

@@ -37,22 +37,7 @@ start source
 echo "# $(date -u), $(nproc) cores, $(git rev-parse --short HEAD 2>/dev/null):" \
     "ROWS=\"$ROWS\" sh bench/slurm_export.sh"
 for rows in $ROWS; do
-    python3 - "$dir/one.json" "$dir/rows.json" "$rows" <<'PYEOF'
-import json, sys
-src, dst, want = sys.argv[1], sys.argv[2], int(sys.argv[3])
-job = [json.loads(l.rstrip(",\n")) for l in open(src) if l.startswith("{")]
-with open(dst, "w") as f:
-    f.write("[\n")
-    n = 0
-    while n < want:
-        store = "%032x" % (n // len(job) + 1)
-        for r in job:
-            if n == want:
-                break
-            f.write((",\n" if n else "") + json.dumps(dict(r, store=store)))
-            n += 1
-    f.write("\n]\n")
-PYEOF
+    python3 bench/replicate_rows.py "$dir/one.json" "$dir/rows.json" "$rows"
     start "s$rows"
     "$B/fdtune" --socket "$dir/s$rows.sock" import "$dir/rows.json" >/dev/null || exit 1
     times=""
