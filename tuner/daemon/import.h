@@ -8,7 +8,7 @@
 #include "daemon/daemon.h"
 
 /* Rows a file may hold, and a page of them (one request). */
-#define FDT_IMPORT_ROWS_MAX 5000000
+#define FDT_IMPORT_ROWS_MAX 1000000 /* 464 MB staged; a night of 1800 shapes is 126,000 */
 #define FDT_IMPORT_PAGE_MAX 2000
 /* A set no request touched for this long is dropped: its client went away. */
 #define FDT_IMPORT_IDLE_S 120
