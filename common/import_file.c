@@ -9,6 +9,7 @@
 
 #include <csv.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
