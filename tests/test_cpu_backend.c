@@ -725,6 +725,24 @@ static void measure_seen(fdt_session *s, const fdt_variant *vs, pipeline_seen *s
     assert_int_equal(seen->compiled, 1);
 }
 
+/* A session on the cpu backend (compile threads, pipeline, interior_copy as given) prepared
+ * for p, and n tiled variants spread over the family's space (salt) in vs; jobs hold them. */
+static void tiled_session(fdt_session *s, int threads, int pipeline, int interior_copy,
+                          const fdt_problem *p, const fdt_timing *timing, unsigned seed,
+                          size_t salt, fdt_compile_job *jobs, fdt_variant *vs, size_t n)
+{
+    fdt_error err = {0};
+    if (fdt_session_open(s, "cpu", 0, threads, &err) != FDT_OK)
+        fail_msg("open: %s", err.msg);
+    s->pipeline = pipeline;
+    s->interior_copy = interior_copy;
+    if (fdt_session_prepare(s, p, timing, seed, &err) != FDT_OK)
+        fail_msg("prepare: %s", err.msg);
+    assert_true(pick(p, s->device, "tiled", salt, jobs) >= n);
+    for (size_t i = 0; i < n; i++)
+        vs[i] = jobs[i].variant;
+}
+
 /* The pipeline (what a GPU runs; forced here on the cpu backend): every variant is timed as
  * its compile ends and reported once, each compiled one offered to the cache, the compiled
  * hook called once at the end; a second call finds half of them in the cache and times
@@ -733,19 +751,11 @@ static void test_pipeline_times_each_variant_once(void **state)
 {
     (void)state;
     fdt_session s;
-    fdt_error err = {0};
-    if (fdt_session_open(&s, "cpu", 0, 2, &err) != FDT_OK)
-        fail_msg("open: %s", err.msg);
-    s.pipeline = 1;
     const fdt_problem p = {.stencil = "laplacian", .nx = 21, .ny = 13, .nz = 11, .radius = 1,
                            .precision = FDT_DOUBLE};
-    if (fdt_session_prepare(&s, &p, &quick, 7, &err) != FDT_OK)
-        fail_msg("prepare: %s", err.msg);
     fdt_compile_job jobs[PER_FAMILY];
-    assert_true(pick(&p, s.device, "tiled", 3, jobs) >= PIPELINE_N);
     fdt_variant vs[PIPELINE_N];
-    for (size_t i = 0; i < PIPELINE_N; i++)
-        vs[i] = jobs[i].variant;
+    tiled_session(&s, 2, 1, 0, &p, &quick, 7, 3, jobs, vs, PIPELINE_N);
 
     pipeline_seen first = {0};
     measure_seen(&s, vs, &first);
@@ -935,18 +945,11 @@ static void test_leaders_guess_counts_the_round(void **state)
     fdt_session s;
     fdt_error err = {0};
     const fdt_timing timing = {.min_sample_ms = 0.5, .samples = 6, .timeout_ms = 60000};
-    if (fdt_session_open(&s, "cpu", 0, 1, &err) != FDT_OK)
-        fail_msg("open: %s", err.msg);
-    s.interior_copy = 1;
     const fdt_problem p = {.stencil = "laplacian", .nx = 40, .ny = 36, .nz = 32, .radius = 1,
                            .precision = FDT_DOUBLE};
-    if (fdt_session_prepare(&s, &p, &timing, 9, &err) != FDT_OK)
-        fail_msg("prepare: %s", err.msg);
     fdt_compile_job jobs[PER_FAMILY];
-    assert_true(pick(&p, s.device, "tiled", 5, jobs) >= GUESS_N);
     fdt_variant vs[GUESS_N];
-    for (size_t i = 0; i < GUESS_N; i++)
-        vs[i] = jobs[i].variant;
+    tiled_session(&s, 1, 0, 1, &p, &timing, 9, 5, jobs, vs, GUESS_N);
     guess_cache cache = {0};
     const fdt_session_hooks h = {.ctx = &cache, .code_get = guess_get, .code_put = guess_put,
                                  .begin = guess_begin, .result = guess_result};
