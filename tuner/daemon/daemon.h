@@ -34,6 +34,7 @@ typedef struct fdt_daemon {
     const char *config_path;  /* NULL: embedded defaults and flags only */
     fdt_store *store;
     char backend[8];          /* the backend the probe opened */
+    char host[64];            /* gethostname at start: where this daemon's own jobs measure */
     fdt_device_slot *devices;
     size_t ndevices;
     gid_t admin_gid;          /* admin_group resolved at start-up */

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "csvout.h"
 #include "export_format.h"
@@ -29,7 +28,7 @@ typedef struct job_facts {
 
 typedef struct page {
     fdt_store *store;
-    char host[64];    /* this daemon's host: where its own jobs measured */
+    const char *host; /* this daemon's host: where its own jobs measured */
     fdt_device_row *devices;
     size_t ndevices;
     job_facts facts;  /* the last row's job */
@@ -333,9 +332,7 @@ static int page_size(json_t *req, size_t *limit)
 static int read_page(fdt_daemon *d, page *e, int results, json_t *after, json_t **next)
 {
     e->store = d->store;
-    if (gethostname(e->host, sizeof e->host) != 0)
-        fdt_copy_text(e->host, sizeof e->host, "localhost");
-    e->host[sizeof e->host - 1] = '\0';
+    e->host = d->host;
     if (fdt_store_devices(d->store, &e->devices, &e->ndevices) != 0)
         return -1;
     const int rc = results ? results_page(d, e, after, next) : best_page(d, e, after, next);

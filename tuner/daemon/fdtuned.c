@@ -328,6 +328,9 @@ static int know_stencil(void *ctx, const char *name, const char *spec)
 static int start(fdt_daemon *d)
 {
     char err[512];
+    if (gethostname(d->host, sizeof d->host) != 0)
+        fdt_copy_text(d->host, sizeof d->host, "localhost");
+    d->host[sizeof d->host - 1] = '\0';
     if (resolve_admin_group(d) != 0)
         return -1;
     /* The store's directory is held to the socket's rules: another user who could write it

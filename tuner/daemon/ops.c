@@ -471,7 +471,6 @@ static int a_exact_here(const json_t *to)
 static int add_provenance(op_ctx *c, const fdt_best *b, json_t *to)
 {
     fdt_job j;
-    char host[64] = "";
     const fdt_site_origin *site = fdt_site_origin_of(c->d, b);
     json_object_set_new(to, "source", json_string(site ? "site" : "store"));
     if (site) {
@@ -489,11 +488,9 @@ static int add_provenance(op_ctx *c, const fdt_best *b, json_t *to)
         return 0;
     if (j.imported && c->d->config.confirm_imported && a_exact_here(to))
         json_object_set_new(to, "match", json_string("imported"));
-    if (!j.origin_store[0] && gethostname(host, sizeof host) == 0)
-        host[sizeof host - 1] = '\0';
     json_object_set_new(to, "measured",
                         json_pack("{s:s, s:I, s:s, s:s, s:I, s:I}", "host",
-                                  j.origin_store[0] ? j.origin_host : host, "job",
+                                  j.origin_store[0] ? j.origin_host : c->d->host, "job",
                                   (json_int_t)(j.origin_store[0] ? j.origin_job : j.id),
                                   "fdtuned", j.fdtuned, "kernels", b->kernels, "at",
                                   (json_int_t)b->updated, "imported", (json_int_t)j.imported));
@@ -922,14 +919,6 @@ static int op_export(op_ctx *c)
     return fdt_export(c->d, c->req, c->ans, &c->code, c->message, sizeof c->message);
 }
 
-static int store_refuses(op_ctx *c);
-
-static int op_import(op_ctx *c)
-{
-    if (store_refuses(c))
-        return -1;
-    return fdt_import(c->d, c->req, c->ans, &c->code, c->message, sizeof c->message);
-}
 
 /* While the store refuses writes (a full disk), nothing that would write is accepted, as
  * Redis refuses writes when it cannot save; what is stored is still served. */
@@ -942,6 +931,13 @@ static int store_refuses(op_ctx *c)
     return fail(c, "store_unwritable",
                 "the store refuses writes since %lld s ago (%s); jobs resume once it takes them",
                 (long long)((int64_t)time(NULL) - since), why);
+}
+
+static int op_import(op_ctx *c)
+{
+    if (store_refuses(c))
+        return -1;
+    return fdt_import(c->d, c->req, c->ans, &c->code, c->message, sizeof c->message);
 }
 
 typedef struct op {
