@@ -13,21 +13,7 @@ OUT=${OUT:-.}
 dir=$(mktemp -d /tmp/fdt-importbench-XXXXXX)
 pids=""
 trap 'kill $pids 2>/dev/null; rm -rf "$dir"' EXIT
-start() { # start NAME: a daemon on $dir/NAME.sock
-    "$B/fdtuned" --socket "$dir/$1.sock" --db "$dir/$1.db" --backend cpu 2>"$dir/$1.log" &
-    pids="$pids $!"
-    i=0
-    until "$B/fdtune" --socket "$dir/$1.sock" status >/dev/null 2>&1; do
-        i=$((i + 1)); [ $i -gt 600 ] && { echo "fdtuned $1 did not answer" >&2; exit 1; }
-        sleep 0.1
-    done
-}
-seconds() { # seconds COMMAND...: runs it, prints its wall seconds
-    t0=$(date +%s.%N)
-    "$@" >"$dir/last" 2>&1 || { cat "$dir/last" >&2; exit 1; }
-    t1=$(date +%s.%N)
-    echo "$t1 - $t0" | bc
-}
+. bench/cpu_daemons.sh
 start source
 "$B/fdtune" --socket "$dir/source.sock" tune 20 18 16 --wait >/dev/null
 "$B/fdtune" --socket "$dir/source.sock" export --what results -o "$dir/one.json"

@@ -17,14 +17,17 @@ set -u
 daemon_test import
 require python3 gzip
 
-# start NAME: a daemon of its own (socket $dir/NAME.sock, store $dir/NAME.db); its pid in
-# pid_NAME, the ones to kill at the end in also_kill.
+# start NAME [fdtuned options]: a daemon of its own (socket $dir/NAME.sock, store
+# $dir/NAME.db); its pid in pid_NAME, the ones to kill at the end in also_kill.
 start() {
-    "$FDTUNED" --socket "$dir/$1.sock" --db "$dir/$1.db" --backend cpu 2>"$dir/$1.log" &
-    eval "pid_$1=$!"
+    start_name=$1
+    shift
+    "$FDTUNED" "$@" --socket "$dir/$start_name.sock" --db "$dir/$start_name.db" --backend cpu \
+        2>"$dir/$start_name.log" &
+    eval "pid_$start_name=$!"
     also_kill="$also_kill $!"
-    answering "$!" "fdtuned $1 starts" "$dir/$1.log" "$FDTUNE" --socket "$dir/$1.sock" status ||
-        exit 1
+    answering "$!" "fdtuned $start_name starts" "$dir/$start_name.log" \
+        "$FDTUNE" --socket "$dir/$start_name.sock" status || exit 1
 }
 # on NAME ARGS...: fdtune against daemon NAME.
 on() {
@@ -167,12 +170,7 @@ after=$(at)
 
 # --- confirm_imported: an imported winner of this device's kind is timed here first -------
 printf '[daemon]\nconfirm_imported = true\n' >"$dir/confirm.conf"
-"$FDTUNED" --config "$dir/confirm.conf" --socket "$dir/f.sock" --db "$dir/f.db" --backend cpu \
-    2>"$dir/f.log" &
-pid_f=$!
-also_kill="$also_kill $pid_f"
-answering "$pid_f" "fdtuned f starts with confirm_imported" "$dir/f.log" \
-    "$FDTUNE" --socket "$dir/f.sock" status || exit 1
+start f --config "$dir/confirm.conf"
 check "f imports a's results" on f import "$dir/a.json"
 match=$(on f query 20 18 16 --json | field match)
 grep -q "queued to be timed here" "$scratch/out" && [ "$match" = imported ] &&
@@ -191,12 +189,7 @@ fi
 # --- the site store: read only, answering what the node's own store does not ------------
 printf '[daemon]\nsite_store = %s\n' "$dir/a.json" >"$dir/site.conf"
 sum=$(cksum <"$dir/a.json")
-"$FDTUNED" --config "$dir/site.conf" --socket "$dir/s.sock" --db "$dir/s.db" --backend cpu \
-    2>"$dir/s.log" &
-pid_s=$!
-also_kill="$also_kill $pid_s"
-answering "$pid_s" "fdtuned s starts with a site store" "$dir/s.log" \
-    "$FDTUNE" --socket "$dir/s.sock" status || exit 1
+start s --config "$dir/site.conf"
 source_of() { # source_of SHAPE...: "MATCH SOURCE HOST-OR-SITE" of daemon s's answer
     on s query "$@" --json | python3 -c 'import json, sys
 a = json.load(sys.stdin); m = a.get("measured", {})
