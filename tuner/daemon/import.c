@@ -538,10 +538,15 @@ static int replaces(fdt_daemon *d, const fdt_best *stored, const fdt_best *cand,
     *rc = fdt_store_job_get(d->store, stored->job_id, &j);
     if (*rc <= 0 || !j.origin_store[0]) /* measured here, or by a job no longer known */
         return 0;
-    const int cand_current = strcmp(cand->kernels, fdt_kernels_version()) == 0;
-    if (cand_current != (strcmp(stored->kernels, fdt_kernels_version()) == 0))
-        return cand_current;
-    return cand->updated > stored->updated;
+    return fdt_import_stands_over(cand, stored);
+}
+
+int fdt_import_stands_over(const fdt_best *a, const fdt_best *b)
+{
+    const int a_current = strcmp(a->kernels, fdt_kernels_version()) == 0;
+    if (a_current != (strcmp(b->kernels, fdt_kernels_version()) == 0))
+        return a_current;
+    return a->updated > b->updated;
 }
 
 static int offer_best(fdt_daemon *d, const fdt_best *cand, merged *m)

@@ -21,6 +21,11 @@ int fdt_import(fdt_daemon *d, json_t *req, json_t *ans, const char **code, char 
 /* Drops every staged set (the daemon stops). */
 void fdt_imports_free(fdt_daemon *d);
 
+/* Of two winners measured elsewhere for one device and problem, whether a stands over b
+ * (rules 2 and 3 at the top of import.c): measured with this build's kernel sources, then
+ * measured later; a tie keeps b. */
+int fdt_import_stands_over(const fdt_best *a, const fdt_best *b);
+
 /* A job's winner as a file holds it, with where it was measured (site.c keeps them). */
 typedef struct fdt_file_winner {
     fdt_device_info device;

@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "daemon/import.h"
-#include "engine/sources.h"
 #include "hashes.h"
 #include "util.h"
 
@@ -38,15 +37,6 @@ static int64_t device_id(fdt_site *s, const fdt_device_info *info)
     return row->id;
 }
 
-/* Whether winner a should stand over b for the same device and problem. */
-static int stands_over(const fdt_best *a, const fdt_best *b)
-{
-    const int a_current = strcmp(a->kernels, fdt_kernels_version()) == 0;
-    if (a_current != (strcmp(b->kernels, fdt_kernels_version()) == 0))
-        return a_current;
-    return a->updated > b->updated;
-}
-
 /* Keeps w, unless a winner of its device and problem stands over it. */
 static int keep(fdt_site *s, const fdt_file_winner *w)
 {
@@ -59,7 +49,7 @@ static int keep(fdt_site *s, const fdt_file_winner *w)
     for (size_t i = 0; i < s->nbest; i++)
         if (s->best[i].device_id == id && memcmp(&s->best[i].key, &b.key, sizeof b.key) == 0)
             at = i;
-    if (at < s->nbest && !stands_over(&b, &s->best[at]))
+    if (at < s->nbest && !fdt_import_stands_over(&b, &s->best[at]))
         return 0;
     s->nbest += at == s->nbest;
     b.job_id = (int64_t)at;
