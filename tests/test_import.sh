@@ -141,6 +141,32 @@ head -c 2000 "$dir/a.csv.gz" >"$dir/truncated.csv.gz"
 refused b "$dir/truncated.csv.gz" "truncated or corrupt"
 refused b "$dir/none.json" "No such file"
 
+# --- the protocol's own refusals: a set not begun, more sets than the daemon stages ------
+# ask SOCKET LINE...: each request line on one connection, each answer line printed.
+ask() {
+    python3 - "$@" <<'PYEOF'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+f = s.makefile("rw")
+for line in sys.argv[2:]:
+    f.write(line + "\n")
+    f.flush()
+    print(f.readline().strip())
+PYEOF
+}
+ask "$dir/c.sock" '{"op":"import","set":999,"rows":[],"last":true}' >"$dir/ask"
+grep -q '"ok":false.*no import set 999 here' "$dir/ask" &&
+    ok "a page of a set never begun is refused, naming it" ||
+    not_ok "a page of a set never begun is refused" "$dir/ask"
+page='{"op":"import","rows":[],"last":false}'
+ask "$dir/c.sock" "$page" "$page" "$page" "$page" "$page" "$page" "$page" "$page" "$page" \
+    >"$dir/ask"
+[ "$(grep -c '"ok":true' "$dir/ask")" = 8 ] &&
+    tail -1 "$dir/ask" | grep -q '"ok":false.*8 imports are under way already' &&
+    ok "a ninth file staged at once is refused; eight are staged" ||
+    not_ok "at most eight files are staged at once" "$dir/ask"
+
 # --- which winner stands --------------------------------------------------------------------
 # A winner measured here stays: daemon d tunes 20x18x16 itself, then imports a's, as if
 # measured a day after d's (from another store), which would win were it imported.
