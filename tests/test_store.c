@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -1330,6 +1331,53 @@ static void test_readonly(void **state)
     fdt_store_close(s);
 }
 
+/* A reader in another process that lets go only after the close has begun (a worker killed
+ * a moment before its daemon stops in a hurry) still finds the WAL checkpointed and empty:
+ * the close waits for it. The reader, forked before this process opens the store so that
+ * they share no SQLite state, holds a read transaction on the WAL's frames, says so, and
+ * exits 300 ms later without closing, as a killed process does. */
+static void test_close_empties_the_wal_past_a_reader(void **state)
+{
+    const char *path = ((fixture *)*state)->path;
+    int go[2], reading[2];
+    assert_int_equal(pipe(go), 0);
+    assert_int_equal(pipe(reading), 0);
+    const pid_t reader = fork();
+    assert_true(reader >= 0);
+    if (reader == 0) {
+        char c;
+        sqlite3 *db;
+        const int ok =
+            read(go[0], &c, 1) == 1 &&
+            sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+            sqlite3_exec(db, "BEGIN; SELECT count(*) FROM jobs", NULL, NULL, NULL) == SQLITE_OK &&
+            write(reading[1], "r", 1) == 1;
+        usleep(300 * 1000);
+        _exit(ok ? 0 : 1);
+    }
+    int64_t device_id;
+    fdt_job job;
+    fdt_store *s = store_with_job(state, &device_id, &job);
+    char wal[128], c;
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    struct stat st;
+    assert_int_equal(stat(wal, &st), 0);
+    assert_true(st.st_size > 0); /* the job is in the WAL's frames */
+    assert_int_equal(write(go[1], "g", 1), 1);
+    assert_int_equal(read(reading[0], &c, 1), 1);
+    fdt_store_close(s);
+    int status;
+    assert_int_equal(waitpid(reader, &status, 0), reader);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    for (int i = 0; i < 2; i++) {
+        close(go[i]);
+        close(reading[i]);
+    }
+    if (stat(wal, &st) == 0 && st.st_size != 0)
+        fail_msg("the close left %lld bytes in %s", (long long)st.st_size, wal);
+    expect_sql(path, "SELECT count(*) FROM jobs", "1");
+}
+
 static void test_strings_are_stored_verbatim(void **state)
 {
     static const char nasty[] = "it's \"quoted\"; DROP TABLE jobs; -- ' OR 1=1";
@@ -1478,8 +1526,10 @@ static void test_batch_share_weighs_jobs_by_their_cost(void **state)
     assert_float_equal(fdt_batch_share(&one), 0.25, 1e-9);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
         TEST(test_create_and_reopen),
@@ -1506,6 +1556,7 @@ int main(void)
         TEST(test_stencil_renamed_in_every_row),
         TEST(test_code_cache),
         TEST(test_readonly),
+        TEST(test_close_empties_the_wal_past_a_reader),
         TEST(test_strings_are_stored_verbatim),
         cmocka_unit_test(test_fingerprint),
         cmocka_unit_test(test_code_key),
