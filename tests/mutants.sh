@@ -71,6 +71,7 @@ EOF
 
 build() {
     make -C "$dir/tree" -j"$(nproc)" all build/tests/test_kernel build/tests/test_cpu_backend \
+        build/tests/test_store \
         build/tests/test_protocol >"$dir/build.log" 2>&1
 }
 
