@@ -71,8 +71,7 @@ EOF
 
 build() {
     make -C "$dir/tree" -j"$(nproc)" all build/tests/test_kernel build/tests/test_cpu_backend \
-        build/tests/test_store \
-        build/tests/test_protocol >"$dir/build.log" 2>&1
+        build/tests/test_protocol build/tests/test_store >"$dir/build.log" 2>&1
 }
 
 # selected [NAME...]: the table's rows of the mutants named, every one when none is.
