@@ -17,26 +17,7 @@
 #define FDT_RADIUS 4
 #include "../kernels_src/common.h"
 #include "cuda_check.h"
-
-template <typename T>
-__global__ void reference(T *f, const T *u, int nx, int ny, int nz)
-{
-    const int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y, k = blockIdx.z;
-    if (i < R || i >= nx - R || j < R || j >= ny - R || k < R || k >= nz - R)
-        return;
-    const size_t sx = 1, sy = nx, sz = (size_t)nx * ny, c = i + sy * j + sz * k;
-    double acc = 3 * fdt_weight(0) * u[c];
-    for (int r = 1; r <= R; r++)
-        acc += fdt_weight(r) * ((double)u[c - r * sx] + u[c + r * sx] + u[c - r * sy] + u[c + r * sy] +
-                       u[c - r * sz] + u[c + r * sz]);
-    f[c] = (T)acc;
-}
-
-// VX consecutive points of a row, loaded and stored as one access (16 bytes for double2,
-// float4).
-template <typename T, int VX> struct alignas(sizeof(T) * VX) pack {
-    T v[VX];
-};
+#include "r4_harness.h"
 
 // Block BX x BY threads; thread (tx, ty) owns VX points in x of rows ty + q*BY (q < MY) of
 // the block's tile of BX*VX x BY*MY columns, and walks MZ planes up in z. Two shared tiles
@@ -157,97 +138,13 @@ __global__ void __launch_bounds__(BX *BY) tile25(T *f, const T *u, int nx, int n
     }
 }
 
-template <typename T>
-__global__ void copy16(T *dst, const T *src, size_t n16)
-{
-    for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < n16;
-         e += (size_t)gridDim.x * blockDim.x)
-        reinterpret_cast<int4 *>(dst)[e] = reinterpret_cast<const int4 *>(src)[e];
-}
-
-static float time_ms(void (*launch)(void *), void *ctx, int reps)
-{
-    cudaEvent_t a, b;
-    CHECK(cudaEventCreate(&a));
-    CHECK(cudaEventCreate(&b));
-    for (int w = 0; w < 3; w++)
-        launch(ctx);
-    float best = 1e30f;
-    for (int s = 0; s < 5; s++) {
-        CHECK(cudaEventRecord(a));
-        for (int r = 0; r < reps; r++)
-            launch(ctx);
-        CHECK(cudaEventRecord(b));
-        CHECK(cudaEventSynchronize(b));
-        float ms;
-        CHECK(cudaEventElapsedTime(&ms, a, b));
-        if (ms / reps < best)
-            best = ms / reps;
-    }
-    CHECK(cudaGetLastError());
-    return best;
-}
-
-template <typename T> struct problem {
-    int nx, ny, nz;
-    size_t n;
-    T *u, *f, *g;
-    void (*kernel)(T *, const T *, int, int, int);
-    dim3 grid, block;
-};
-
-template <typename T> static void launch_kernel(void *ctx)
-{
-    problem<T> *p = (problem<T> *)ctx;
-    p->kernel<<<p->grid, p->block>>>(p->f, p->u, p->nx, p->ny, p->nz);
-}
-
-template <typename T> static void launch_copy(void *ctx)
-{
-    problem<T> *p = (problem<T> *)ctx;
-    copy16<T><<<132 * 16, 256>>>(p->g, p->u, p->n * sizeof(T) / 16);
-}
-
-template <typename T> static void launch_reference(void *ctx)
-{
-    problem<T> *p = (problem<T> *)ctx;
-    reference<T><<<dim3((p->nx + 127) / 128, p->ny, p->nz), 128>>>(p->g, p->u, p->nx, p->ny,
-                                                                   p->nz);
-}
-
-// Sentinel in f, the kernel once, then every point against the reference in g.
-template <typename T> static double verify(problem<T> &p)
-{
-    const T sentinel = (T)12345.0;
-    T *h = (T *)malloc(p.n * sizeof(T)), *ref = (T *)malloc(p.n * sizeof(T));
-    for (size_t e = 0; e < p.n; e++)
-        h[e] = sentinel;
-    CHECK(cudaMemcpy(p.f, h, p.n * sizeof(T), cudaMemcpyHostToDevice));
-    CHECK(cudaMemcpy(p.g, h, p.n * sizeof(T), cudaMemcpyHostToDevice));
-    launch_kernel<T>(&p);
-    launch_reference<T>(&p);
-    CHECK(cudaDeviceSynchronize());
-    CHECK(cudaMemcpy(h, p.f, p.n * sizeof(T), cudaMemcpyDeviceToHost));
-    CHECK(cudaMemcpy(ref, p.g, p.n * sizeof(T), cudaMemcpyDeviceToHost));
-    double worst = 0;
-    for (size_t e = 0; e < p.n; e++) {
-        const double d = ref[e] == sentinel ? (h[e] == sentinel ? 0 : 1e30)
-                                            : (double)h[e] - (double)ref[e];
-        const double a = d < 0 ? -d : d;
-        if (a > worst)
-            worst = a;
-    }
-    free(h);
-    free(ref);
-    return worst;
-}
-
 template <typename T, int VX, int BX, int BY, int MY, int MZ>
 static void run(const char *precision, problem<T> &p, double copy_ms)
 {
     if (p.nx % VX)
         return;
     p.kernel = tile25<T, VX, BX, BY, MY, MZ>;
+    p.smem = 0;
     p.block = dim3(BX, BY);
     p.grid = dim3((p.nx - 2 * R + BX * VX - 1) / (BX * VX),
                   (p.ny - 2 * R + BY * MY - 1) / (BY * MY), (p.nz - 2 * R + MZ - 1) / MZ);
@@ -264,18 +161,7 @@ static void run(const char *precision, problem<T> &p, double copy_ms)
 template <typename T> static void shape(const char *precision, int nx, int ny, int nz)
 {
     problem<T> p;
-    p.nx = nx;
-    p.ny = ny;
-    p.nz = nz;
-    p.n = (size_t)nx * ny * nz;
-    CHECK(cudaMalloc(&p.u, p.n * sizeof(T)));
-    CHECK(cudaMalloc(&p.f, p.n * sizeof(T)));
-    CHECK(cudaMalloc(&p.g, p.n * sizeof(T)));
-    T *h = (T *)malloc(p.n * sizeof(T));
-    for (size_t e = 0; e < p.n; e++)
-        h[e] = (T)((e * 2654435761u % 1000) / 1000.0);
-    CHECK(cudaMemcpy(p.u, h, p.n * sizeof(T), cudaMemcpyHostToDevice));
-    free(h);
+    problem_open(p, nx, ny, nz);
     const float copy_ms = time_ms(launch_copy<T>, &p, 20);
     p.kernel = nullptr;
     const float ref_ms = time_ms(launch_reference<T>, &p, 20);
@@ -297,9 +183,7 @@ template <typename T> static void shape(const char *precision, int nx, int ny, i
     run<T, V, 32, 8, 2, 64>(precision, p, copy_ms);
     run<T, V, 16, 16, 2, 64>(precision, p, copy_ms);
     run<T, V, 32, 4, 4, 64>(precision, p, copy_ms);
-    CHECK(cudaFree(p.u));
-    CHECK(cudaFree(p.f));
-    CHECK(cudaFree(p.g));
+    problem_close(p);
 }
 
 int main(int argc, char **argv)
