@@ -49,7 +49,7 @@ endif
 
 # The example stencil specs (examples/specs/, docs/stencils.md), installed with the examples.
 SPECS := laplacian_r1 anisotropic div_k_grad acoustic8 gradient4 box27
-KERNELS := naive tiled zmarch zvec zroll smem xytile snaive smarch szwin svec stile broken hazard \
+KERNELS := naive tiled zmarch zvec zroll smem xytile ring snaive smarch szwin svec stile broken hazard \
            compare persist \
            copy l2read
 # The store's schema (version 1) and its migrations, in order.

@@ -38,8 +38,8 @@ int fdt_cmd_shutdown(int argc, char **argv);
 int fdt_cmd_replay(int argc, char **argv);
 
 /* The kernel families a user may pick with --family (the test-only ones are not listed). */
-#define FDT_FAMILIES_HELP "naive, tiled, zmarch, zvec, zroll, smem, xytile; for a spec: snaive, smarch, " \
-                          "szwin, svec, stile"
+#define FDT_FAMILIES_HELP "naive, tiled, zmarch, zvec, zroll, smem, xytile, ring; for a spec: " \
+                          "snaive, smarch, szwin, svec, stile"
 
 /* The argument helpers every command shares (args.c). */
 

@@ -111,12 +111,12 @@ static void run_family(fixture *f, const fdt_problem *p, const char *family, siz
     fdt_runner_close(&r);
 }
 
-/* Every family of the list on the odd shapes, at radius 1, 2 and 4, in both precisions. */
-static void verify_on_odd_shapes(fixture *f, const char *const *families, size_t count)
+/* Every family of the list on each shape, at radius 1, 2 and 4, in both precisions. */
+static void verify_on(fixture *f, const int (*shapes)[3], size_t nshapes,
+                      const char *const *families, size_t count)
 {
-    const int shapes[][3] = {{13, 17, 11}, {33, 9, 21}};
     size_t salt = 0;
-    for (size_t s = 0; s < 2; s++)
+    for (size_t s = 0; s < nshapes; s++)
         for (int radius = 1; radius <= 4; radius *= 2)
             for (int prec = 0; prec < 2; prec++) {
                 const fdt_problem p = {.stencil = "laplacian", .nx = shapes[s][0],
@@ -125,6 +125,13 @@ static void verify_on_odd_shapes(fixture *f, const char *const *families, size_t
                 for (size_t fam = 0; fam < count; fam++)
                     run_family(f, &p, families[fam], salt++);
             }
+}
+
+static const int odd_shapes[][3] = {{13, 17, 11}, {33, 9, 21}};
+
+static void verify_on_odd_shapes(fixture *f, const char *const *families, size_t count)
+{
+    verify_on(f, odd_shapes, 2, families, count);
 }
 
 static void test_families_verify_on_odd_shapes(void **state)
@@ -144,6 +151,19 @@ static void test_barrier_families_verify_on_odd_shapes(void **state)
                  "xytile cannot be verified here", f->ops->info(f->backend)->arch);
     const char *const families[] = {"smem", "xytile"};
     verify_on_odd_shapes(f, families, sizeof families / sizeof *families);
+}
+
+/* The ring copies whole 16-byte vectors, so it runs only where rows start on 16 bytes: nx a
+ * multiple of 4 (float) or 2 (double), y and z still odd, and rows of several tiles with a
+ * short last one. Each copy is a plain load and store here, and each block a team, so a
+ * plane read before it is in the ring, a slot written while still read, a lower window
+ * shifted wrong, or a halo vector left out shows as a wrong point. */
+static void test_ring_verifies_on_rows_of_whole_vectors(void **state)
+{
+    fixture *f = *state;
+    const int shapes[][3] = {{20, 17, 11}, {36, 9, 21}};
+    const char *const families[] = {"ring"};
+    verify_on(f, shapes, 2, families, 1);
 }
 
 /* The six example specs, kernels generated from them, on odd shapes: the first in float
@@ -996,6 +1016,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_families_verify_on_odd_shapes),
         cmocka_unit_test(test_barrier_families_verify_on_odd_shapes),
+        cmocka_unit_test(test_ring_verifies_on_rows_of_whole_vectors),
         cmocka_unit_test(test_spec_families_verify_on_odd_shapes),
         cmocka_unit_test(test_banded_variants_verify),
         cmocka_unit_test(test_broken_variants_are_caught),

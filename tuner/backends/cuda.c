@@ -257,6 +257,8 @@ typedef struct cuda_driver {
     cuModuleUnload_fn cuModuleUnload;
     cuModuleGetFunction_fn cuModuleGetFunction;
     cuFuncGetAttribute_fn cuFuncGetAttribute;
+    cuFuncSetAttribute_fn cuFuncSetAttribute;
+    cuModuleGetGlobal_v2_fn cuModuleGetGlobal_v2;
     cuMemAlloc_v2_fn cuMemAlloc_v2;
     cuMemFree_v2_fn cuMemFree_v2;
     cuMemcpyHtoD_v2_fn cuMemcpyHtoD_v2;
@@ -287,6 +289,7 @@ struct fdt_kernel {
     CUmodule module;
     CUfunction fn;
     fdt_resources res; /* read once at load: the attributes cannot change */
+    unsigned dynamic_shared; /* bytes every launch gives it (the module's own figure) */
 };
 
 /* Faults of a running kernel are sticky: any later call, a copy included, returns them,
@@ -362,6 +365,8 @@ static fdt_status load_driver(cuda_driver *cu, fdt_error *err)
         {"cuModuleUnload", &cu->cuModuleUnload},
         {"cuModuleGetFunction", &cu->cuModuleGetFunction},
         {"cuFuncGetAttribute", &cu->cuFuncGetAttribute},
+        {"cuFuncSetAttribute", &cu->cuFuncSetAttribute},
+        {"cuModuleGetGlobal_v2", &cu->cuModuleGetGlobal_v2},
         {"cuMemAlloc_v2", &cu->cuMemAlloc_v2},
         {"cuMemFree_v2", &cu->cuMemFree_v2},
         {"cuMemcpyHtoD_v2", &cu->cuMemcpyHtoD_v2},
@@ -568,6 +573,30 @@ static fdt_status read_resources(fdt_backend *b, fdt_kernel *k, fdt_error *err)
     return FDT_OK;
 }
 
+/* A module that declares fdt_dynamic_shared (kernels_src/ring.hip) is launched with that many
+ * bytes of dynamic shared memory, which past 48 KB its function must opt in to. The figure
+ * comes from the module itself, so every loader (the worker, libfdtune) launches it alike. */
+static fdt_status opt_in_dynamic_shared(fdt_backend *b, fdt_kernel *k, fdt_error *err)
+{
+    CUdeviceptr at;
+    size_t size;
+    unsigned bytes;
+    if (b->cu.cuModuleGetGlobal_v2(&at, &size, k->module, "fdt_dynamic_shared") !=
+            CUDA_SUCCESS ||
+        size != sizeof bytes)
+        return FDT_OK; /* it declares none */
+    fdt_status st = check(b, b->cu.cuMemcpyDtoH_v2(&bytes, at, sizeof bytes), FDT_ERROR, err,
+                          "cuMemcpyDtoH_v2(fdt_dynamic_shared)");
+    if (st == FDT_OK)
+        st = check(b,
+                   b->cu.cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                            (int)bytes),
+                   FDT_ERROR, err, "cuFuncSetAttribute(%u bytes of dynamic shared memory)", bytes);
+    if (st == FDT_OK)
+        k->dynamic_shared = bytes;
+    return st;
+}
+
 static void cuda_unload(fdt_backend *b, fdt_kernel *k)
 {
     if (k->module)
@@ -588,6 +617,8 @@ static fdt_status cuda_load(fdt_backend *b, const fdt_code *code, const char *en
                    "cuModuleGetFunction(%s)", entry);
     if (st == FDT_OK)
         st = read_resources(b, k, err);
+    if (st == FDT_OK)
+        st = opt_in_dynamic_shared(b, k, err);
     if (st != FDT_OK) {
         cuda_unload(b, k);
         return st;
@@ -649,7 +680,7 @@ static fdt_status cuda_launch(fdt_backend *b, fdt_kernel *k, fdt_dim3 grid, fdt_
                               void **args, fdt_error *err)
 {
     CUresult r = b->cu.cuLaunchKernel(k->fn, grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                                      0, b->stream, args, NULL);
+                                      k->dynamic_shared, b->stream, args, NULL);
     return check(b, r, FDT_LAUNCH_ERROR, err, "cuLaunchKernel(grid %ux%ux%u, block %ux%ux%u)",
                  grid.x, grid.y, grid.z, block.x, block.y, block.z);
 }

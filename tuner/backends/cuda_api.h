@@ -47,7 +47,8 @@ typedef enum CUfunction_attribute_enum {
     CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
     CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
     CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
-    CU_FUNC_ATTRIBUTE_NUM_REGS = 4
+    CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 } CUfunction_attribute;
 
 typedef enum CUevent_flags_enum {
@@ -83,6 +84,10 @@ typedef CUresult (*cuModuleUnload_fn)(CUmodule module);
 typedef CUresult (*cuModuleGetFunction_fn)(CUfunction *fn, CUmodule module, const char *name);
 typedef CUresult (*cuFuncGetAttribute_fn)(int *value, CUfunction_attribute attrib,
                                           CUfunction fn);
+typedef CUresult (*cuFuncSetAttribute_fn)(CUfunction fn, CUfunction_attribute attrib,
+                                          int value);
+typedef CUresult (*cuModuleGetGlobal_v2_fn)(CUdeviceptr *ptr, size_t *bytes, CUmodule module,
+                                            const char *name);
 
 typedef CUresult (*cuMemAlloc_v2_fn)(CUdeviceptr *ptr, size_t bytes);
 typedef CUresult (*cuMemFree_v2_fn)(CUdeviceptr ptr);

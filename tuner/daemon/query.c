@@ -362,9 +362,10 @@ json_t *fdt_query_config_json(const char *name, const fdt_problem *asked)
         fdt_copy_text(hash, sizeof hash, fdt_built_in_hash(text));
     else
         fdt_source_hash(text, hash);
-    return json_pack("{s:s, s:s, s:[s,s], s:s, s:s, s:o, s:o, s:o, s:o}", "variant", name,
+    return json_pack("{s:s, s:s, s:[s,s], s:s, s:s, s:o, s:o, s:o, s:I, s:o}", "variant", name,
                      "family", fdt_family_name(v.family), "sources", "common.h", source,
-                     "source_hash", hash, "entry",
-                     stencil->entry, "params", params_json(&v), "block", dim3_json(block), "grid",
-                     dim3_json(grid), "defines", defines);
+                     "source_hash", hash, "entry", stencil->entry, "params", params_json(&v),
+                     "block", dim3_json(block), "grid", dim3_json(grid), "shared_bytes",
+                     (json_int_t)fdt_variant_dynamic_shared_bytes(&v, asked), "defines",
+                     defines);
 }

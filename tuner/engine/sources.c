@@ -10,7 +10,7 @@
 
 /* The kernel sources built into the program with their hashes, computed once: every
  * answer names one, and libfdtune looks them up on every open. Families, then persist. */
-enum { BUILT_IN_MAX = 16 };
+enum { BUILT_IN_MAX = 32 };
 static struct {
     const char *text;
     char hash[33];

@@ -18,7 +18,7 @@ extern const char fdt_kernel_source_naive[], fdt_kernel_source_tiled[],
     fdt_kernel_source_snaive[], fdt_kernel_source_smarch[], fdt_kernel_source_szwin[],
     fdt_kernel_source_svec[], fdt_kernel_source_stile[],
     fdt_kernel_source_hazard[], fdt_kernel_source_compare[], fdt_kernel_source_persist[],
-    fdt_kernel_source_copy[];
+    fdt_kernel_source_copy[], fdt_kernel_source_ring[];
 
 /* Parameter lists; -1 terminates each. */
 typedef struct value_list {
@@ -28,8 +28,14 @@ typedef struct value_list {
 /* What a family keeps in shared memory: nothing, a queue of 2R+1 plane tiles (smem), or two
  * plane tiles that alternate (xytile); a tile is the block's xy tile with its R-wide halo,
  * in x rounded up to whole vectors where a thread owns a vector. */
-/* SHARED_SPEC: a user's spec's rings of tiles, sized by its taps (engine/spec.h's hold). */
-typedef enum shared_tiles { SHARED_NONE, SHARED_QUEUE, SHARED_PAIR, SHARED_SPEC } shared_tiles;
+/* SHARED_SPEC: a user's spec's rings of tiles, sized by its taps (engine/spec.h's hold).
+ * SHARED_RING: R + 1 + RING_AHEAD tiles in dynamic shared memory (ring), filled by
+ * asynchronous copies RING_AHEAD planes ahead: over the 48 KB a static array may take on
+ * NVIDIA, so only the cuda backend (which opts in to more) and the cpu backend launch it. */
+typedef enum shared_tiles {
+    SHARED_NONE, SHARED_QUEUE, SHARED_PAIR, SHARED_SPEC, SHARED_RING
+} shared_tiles;
+#define RING_AHEAD 2 /* two planes ahead: one was slower, three no faster (r4_ring.cu) */
 
 /* The points a thread owns in a row: one, or one 16-byte vector, 2 doubles or 4 floats
  * (zvec, zroll, xytile). */
@@ -116,9 +122,11 @@ struct fdt_family {
     int test_only;
     int spec;        /* generated from a user's spec: serves spec stencils alone */
     int hazard;      /* test only: FDT_HAZARD, what its variant with 64-wide blocks does */
+    int nvidia_only; /* uses NVIDIA's own mechanisms: never in the hip backend's space */
     family_space nvidia; /* chosen on the H100 and H200 (bench/results/) */
     family_space amd;    /* from AMD's published facts (docs/kernels.md); a family without
-                            AMD lists (the test-only ones) offers its NVIDIA lists there */
+                            AMD lists (the test-only ones) offers its NVIDIA lists there,
+                            unless it is NVIDIA only */
     int max_threads; /* a cap of the family's own, under the device limit */
 };
 
@@ -222,6 +230,17 @@ static const fdt_family families[] = {
              .mz = {{32, 64, 128, 256, -1}}, .order = OFF, .lb = ONE, .nt = ONE, .map = OFF,
              .band = OFF, .wpe = WAVES, .bug = OFF, .whole_waves = 1,
              .max_windows = 20},
+     .max_threads = 1024},
+    /* xytile's tiles in a ring of dynamic shared memory, filled by asynchronous copies two
+     * planes ahead, the upper half of each z-window read from the ring (issue 31). At R = 4
+     * on the H200 16x8x1:m2 took 512^3 double from xytile's 0.71 of the device copy to 0.86,
+     * 16x4x1:m4 1024x512x256 to 0.81 (bench/results/h200/issue31/ring/). Rows that start on
+     * 16 bytes only; NVIDIA only (cp.async), its AMD counterpart unbuilt (ring.hip). */
+    {.name = "ring", .source = fdt_kernel_source_ring, .shared = SHARED_RING, .z_chunks = 1,
+     .x = X_VECTOR, .nvidia_only = 1,
+     .nvidia = {.bx = {{8, 16, 32, -1}}, .by = {{4, 8, -1}}, .bz = ONE, .m = {{2, 4, -1}},
+                .mz = {{32, 64, 128, -1}}, .order = OFF, .lb = ONE, .nt = OFF, .map = OFF,
+                .band = OFF, .wpe = OFF, .bug = OFF},
      .max_threads = 1024},
     /* A user's spec (docs/stencils.md): its kernel 1, one thread a point with blocks deep in
      * y and z too, and a z-march of mz planes a column; every tap read through the caches. */
@@ -328,6 +347,7 @@ const fdt_family *fdt_family_find(const char *name)
 const char *fdt_family_name(const fdt_family *f) { return f->name; }
 int fdt_family_needs_barriers(const fdt_family *f) { return f->shared != SHARED_NONE; }
 int fdt_family_test_only(const fdt_family *f) { return f->test_only; }
+int fdt_family_nvidia_only(const fdt_family *f) { return f->nvidia_only; }
 int fdt_family_z_chunks(const fdt_family *f) { return f->z_chunks; }
 const char *fdt_family_source(const fdt_family *f) { return f->source; }
 int fdt_family_serves_specs(const fdt_family *f) { return f->spec; }
@@ -411,8 +431,14 @@ size_t fdt_variant_shared_bytes(const fdt_variant *v, const fdt_problem *p)
     switch (v->family->shared) {
     case SHARED_QUEUE: return (size_t)(2 * r + 1) * tile;
     case SHARED_PAIR: return 2 * tile;
+    case SHARED_RING: return (size_t)(r + 1 + RING_AHEAD) * tile;
     default: return 0;
     }
+}
+
+size_t fdt_variant_dynamic_shared_bytes(const fdt_variant *v, const fdt_problem *p)
+{
+    return v->family->shared == SHARED_RING ? fdt_variant_shared_bytes(v, p) : 0;
 }
 
 int fdt_variant_points_x(const fdt_variant *v, const fdt_problem *p)
@@ -463,6 +489,25 @@ long fdt_space_sample(const fdt_problem *p, const fdt_device_info *dev,
     return (long)n;
 }
 
+/* The shared memory a block of v may have on dev: what a static array may take, or, for a
+ * ring in dynamic shared memory on NVIDIA, what a kernel may opt in to, by compute
+ * capability (CUDA C++ Programming Guide, "Technical Specifications per Compute
+ * Capability"); an architecture not listed keeps the static limit. */
+static size_t shared_limit(const fdt_variant *v, const fdt_device_info *dev)
+{
+    static const struct {
+        const char *arch;
+        size_t bytes;
+    } opt_in[] = {{"sm_70", 98304},  {"sm_72", 98304},  {"sm_75", 65536},  {"sm_80", 166912},
+                  {"sm_86", 101376}, {"sm_87", 166912}, {"sm_89", 101376}, {"sm_90", 232448},
+                  {"sm_100", 232448}, {"sm_120", 101376}};
+    if (v->family->shared == SHARED_RING && strcmp(dev->backend, "cuda") == 0)
+        for (size_t i = 0; i < sizeof opt_in / sizeof opt_in[0]; i++)
+            if (strcmp(dev->arch, opt_in[i].arch) == 0)
+                return opt_in[i].bytes;
+    return (size_t)dev->max_shared_per_block;
+}
+
 static int block_threads(const fdt_variant *v)
 {
     return v->bx * v->by * v->bz;
@@ -478,7 +523,11 @@ const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
         return "too many threads per block";
     if (fdt_family_needs_barriers(v->family) && !dev->block_barriers)
         return "needs block barriers, which this backend cannot run";
-    if (fdt_variant_shared_bytes(v, p) > (size_t)dev->max_shared_per_block)
+    if (v->family->nvidia_only && strcmp(dev->backend, "hip") == 0)
+        return "uses NVIDIA's own mechanisms, which the hip backend does not run";
+    if (v->family->shared == SHARED_RING && p->nx % fdt_variant_points_x(v, p))
+        return "copies whole 16-byte vectors: rows must start on 16 bytes";
+    if (fdt_variant_shared_bytes(v, p) > shared_limit(v, dev))
         return "needs more shared memory than a block may have";
     fdt_dim3 grid, block;
     fdt_variant_geometry(v, p, &grid, &block);
@@ -631,6 +680,8 @@ size_t fdt_space_enumerate(const fdt_problem *p, const fdt_device_info *dev,
     const fdt_space_profile s = fdt_space_profile_for(filter, dev);
     size_t n = 0;
     for (size_t i = 0; i < NFAMILIES; i++) {
+        if (s == FDT_SPACE_AMD && families[i].nvidia_only)
+            continue; /* not even the NVIDIA lists a family without AMD lists offers */
         if (fdt_family_selected(&families[i], filter) && serves(&families[i], p))
             n = enumerate_family(&families[i], lists_of(&families[i], s), p, dev, out, cap, n);
     }
@@ -807,4 +858,6 @@ void fdt_variant_defines(const fdt_variant *v, const fdt_problem *p, fdt_defines
     }
     if (v->family && v->family->hazard)
         add_int_define(out, "FDT_HAZARD", v->family->hazard);
+    if (v->family && v->family->shared == SHARED_RING)
+        add_int_define(out, "FDT_AHEAD", RING_AHEAD);
 }

@@ -115,6 +115,8 @@ const char *fdt_family_name(const fdt_family *f);
 /* Whether the family needs block barriers (cannot run on the cpu backend). */
 int fdt_family_needs_barriers(const fdt_family *f);
 int fdt_family_test_only(const fdt_family *f);
+/* Whether it uses NVIDIA's own mechanisms (ring: cp.async), so the hip backend never runs it. */
+int fdt_family_nvidia_only(const fdt_family *f);
 /* Whether the family walks chunks of mz planes in z (grid z counts chunks, not blocks). */
 int fdt_family_z_chunks(const fdt_family *f);
 /* NULL-terminated list of every family, test-only ones included. */
@@ -165,8 +167,11 @@ void fdt_variant_defines(const fdt_variant *v, const fdt_problem *p, fdt_defines
 int fdt_variant_points_x(const fdt_variant *v, const fdt_problem *p);
 void fdt_variant_geometry(const fdt_variant *v, const fdt_problem *p, fdt_dim3 *grid,
                           fdt_dim3 *block);
-/* Static shared memory the variant's kernel declares, in bytes. */
+/* Shared memory a block of the variant's kernel uses, in bytes. */
 size_t fdt_variant_shared_bytes(const fdt_variant *v, const fdt_problem *p);
+/* What of it is dynamic, which a launch must give: the ring's (whose module says so too, in
+ * fdt_dynamic_shared, which the cuda backend launches with); 0 where it is static. */
+size_t fdt_variant_dynamic_shared_bytes(const fdt_variant *v, const fdt_problem *p);
 
 /* The family's complete source: common.h followed by the family's template. Owned by the
  * family; valid for the life of the program. */
