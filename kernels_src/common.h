@@ -214,5 +214,16 @@ __device__ __forceinline__ void store_lanes(real *dst, const lanes &out, int i0,
             store_f(dst + e, out.e[e]);
 }
 
+/* The dynamic shared memory a launch of this module must give, in bytes, which the cuda
+ * backend reads at load (cuModuleGetGlobal) and launches with: FDT_SHARED_BYTES, which
+ * engine/variant.c defines for the ring alone. Every module declares it, so that the look
+ * never fails (compute-sanitizer counts a failed one as an error). */
+#ifndef FDT_SHARED_BYTES
+#define FDT_SHARED_BYTES 0
+#endif
+extern "C" {
+__device__ unsigned fdt_dynamic_shared = FDT_SHARED_BYTES;
+}
+
 #define FDT_KERNEL_ARGS \
     real *__restrict__ f, const real *__restrict__ u, int nx, int ny, int nz, real cx, real cy, real cz

@@ -21,9 +21,10 @@
  * Blocks are FDT_BX x FDT_BY x 1 over the xy plane, boundary included; grid z counts chunks
  * of FDT_MZ interior planes.
  *
- * The ring is dynamic shared memory (fdt_variant_shared_bytes bytes, over the 48 KB a
- * static array may take on NVIDIA), and the module says how much in fdt_dynamic_shared,
- * which the cuda backend reads at load to launch with it. cp.async is NVIDIA's (sm_80 and
+ * The ring is dynamic shared memory (FDT_SHARED_BYTES, which engine/variant.c computes and
+ * this file checks; over the 48 KB a static array may take on NVIDIA), and the module says
+ * how much in fdt_dynamic_shared (common.h), which the cuda backend reads at load to launch
+ * with it. cp.async is NVIDIA's (sm_80 and
  * later); elsewhere (the cpu backend, older GPUs) each copy is a plain load and store, which
  * keeps the result and loses the overlap. The family is not in the hip space: its AMD
  * counterpart would fill the ring by loads issued AHEAD planes early (or buffer_load ... lds
@@ -42,7 +43,8 @@
 #define THREADS (FDT_BX * FDT_BY)
 #define COPIES ((SLOT_VECTORS + THREADS - 1) / THREADS) /* a thread's copies a plane */
 
-extern "C" __device__ unsigned fdt_dynamic_shared = SLOTS * PLANE * sizeof(real);
+static_assert(FDT_SHARED_BYTES == SLOTS * PLANE * sizeof(real),
+              "the ring is not the size engine/variant.c gives the launch");
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(__HIPCC_RTC__)
 /* One 16-byte copy from global to shared memory, bypassing L1 and the registers; bytes 0
@@ -121,10 +123,13 @@ __device__ __forceinline__ lanes slot_vector(const real *at)
 }
 
 /* Row q's output vector of plane k: s is the thread's row 0 in plane k's slot, col its
- * column of rows -R .. FDT_M + R - 1, lo the planes k - R .. k - 1 from registers. */
+ * column of rows -R .. FDT_M + R - 1, lo the planes k - R .. k - 1 from registers. Each
+ * axis's sum takes the weights as constants and only then its coefficient (cx, cy, cz, the
+ * kernel's arguments): the 3R + 1 products of make_coeffs would hold as many registers,
+ * which at R = 4 in double cost a block of residency. */
 __device__ __forceinline__ lanes ring_star(const real *ring, const real *s, int own, int k,
-                                           int q, const lanes *col, const lanes *lo,
-                                           const coeffs &c)
+                                           int q, const lanes *col, const lanes *lo, real cx,
+                                           real cy, real cz)
 {
     real row[2 * HX + LANES];
 #pragma unroll
@@ -134,19 +139,25 @@ __device__ __forceinline__ lanes ring_star(const real *ring, const real *s, int 
         for (int e = 0; e < LANES; e++)
             row[LANES * h + e] = x.e[e];
     }
+    lanes sx, sy, sz;
+#pragma unroll
+    for (int e = 0; e < LANES; e++)
+        sx.e[e] = sy.e[e] = sz.e[e] = (real)fdt_weight(0) * row[HX + e];
+#pragma unroll
+    for (int r = 1; r <= R; r++) {
+        const real w = (real)fdt_weight(r);
+        const lanes up = slot_vector(ring + ((k + r) % SLOTS) * PLANE + own + q * SX);
+#pragma unroll
+        for (int e = 0; e < LANES; e++) {
+            sx.e[e] += w * (row[HX + e - r] + row[HX + e + r]);
+            sy.e[e] += w * (col[q + R - r].e[e] + col[q + R + r].e[e]);
+            sz.e[e] += w * (lo[r - 1].e[e] + up.e[e]);
+        }
+    }
     lanes out;
 #pragma unroll
     for (int e = 0; e < LANES; e++)
-        out.e[e] = c.c0 * row[HX + e];
-#pragma unroll
-    for (int r = 1; r <= R; r++) {
-        const lanes up = slot_vector(ring + ((k + r) % SLOTS) * PLANE + own + q * SX);
-#pragma unroll
-        for (int e = 0; e < LANES; e++)
-            out.e[e] += c.x[r] * (row[HX + e - r] + row[HX + e + r])
-                      + c.y[r] * (col[q + R - r].e[e] + col[q + R + r].e[e])
-                      + c.z[r] * (lo[r - 1].e[e] + up.e[e]);
-    }
+        out.e[e] = cx * sx.e[e] + cy * sy.e[e] + cz * sz.e[e];
     return out;
 }
 
@@ -162,7 +173,6 @@ extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
     if (k0 >= nz - R)
         return; /* uniform across the block, so no barrier is left waiting */
     const int k1 = min(k0 + FDT_MZ, nz - R), last = k1 + R; /* planes < last are read */
-    const coeffs c = make_coeffs(cx, cy, cz);
     const int tid = threadIdx.x + FDT_BX * threadIdx.y;
     const int i0 = BLOCK_X * TX, j0 = BLOCK_Y * TY;
     const int i = i0 + LANES * threadIdx.x, jtop = j0 + FDT_M * threadIdx.y;
@@ -197,7 +207,7 @@ extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
             col[y] = slot_vector(s + (y - R) * SX);
 #pragma unroll
         for (int q = 0; q < FDT_M; q++) {
-            const lanes out = ring_star(ring, s, own, k, q, col, lo[q], c);
+            const lanes out = ring_star(ring, s, own, k, q, col, lo[q], cx, cy, cz);
             const int j = jtop + q;
             if (i < nx && interior(j, ny))
                 store_lanes(f + i + (idx_t)nx * j + slice * k, out, i, nx, whole);

@@ -201,7 +201,8 @@ static void test_ring_shared_memory_and_where_it_runs(void **state)
     assert_int_equal(fdt_variant_dynamic_shared_bytes(&v, &r4), 7 * 40 * 24 * 8);
     fdt_defines d;
     fdt_variant_defines(&v, &r4, &d);
-    assert_string_equal(d.list[d.count - 1], "FDT_AHEAD=2");
+    assert_string_equal(d.list[d.count - 2], "FDT_AHEAD=2");
+    assert_string_equal(d.list[d.count - 1], "FDT_SHARED_BYTES=53760");
     assert_int_equal(fdt_variant_parse("xytile:16x8x1:m2:mz64:lb", &v, err, sizeof err), 0);
     assert_int_equal(fdt_variant_dynamic_shared_bytes(&v, &r4), 0);
 

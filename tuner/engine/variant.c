@@ -858,6 +858,8 @@ void fdt_variant_defines(const fdt_variant *v, const fdt_problem *p, fdt_defines
     }
     if (v->family && v->family->hazard)
         add_int_define(out, "FDT_HAZARD", v->family->hazard);
-    if (v->family && v->family->shared == SHARED_RING)
+    if (v->family && v->family->shared == SHARED_RING) {
         add_int_define(out, "FDT_AHEAD", RING_AHEAD);
+        add_int_define(out, "FDT_SHARED_BYTES", (int)fdt_variant_dynamic_shared_bytes(v, p));
+    }
 }
