@@ -6,8 +6,8 @@
  * in the ring without passing through registers, each barrier waits only on copies issued
  * AHEAD planes before, and the upper half of the z-window is read from the ring, where the
  * planes k + 1 .. k + R already are; the lower half stays in registers. At R = 4 on the
- * H200 this took 512^3 double from 0.71 of the device copy (xytile) to 0.86
- * (bench/r4_ring.cu, bench/results/h200/issue31/ring/).
+ * H200 this took 512^3 from 0.70 of the device copy (xytile) to 0.77 in double, and from
+ * 0.58 to 0.69 in float (prototype bench/r4_ring.cu; bench/results/h200/issue31/ring/).
  *
  * Thread (tx, ty) owns one 16-byte vector column and FDT_M consecutive rows of the block's
  * tile, so the y neighbours of its rows are one column of FDT_M + 2R vectors read once a

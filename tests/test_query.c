@@ -122,9 +122,23 @@ static void test_config_is_for_the_asked_shape(void **state)
     assert_non_null(strstr(text, "\"block\":[64,2,2],\"grid\":[2,13,150]"));
     assert_non_null(strstr(text, "\"sources\":[\"common.h\",\"tiled.hip\"]"));
     assert_non_null(strstr(text, "\"FDT_REAL=float\""));
+    assert_non_null(strstr(text, "\"shared_bytes\":0")); /* tiled's is static, if any */
     free(text);
     json_decref(c);
     assert_null(fdt_query_config_json("warp:1x1x1", &asked));
+}
+
+/* A ring's answer says the dynamic shared memory to launch with: 7 tiles of (64 + 2 x 4) x
+ * (16 + 2 x 4) floats at R = 4 (docs/protocol.md, config.shared_bytes). */
+static void test_config_says_the_rings_shared_bytes(void **state)
+{
+    (void)state;
+    const fdt_problem asked = {.stencil = "laplacian", .nx = 512, .ny = 256, .nz = 128,
+                               .radius = 4, .precision = FDT_FLOAT};
+    json_t *c = fdt_query_config_json("ring:16x4x1:m4:mz64:lb", &asked);
+    assert_non_null(c);
+    assert_int_equal(json_integer_value(json_object_get(c, "shared_bytes")), 7 * 72 * 24 * 4);
+    json_decref(c);
 }
 
 /* An answer measured in cache mode persist, the daemon's config with its persist object,
@@ -193,6 +207,7 @@ int main(void)
         cmocka_unit_test(test_plane_then_nx_then_nz),
         cmocka_unit_test(test_ties_go_to_the_larger_shape),
         cmocka_unit_test(test_config_is_for_the_asked_shape),
+        cmocka_unit_test(test_config_says_the_rings_shared_bytes),
         cmocka_unit_test(test_persist_step_reaches_the_solver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -233,9 +233,10 @@ static const fdt_family families[] = {
      .max_threads = 1024},
     /* xytile's tiles in a ring of dynamic shared memory, filled by asynchronous copies two
      * planes ahead, the upper half of each z-window read from the ring (issue 31). At R = 4
-     * on the H200 16x8x1:m2 took 512^3 double from xytile's 0.71 of the device copy to 0.86,
-     * 16x4x1:m4 1024x512x256 to 0.81 (bench/results/h200/issue31/ring/). Rows that start on
-     * 16 bytes only; NVIDIA only (cp.async), its AMD counterpart unbuilt (ring.hip). */
+     * on the H200, over the device copy: 512^3 0.77 in double (xytile 0.70) and 0.69 in
+     * float (xytile 0.58), 0.77 and 0.65 to 0.70 on two other shapes
+     * (bench/results/h200/issue31/ring/). Rows that start on 16 bytes only; NVIDIA only
+     * (cp.async), its AMD counterpart unbuilt (ring.hip). */
     {.name = "ring", .source = fdt_kernel_source_ring, .shared = SHARED_RING, .z_chunks = 1,
      .x = X_VECTOR, .nvidia_only = 1,
      .nvidia = {.bx = {{8, 16, 32, -1}}, .by = {{4, 8, -1}}, .bz = ONE, .m = {{2, 4, -1}},
