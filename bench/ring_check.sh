@@ -2,7 +2,8 @@
 # bench/ring_check.sh - issue 31 on the lent GPU: the ring's best and xytile's best at 512^3
 # R = 4 in double profiled side by side (ncu, the metrics of designs/run4_ncu), then a
 # guided tuning job on a fresh fdtuned for that problem: does the search find the ring's
-# best? Needs build-static/ (make STATIC=1). Usage: OUT=DIR bash bench/ring_check.sh
+# best? Needs build-static/ (make STATIC=1).
+# Usage: OUT=DIR [SKIP_PROFILE=1] bash bench/ring_check.sh
 set -u
 OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
@@ -24,15 +25,15 @@ for s in barrier long_scoreboard short_scoreboard wait math_pipe_throttle not_se
     metrics+=,smsp__average_warps_issue_stalled_${s}_per_issue_active.ratio
 done
 # The 6th fdt_laplacian launch is inside the variant's timed samples (h100.sh's profile).
-for v in ring:16x8x1:m2:mz32:lb xytile:16x4x1:m4:mz16:lb; do
+[ -z "${SKIP_PROFILE:-}" ] && for v in ring:16x8x1:m2:mz32:lb xytile:16x4x1:m4:mz16:lb; do
     LIMIT=45 run ncu /usr/local/cuda/bin/ncu --cache-control none --clock-control none \
         -k regex:fdt_laplacian --launch-skip 5 --launch-count 1 --metrics "$metrics" \
         $F bench 512 512 512 --radius 4 --backend cuda --variant $v --samples 5 --leaders 0 \
         --top 1
 done
-export FDTUNE_SOCKET=/tmp/fdt-ring-check.sock
-rm -f /tmp/fdt-ring-check.db*
-daemon_start "$OUT/fdtuned.log" --db /tmp/fdt-ring-check.db
+dir=$(mktemp -d /tmp/fdt-ring-XXXXXX) # private: fdtuned refuses a store others may write
+export FDTUNE_SOCKET=$dir/fdtuned.sock
+daemon_start "$OUT/fdtuned.log" --db "$dir/fdtuned.db"
 LIMIT=80 run guided $F tune 512 512 512 --radius 4 --wait
 run guided $F query 512 512 512 --radius 4
 run guided $F status 1
