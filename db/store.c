@@ -769,14 +769,16 @@ void fdt_store_close(fdt_store *s)
 {
     if (!s)
         return;
-    /* The close checkpoints the WAL and removes it only if no other process reads the file.
-     * A worker killed a moment before may not have let its read lock go yet (a hurried stop
-     * does not wait for it): this checkpoint waits for it, up to the busy timeout, and
-     * leaves the WAL empty even if the close cannot remove it. */
-    if (!s->readonly && s->db)
-        sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     for (int i = 0; i < ST_COUNT; i++)
         sqlite3_finalize(s->st[i]);
+    /* The close checkpoints the WAL and removes it only if no other process reads the file.
+     * A worker killed a moment before may not have let its read lock go yet (a hurried stop
+     * does not wait for it): this checkpoint waits for it, up to the busy timeout (5 s, so
+     * a stop may take that long while a live reader holds on), and leaves the WAL empty even
+     * if the close cannot remove it. Where it cannot (SQLITE_BUSY), the WAL stays, intact:
+     * the next open replays it. */
+    if (!s->readonly && s->db)
+        sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     sqlite3_close_v2(s->db);
     /* Only now, with the file closed and its WAL checkpointed, may another daemon take it. */
     if (s->lock_fd >= 0)

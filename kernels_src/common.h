@@ -216,8 +216,8 @@ __device__ __forceinline__ void store_lanes(real *dst, const lanes &out, int i0,
 
 /* The dynamic shared memory a launch of this module must give, in bytes, which the cuda
  * backend reads at load (cuModuleGetGlobal) and launches with: FDT_SHARED_BYTES, which
- * engine/variant.c defines for the ring alone. Every module declares it, so that the look
- * never fails (compute-sanitizer counts a failed one as an error). */
+ * engine/variant.c defines for the ring alone. Every module built from this file declares
+ * it, so that the lookup finds it (compute-sanitizer counts a failed one as an error). */
 #ifndef FDT_SHARED_BYTES
 #define FDT_SHARED_BYTES 0
 #endif

@@ -7,7 +7,8 @@
  * AHEAD planes before, and the upper half of the z-window is read from the ring, where the
  * planes k + 1 .. k + R already are; the lower half stays in registers. At R = 4 on the
  * H200 this took 512^3 from 0.70 of the device copy (xytile) to 0.77 in double, and from
- * 0.58 to 0.69 in float (prototype bench/r4_ring.cu; bench/results/h200/issue31/ring/).
+ * 0.58 to 0.69 in float (fdtune bench; its prototype is bench/r4_ring.cu; both in
+ * bench/results/h200/issue31/ring/).
  *
  * Thread (tx, ty) owns one 16-byte vector column and FDT_M consecutive rows of the block's
  * tile, so the y neighbours of its rows are one column of FDT_M + 2R vectors read once a
@@ -24,9 +25,8 @@
  * The ring is dynamic shared memory (FDT_SHARED_BYTES, which engine/variant.c computes and
  * this file checks; over the 48 KB a static array may take on NVIDIA), and the module says
  * how much in fdt_dynamic_shared (common.h), which the cuda backend reads at load to launch
- * with it. cp.async is NVIDIA's (sm_80 and
- * later); elsewhere (the cpu backend, older GPUs) each copy is a plain load and store, which
- * keeps the result and loses the overlap. The family is not in the hip space: its AMD
+ * with it. cp.async is NVIDIA's (sm_80 and later); elsewhere (the cpu backend, older GPUs)
+ * each copy is a plain load and store, which keeps the result and loses the overlap. The family is not in the hip space: its AMD
  * counterpart would fill the ring by loads issued AHEAD planes early (or buffer_load ... lds
  * on gfx90a) with 64-thread single-wavefront tiles, whose barrier costs almost nothing. */
 
@@ -61,7 +61,6 @@ __device__ __forceinline__ void copies_wait_ahead()
 {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(FDT_AHEAD - 1));
 }
-__device__ __forceinline__ void copies_wait_all() { asm volatile("cp.async.wait_all;\n" ::); }
 #else
 __device__ __forceinline__ void copy_vector(real *to, const real *from, bool on)
 {
@@ -76,7 +75,6 @@ __device__ __forceinline__ void copy_vector(real *to, const real *from, bool on)
 }
 __device__ __forceinline__ void copies_commit() {}
 __device__ __forceinline__ void copies_wait_ahead() {}
-__device__ __forceinline__ void copies_wait_all() {}
 #endif
 
 /* A thread's share of each plane's copies: where each lands in a slot (-1: none), where it
@@ -217,5 +215,4 @@ extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
             lo[q][0] = col[q + R];
         }
     }
-    copies_wait_all(); /* no copy outlives the block */
 }

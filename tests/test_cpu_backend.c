@@ -154,16 +154,18 @@ static void test_barrier_families_verify_on_odd_shapes(void **state)
 }
 
 /* The ring copies whole 16-byte vectors, so it runs only where rows start on 16 bytes: nx a
- * multiple of 4 (float) or 2 (double), y and z still odd, and rows of several tiles with a
- * short last one. Each copy is a plain load and store here, and each block a team, so a
- * plane read before it is in the ring, a slot written while still read, a lower window
- * shifted wrong, or a halo vector left out shows as a wrong point. */
+ * multiple of 4 (float) or 2 (double), y and z still odd, rows of several tiles with a short
+ * last one, and (nz 75) several chunks in z with a short last one. Each block is a team, so
+ * a slot written while other threads still read it, a lower window shifted wrong, a halo
+ * vector left out or a chunk's planes misplaced shows as a wrong point. Each copy is a plain
+ * load and store here, done when issued: the count of copy groups a thread waits for is
+ * NVIDIA's alone, checked on a GPU (compute-sanitizer racecheck, bench/ring_gpu.sh). */
 static void test_ring_verifies_on_rows_of_whole_vectors(void **state)
 {
     fixture *f = *state;
-    const int shapes[][3] = {{20, 17, 11}, {36, 9, 21}};
+    const int shapes[][3] = {{20, 17, 11}, {36, 9, 21}, {20, 9, 75}};
     const char *const families[] = {"ring"};
-    verify_on(f, shapes, 2, families, 1);
+    verify_on(f, shapes, 3, families, 1);
 }
 
 /* The six example specs, kernels generated from them, on odd shapes: the first in float

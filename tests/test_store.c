@@ -1347,6 +1347,8 @@ static void test_close_empties_the_wal_past_a_reader(void **state)
     if (reader == 0) {
         char c;
         sqlite3 *db;
+        close(go[1]);
+        close(reading[0]);
         const int ok =
             read(go[0], &c, 1) == 1 &&
             sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
@@ -1355,6 +1357,8 @@ static void test_close_empties_the_wal_past_a_reader(void **state)
         usleep(300 * 1000);
         _exit(ok ? 0 : 1);
     }
+    close(go[0]); /* a reader that dies before saying so ends the read below with 0 */
+    close(reading[1]);
     int64_t device_id;
     fdt_job job;
     fdt_store *s = store_with_job(state, &device_id, &job);
@@ -1369,10 +1373,8 @@ static void test_close_empties_the_wal_past_a_reader(void **state)
     int status;
     assert_int_equal(waitpid(reader, &status, 0), reader);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    for (int i = 0; i < 2; i++) {
-        close(go[i]);
-        close(reading[i]);
-    }
+    close(go[1]);
+    close(reading[0]);
     if (stat(wal, &st) == 0 && st.st_size != 0)
         fail_msg("the close left %lld bytes in %s", (long long)st.st_size, wal);
     expect_sql(path, "SELECT count(*) FROM jobs", "1");

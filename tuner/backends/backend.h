@@ -31,7 +31,8 @@ typedef struct fdt_resources {
     int vgprs;          /* registers per thread (VGPRs on AMD) */
     int sgprs;          /* scalar registers (AMD only) */
     int scratch_bytes;  /* private/local memory per thread: spills and stack */
-    int shared_bytes;   /* static shared (LDS) memory per block */
+    int shared_bytes;   /* shared (LDS) memory per block: static, and dynamic where a module
+                           declares it (the ring's) */
     int max_threads;    /* the largest block the kernel launches with: what its registers and
                            shared memory leave room for (NVIDIA), its launch bounds (AMD) */
 } fdt_resources;

@@ -573,27 +573,36 @@ static fdt_status read_resources(fdt_backend *b, fdt_kernel *k, fdt_error *err)
     return FDT_OK;
 }
 
-/* A module that declares fdt_dynamic_shared (kernels_src/ring.hip) is launched with that many
- * bytes of dynamic shared memory, which past 48 KB its function must opt in to. The figure
- * comes from the module itself, so every loader (the worker, libfdtune) launches it alike. */
+/* Every module the tuner builds declares fdt_dynamic_shared (kernels_src/common.h): the
+ * dynamic shared memory its launches must give, 0 but for the ring, whose function must opt
+ * in past 48 KB. The figure comes from the module itself, so every loader (the worker,
+ * libfdtune) launches it alike; a module without it (a solver's own, or one compiled before
+ * it existed) gives none. Its resources count it with the static bytes. */
 static fdt_status opt_in_dynamic_shared(fdt_backend *b, fdt_kernel *k, fdt_error *err)
 {
     CUdeviceptr at;
     size_t size;
-    unsigned bytes;
-    if (b->cu.cuModuleGetGlobal_v2(&at, &size, k->module, "fdt_dynamic_shared") !=
-            CUDA_SUCCESS ||
-        size != sizeof bytes)
-        return FDT_OK; /* it declares none */
-    fdt_status st = check(b, b->cu.cuMemcpyDtoH_v2(&bytes, at, sizeof bytes), FDT_ERROR, err,
-                          "cuMemcpyDtoH_v2(fdt_dynamic_shared)");
+    unsigned bytes = 0;
+    const CUresult found = b->cu.cuModuleGetGlobal_v2(&at, &size, k->module,
+                                                      "fdt_dynamic_shared");
+    if (found == CUDA_ERROR_NOT_FOUND)
+        return FDT_OK;
+    fdt_status st = check(b, found, FDT_ERROR, err, "cuModuleGetGlobal_v2(fdt_dynamic_shared)");
+    if (st == FDT_OK && size != sizeof bytes)
+        st = fdt_fail(err, FDT_ERROR, "cuda backend: fdt_dynamic_shared is %zu bytes, not %zu",
+                      size, sizeof bytes);
     if (st == FDT_OK)
+        st = check(b, b->cu.cuMemcpyDtoH_v2(&bytes, at, sizeof bytes), FDT_ERROR, err,
+                   "cuMemcpyDtoH_v2(fdt_dynamic_shared)");
+    if (st == FDT_OK && bytes > 0)
         st = check(b,
                    b->cu.cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                             (int)bytes),
                    FDT_ERROR, err, "cuFuncSetAttribute(%u bytes of dynamic shared memory)", bytes);
-    if (st == FDT_OK)
+    if (st == FDT_OK) {
         k->dynamic_shared = bytes;
+        k->res.shared_bytes += (int)bytes;
+    }
     return st;
 }
 

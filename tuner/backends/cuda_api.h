@@ -17,6 +17,7 @@
 typedef enum cudaError_enum {
     CUDA_SUCCESS = 0,
     CUDA_ERROR_NO_DEVICE = 100,
+    CUDA_ERROR_NOT_FOUND = 500,
     CUDA_ERROR_NOT_READY = 600,
     /* Faults raised by a running kernel; they poison the context and surface at any later call. */
     CUDA_ERROR_ILLEGAL_ADDRESS = 700,
