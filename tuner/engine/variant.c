@@ -35,7 +35,7 @@ typedef struct value_list {
 typedef enum shared_tiles {
     SHARED_NONE, SHARED_QUEUE, SHARED_PAIR, SHARED_SPEC, SHARED_RING
 } shared_tiles;
-#define RING_AHEAD 2 /* two planes ahead: one was slower, three no faster (r4_ring.cu) */
+#define RING_AHEAD 2 /* one plane ahead and three were slower (bench/r4_ring.cu) */
 
 /* The points a thread owns in a row: one, or one 16-byte vector, 2 doubles or 4 floats
  * (zvec, zroll, xytile). */
