@@ -139,3 +139,15 @@ template <typename T> static void problem_close(problem<T> &p)
     CHECK(cudaFree(p.f));
     CHECK(cudaFree(p.g));
 }
+
+// A prototype's main: its shape() for double, then float, on NX NY NZ from the command line
+// (512^3 without them).
+static int run_precisions(int argc, char **argv, void (*in_double)(const char *, int, int, int),
+                          void (*in_float)(const char *, int, int, int))
+{
+    const int nx = argc > 3 ? atoi(argv[1]) : 512, ny = argc > 3 ? atoi(argv[2]) : 512,
+              nz = argc > 3 ? atoi(argv[3]) : 512;
+    in_double("double", nx, ny, nz);
+    in_float("float", nx, ny, nz);
+    return 0;
+}

@@ -188,9 +188,5 @@ template <typename T> static void shape(const char *precision, int nx, int ny, i
 
 int main(int argc, char **argv)
 {
-    const int nx = argc > 3 ? atoi(argv[1]) : 512, ny = argc > 3 ? atoi(argv[2]) : 512,
-              nz = argc > 3 ? atoi(argv[3]) : 512;
-    shape<double>("double", nx, ny, nz);
-    shape<float>("float", nx, ny, nz);
-    return 0;
+    return run_precisions(argc, argv, shape<double>, shape<float>);
 }
