@@ -1,6 +1,6 @@
 # tap.sh - the result lines of the shell tests, sourced by the test_*.sh scripts: "ok -
-# NAME", "FAIL - NAME" followed by the tail of a log, and check, which runs a command and
-# keeps its output in $scratch/out. There is no skip: a check that cannot run fails (see
+# NAME", "FAIL - NAME" followed by the tail of a log, and check and expect_exit, which run a
+# command and keep its output in $scratch/out. There is no skip: a check that cannot run fails (see
 # require). The sourcing script sets scratch and starts passed and failed at 0, or has
 # daemon_test do it. For the scripts that start a daemon: daemon_test, wait_answering and
 # stop_daemon, on $pid, $FDTUNE and $LOG.
@@ -79,6 +79,21 @@ check() {
     name=$1
     shift
     if "$@" >"$scratch/out" 2>&1; then ok "$name"; else not_ok "$name" "$scratch/out"; fi
+}
+
+# expect_exit NAME WANT_RC TEXT COMMAND...: the command exits WANT_RC and says TEXT (a
+# fixed string) on stdout or stderr.
+expect_exit() {
+    name=$1 want=$2 text=$3
+    shift 3
+    "$@" >"$scratch/out" 2>&1
+    rc=$?
+    if [ $rc -eq "$want" ] && grep -qF -- "$text" "$scratch/out"; then
+        ok "$name"
+    else
+        echo "(exit $rc, wanted $want and: $text)" >>"$scratch/out"
+        not_ok "$name" "$scratch/out"
+    fi
 }
 
 # answering PID NAME LOG COMMAND...: waits until COMMAND (a status through the daemon PID)

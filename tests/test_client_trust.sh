@@ -53,21 +53,6 @@ as() {
     $CLEAN_ENV setpriv --reuid="$who" --regid="$who" --clear-groups "$@"
 }
 
-# expect_exit NAME WANT_RC TEXT COMMAND...: COMMAND exits WANT_RC and says TEXT (a fixed
-# string).
-expect_exit() {
-    name=$1 want=$2 text=$3
-    shift 3
-    "$@" >"$dir/out" 2>&1
-    rc=$?
-    if [ $rc -eq "$want" ] && grep -qF -- "$text" "$dir/out"; then
-        ok "$name"
-    else
-        echo "(exit $rc, wanted $want and: $text)" >>"$dir/out"
-        not_ok "$name" "$dir/out"
-    fi
-}
-
 # heat_refuses NAME UID TEXT [VAR=VALUE...]: the heat example run by UID with those
 # variables ran kernel 1, saying TEXT: it compiled nothing the daemon named.
 heat_refuses() {

@@ -39,20 +39,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-# expect NAME STATUS TEXT COMMAND...: COMMAND exits STATUS and its output holds TEXT.
-expect() {
-    name=$1 status=$2 text=$3
-    shift 3
-    "$@" >"$dir/out" 2>&1
-    rc=$?
-    if [ $rc -eq "$status" ] && grep -qF -- "$text" "$dir/out"; then
-        ok "$name"
-    else
-        echo "(exit $rc, expected $status and '$text')" >>"$dir/out"
-        not_ok "$name" "$dir/out"
-    fi
-}
-
 # Six shapes of the size tests/test_watch.sh tunes (each side at least 16): task 0 takes
 # shapes 0 and 3, task 1 shapes 1 and 4, task 2 shapes 2 and 5. Six variants a shape, each
 # sample at least 100 ms: a shape takes seconds on any host, never less than the few the
@@ -79,36 +65,36 @@ max_spread = 0
 EOF
 
 # --- 1. what needs no cluster -------------------------------------------------------------
-expect "no arguments: exit 2, asks for SHAPES and OUTDIR" 2 "expected SHAPES and OUTDIR" \
+expect_exit "no arguments: exit 2, asks for SHAPES and OUTDIR" 2 "expected SHAPES and OUTDIR" \
     "$TOOL"
-expect "--help: exit 0, names resubmit and every option" 0 "--import-to SOCKET" "$TOOL" --help
-expect "--version" 0 "fdtune-slurm " "$TOOL" --version
-expect "a missing shapes file: exit 2, named" 2 \
+expect_exit "--help: exit 0, names resubmit and every option" 0 "--import-to SOCKET" "$TOOL" --help
+expect_exit "--version" 0 "fdtune-slurm " "$TOOL" --version
+expect_exit "a missing shapes file: exit 2, named" 2 \
     "cannot read the shapes file '$dir/nope': no such file" \
     "$TOOL" --tasks 3 "$dir/nope" "$dir/o1"
 printf '16 16 16\n20 16\n' >"$dir/bad"
-expect "a shapes file with a bad line: exit 2, fdtune batch names the line" 2 \
+expect_exit "a shapes file with a bad line: exit 2, fdtune batch names the line" 2 \
     "$dir/bad:2: expected NX NY NZ, found 2 fields" "$TOOL" --tasks 3 "$dir/bad" "$dir/o1"
 printf '4 4 4\n' >"$dir/small"
-expect "a shape too small for --radius 4: exit 2, named" 2 "each side must be 9 to 65536" \
+expect_exit "a shape too small for --radius 4: exit 2, named" 2 "each side must be 9 to 65536" \
     "$TOOL" --tasks 1 --radius 4 "$dir/small" "$dir/o1"
-expect "--precision half: exit 2, fdtune's message" 2 "--precision must be float or double" \
+expect_exit "--precision half: exit 2, fdtune's message" 2 "--precision must be float or double" \
     "$TOOL" --tasks 3 --precision half "$dir/shapes" "$dir/o1"
-expect "an unknown option: exit 2, named" 2 "unknown option '--frobnicate'" \
+expect_exit "an unknown option: exit 2, named" 2 "unknown option '--frobnicate'" \
     "$TOOL" --tasks 3 --frobnicate "$dir/shapes" "$dir/o1"
-expect "no --tasks: exit 2, says so" 2 "--tasks N is missing" "$TOOL" "$dir/shapes" "$dir/o1"
-expect "--tasks 0: exit 2" 2 "--tasks must be at least 1, not '0'" \
+expect_exit "no --tasks: exit 2, says so" 2 "--tasks N is missing" "$TOOL" "$dir/shapes" "$dir/o1"
+expect_exit "--tasks 0: exit 2" 2 "--tasks must be at least 1, not '0'" \
     "$TOOL" --tasks 0 "$dir/shapes" "$dir/o1"
-expect "--backend gpu: exit 2" 2 "--backend must be auto, hip, cuda or cpu, not 'gpu'" \
+expect_exit "--backend gpu: exit 2" 2 "--backend must be auto, hip, cuda or cpu, not 'gpu'" \
     "$TOOL" --tasks 3 --backend gpu "$dir/shapes" "$dir/o1"
-expect "--sbatch-arg that is not an option: exit 2" 2 "is not an sbatch option" \
+expect_exit "--sbatch-arg that is not an option: exit 2" 2 "is not an sbatch option" \
     "$TOOL" --tasks 3 --sbatch-arg qos=long "$dir/shapes" "$dir/o1"
-expect "--sbatch-arg --array=...: exit 2, the array is fdtune-slurm's" 2 \
+expect_exit "--sbatch-arg --array=...: exit 2, the array is fdtune-slurm's" 2 \
     "the array is fdtune-slurm's own" \
     "$TOOL" --tasks 3 --sbatch-arg=--array=0-9 "$dir/shapes" "$dir/o1"
-expect "--bindir that is not a directory: exit 2" 2 "--bindir $dir/nope is not a directory" \
+expect_exit "--bindir that is not a directory: exit 2" 2 "--bindir $dir/nope is not a directory" \
     "$TOOL" --tasks 3 --bindir "$dir/nope" "$dir/shapes" "$dir/o1"
-expect "resubmit of a directory that holds no submission: exit 2" 2 "holds no task.sbatch" \
+expect_exit "resubmit of a directory that holds no submission: exit 2" 2 "holds no task.sbatch" \
     "$TOOL" resubmit "$dir"
 if [ ! -e "$dir/o1" ]; then
     ok "nothing was written by the refused commands"
@@ -130,12 +116,12 @@ no_slurm() (
     PATH=$dir/nobin
     "$@"
 )
-expect "no sbatch on PATH: exit 1, says where to run" 1 "sbatch is not on PATH" \
+expect_exit "no sbatch on PATH: exit 1, says where to run" 1 "sbatch is not on PATH" \
     no_slurm "$TOOL" --tasks 3 "$dir/shapes" "$dir/o1"
 
 # --dry-run, with no Slurm at all: the job scripts, every option in its #SBATCH line.
 { echo "32 32 32"; cat "$dir/shapes"; echo "20 20 20 # again"; } >"$dir/shapes7"
-expect "--dry-run with no sbatch on PATH: exit 0, prints the sbatch commands" 0 \
+expect_exit "--dry-run with no sbatch on PATH: exit 0, prints the sbatch commands" 0 \
     "sbatch --parsable --dependency=afterany:<array job id> $dir/dry/merge.sbatch" \
     no_slurm "$TOOL" --tasks 3 --dry-run --partition gpu --account proj1 --time 1:00:00 \
     --gpus-per-task 1 --constraint h100 --sbatch-arg=--qos=long \
@@ -170,13 +156,13 @@ else
     echo "wrong:$bad" >>"$dir/dry.out"
     not_ok "--dry-run: #SBATCH lines for each option" "$dir/dry.out"
 fi
-expect "a second submission into the same OUTDIR: exit 2, points to resubmit" 2 \
+expect_exit "a second submission into the same OUTDIR: exit 2, points to resubmit" 2 \
     "holds a submission already" \
     no_slurm "$TOOL" --tasks 3 --dry-run "$dir/shapes" "$dir/dry"
-expect "--resubmit OUTDIR --dry-run after a dry run: the whole array, and the merge job" 0 \
+expect_exit "--resubmit OUTDIR --dry-run after a dry run: the whole array, and the merge job" 0 \
     "sbatch --parsable --array=0,1,2 $dir/dry/task.sbatch" \
     no_slurm "$TOOL" --resubmit "$dir/dry" --dry-run
-expect "--tasks 20 over 6 shapes: 6 tasks" 0 "6 shapes: 6 tasks, not 20" \
+expect_exit "--tasks 20 over 6 shapes: 6 tasks" 0 "6 shapes: 6 tasks, not 20" \
     no_slurm "$TOOL" --tasks 20 --dry-run "$dir/shapes" "$dir/dry20"
 
 # --- 2. the cluster, and the fourth fdtuned ---------------------------------------------
@@ -227,7 +213,7 @@ shapes_in() {
 
 # --- 3. the array, with task 1 killed midway ---------------------------------------------
 out=$dir/out.d
-expect "a partition Slurm does not have: exit 1, sbatch's error" 1 "invalid partition" \
+expect_exit "a partition Slurm does not have: exit 1, sbatch's error" 1 "invalid partition" \
     "$TOOL" --tasks 3 --partition nosuch "$dir/shapes" "$out"
 if [ ! -e "$out" ] && [ -z "$(squeue -h -o %i)" ]; then
     ok "nothing was submitted, and the OUTDIR it made is gone"
@@ -235,7 +221,7 @@ else
     ls -R "$out" >"$dir/out" 2>&1
     not_ok "nothing was submitted, and the OUTDIR it made is gone" "$dir/out"
 fi
-expect "fdtune-slurm submits an array of 3 tasks over 6 shapes and a merge job" 0 \
+expect_exit "fdtune-slurm submits an array of 3 tasks over 6 shapes and a merge job" 0 \
     "merge job " "$TOOL" --tasks 3 --backend cpu --config "$dir/conf" --time 10 \
     --import-to "$main" --sbatch-arg=--comment=fdtune-slurm-test "$dir/shapes" "$out"
 cp "$dir/out" "$dir/submit.out"
@@ -307,13 +293,13 @@ else
 fi
 
 # --- 4. fdtune-slurm resubmit ------------------------------------------------------------
-expect "fdtune-slurm resubmit: task 1 alone, and a new merge job" 0 \
+expect_exit "fdtune-slurm resubmit: task 1 alone, and a new merge job" 0 \
     "shapes with no export: 4; their tasks: 1" "$TOOL" resubmit "$out"
 cp "$dir/out" "$dir/resubmit.out"
 read -r array2 merge2 <<EOF
 $(job_ids "$dir/resubmit.out")
 EOF
-expect "resubmit again while they are queued: exit 1, names them" 1 \
+expect_exit "resubmit again while they are queued: exit 1, names them" 1 \
     "are still queued or running: ${array2}_" "$TOOL" resubmit "$out"
 if [ -n "$array2" ] && [ -n "$merge2" ] &&
     wait_until 240 slurm_ended "${array2}_1" "$merge2"; then
@@ -381,12 +367,12 @@ if [ ! -s "$dir/queries" ]; then
 else
     not_ok "the fourth fdtuned answers each of the 6 shapes exact" "$dir/queries"
 fi
-expect "resubmit once all is merged: nothing to resubmit" 0 "nothing to resubmit" \
+expect_exit "resubmit once all is merged: nothing to resubmit" 0 "nothing to resubmit" \
     "$TOOL" resubmit "$out"
 
 # --backend auto (the default) on a node with no GPU: the task fails, saying so.
 echo "16 16 16" >"$dir/one"
-expect "a submission with the default backend" 0 "merge job " \
+expect_exit "a submission with the default backend" 0 "merge job " \
     "$TOOL" --tasks 1 --config "$dir/conf" "$dir/one" "$dir/auto"
 read -r array3 merge3 <<EOF
 $(job_ids "$dir/out")
