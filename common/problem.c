@@ -62,5 +62,60 @@ int fdt_problem_same(const fdt_problem *a, const fdt_problem *b)
 {
     return strcmp(a->stencil, b->stencil) == 0 && a->nx == b->nx && a->ny == b->ny &&
            a->nz == b->nz && a->radius == b->radius && a->precision == b->precision &&
-           a->cache == b->cache;
+           a->cache == b->cache && fdt_problem_pitch(a) == fdt_problem_pitch(b) &&
+           a->offset == b->offset;
+}
+
+int fdt_problem_pitch(const fdt_problem *p)
+{
+    return p->pitch ? p->pitch : p->nx;
+}
+
+size_t fdt_problem_storage_points(const fdt_problem *p)
+{
+    return (size_t)p->offset + (size_t)fdt_problem_pitch(p) * p->ny * p->nz;
+}
+
+int fdt_problem_dense(const fdt_problem *p)
+{
+    return fdt_problem_pitch(p) == p->nx && p->offset == 0;
+}
+
+void fdt_problem_canonical_layout(fdt_problem *p)
+{
+    if (p->pitch == p->nx)
+        p->pitch = 0;
+}
+
+int fdt_offset_limit(fdt_precision precision)
+{
+    return FDT_OFFSET_BYTES / (int)fdt_real_size(precision);
+}
+
+/* A 32-byte sector: what L2 and DRAM move at least, and what a partly written one costs a
+ * read of (NVIDIA; AMD's caches keep 64- and 128-byte lines, of whole sectors too). */
+#define SECTOR_BYTES 32
+
+static void add_layout(fdt_problem out[], int *n, const fdt_problem *p, int pitch, int offset)
+{
+    fdt_problem c = *p;
+    c.pitch = pitch;
+    c.offset = offset;
+    fdt_problem_canonical_layout(&c);
+    for (int i = 0; i < *n; i++)
+        if (fdt_problem_same(&out[i], &c))
+            return;
+    out[(*n)++] = c;
+}
+
+int fdt_layout_candidates(const fdt_problem *p, fdt_problem out[FDT_LAYOUTS_MAX])
+{
+    const int q = SECTOR_BYTES / (int)fdt_real_size(p->precision); /* points a sector */
+    const int padded = (p->nx + q - 1) / q * q;
+    const int head = (q - p->radius % q) % q; /* point R at a sector's start */
+    int n = 0;
+    add_layout(out, &n, p, 0, 0);
+    add_layout(out, &n, p, padded, 0);
+    add_layout(out, &n, p, padded, head);
+    return n;
 }

@@ -313,6 +313,24 @@ static const fdt_family families[] = {
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
 
+/* The layout's own limits (common/problem.h): a pitch from nx to nx + FDT_PITCH_PAD_MAX, an
+ * offset under FDT_OFFSET_BYTES. */
+static const char *layout_check(const fdt_problem *p, char *why, size_t len)
+{
+    if (p->pitch && (p->pitch < p->nx || p->pitch > p->nx + FDT_PITCH_PAD_MAX)) {
+        snprintf(why, len, "pitch %d is out of range: a row pitch must be nx (%d) to nx + %d",
+                 p->pitch, p->nx, FDT_PITCH_PAD_MAX);
+        return why;
+    }
+    const int limit = fdt_offset_limit(p->precision);
+    if (p->offset < 0 || p->offset >= limit) {
+        snprintf(why, len, "offset %d is out of range: 0 to %d points (%d bytes) in %s",
+                 p->offset, limit - 1, FDT_OFFSET_BYTES - 1, fdt_precision_name(p->precision));
+        return why;
+    }
+    return NULL;
+}
+
 const char *fdt_problem_check(const fdt_problem *p)
 {
     static _Thread_local char why[160];
@@ -334,7 +352,7 @@ const char *fdt_problem_check(const fdt_problem *p)
                      p->radius);
             return why;
         }
-    return NULL;
+    return layout_check(p, why, sizeof why);
 }
 
 const fdt_family *fdt_family_find(const char *name)
