@@ -54,7 +54,7 @@ KERNELS := naive tiled zmarch zvec zroll smem xytile ring snaive smarch szwin sv
            copy l2read
 # The store's schema (version 1) and its migrations, in order.
 SQL := schema migrate_2 migrate_3 migrate_4 migrate_5 migrate_6 migrate_7 migrate_8 migrate_9 \
-       migrate_10 migrate_11 migrate_12
+       migrate_10 migrate_11 migrate_12 migrate_13
 STORE := store store_devices store_jobs store_results store_code store_stencils
 # What every program shares: the vocabulary and helpers of every part (common/), the
 # backends, the tuning engine (tuner/engine/, the worker's main aside), the store and the

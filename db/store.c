@@ -23,7 +23,7 @@
 extern const char fdt_schema_sql[], fdt_migrate_2_sql[], fdt_migrate_3_sql[],
     fdt_migrate_4_sql[], fdt_migrate_5_sql[], fdt_migrate_6_sql[], fdt_migrate_7_sql[],
     fdt_migrate_8_sql[], fdt_migrate_9_sql[], fdt_migrate_10_sql[], fdt_migrate_11_sql[],
-    fdt_migrate_12_sql[];
+    fdt_migrate_12_sql[], fdt_migrate_13_sql[];
 
 /* Written into every store's header, so that another program's SQLite file is refused
  * rather than migrated. "FDTu". */
@@ -35,7 +35,7 @@ static const char *const migrations[] = {fdt_schema_sql, fdt_migrate_2_sql, fdt_
                                          fdt_migrate_6_sql, fdt_migrate_7_sql,
                                          fdt_migrate_8_sql, fdt_migrate_9_sql,
                                          fdt_migrate_10_sql, fdt_migrate_11_sql,
-                                         fdt_migrate_12_sql};
+                                         fdt_migrate_12_sql, fdt_migrate_13_sql};
 _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
                "one migration step per schema version");
 
@@ -43,7 +43,7 @@ _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
 
 /* Column lists shared by the statements that write a row and those that read it back; the
  * binders and readers in store_*.c walk them in this order. */
-#define KEY_COLUMNS "stencil, radius, precision, nx, ny, nz, cache"
+#define KEY_COLUMNS "stencil, radius, precision, nx, ny, nz, cache, row_pitch, base_offset"
 #define DEVICE_COLUMNS                                                                     \
     "backend, vendor, name, arch, compute_units, memory_bytes, l2_bytes, driver_version, " \
     "compiler_version, warp_size, max_threads_per_block, max_shared_per_block, "           \
@@ -61,6 +61,8 @@ _Static_assert(sizeof migrations / sizeof migrations[0] == FDT_SCHEMA_VERSION,
     "device_id, " KEY_COLUMNS ", variant, gbps, median_ms, copy_gbps, interior_copy_gbps, " \
     "kernel1_gbps, kernels, job_id, updated, state, doubt, remeasure_after"
 #define SELECT_JOB "SELECT id, " JOB_COLUMNS " FROM jobs "
+/* best's primary key, in its order. */
+#define BEST_KEY "device_id, stencil, radius, precision, cache, nx, ny, nz, row_pitch, base_offset"
 
 static const char *const statements[ST_COUNT] = {
     [ST_DEVICES] = "SELECT id, fingerprint, " DEVICE_COLUMNS " FROM devices ORDER BY id",
@@ -68,7 +70,7 @@ static const char *const statements[ST_COUNT] = {
     [ST_JOB_FIND_ACTIVE] =
         SELECT_JOB "WHERE state IN ('queued', 'running') AND device_index = ? "
         "AND fingerprint = ? AND stencil = ? AND radius = ? AND precision = ? AND nx = ? AND ny = ? AND nz = ? "
-        "AND cache = ? AND family = ? AND subset = ? AND strategy = ? AND choose_cache = ? "
+        "AND cache = ? AND row_pitch = ? AND base_offset = ? AND family = ? AND subset = ? AND strategy = ? AND choose_cache = ? "
         "ORDER BY id LIMIT 1",
     [ST_JOB_NEXT] =
         SELECT_JOB "WHERE state = 'queued' AND (device_index = ?1 OR (device_index = -1 AND "
@@ -97,7 +99,8 @@ static const char *const statements[ST_COUNT] = {
     /* The key's columns in KEY_COLUMNS' order, for bind_key; results_by_problem serves it. */
     [ST_FULLEST_JOB] =
         "SELECT job_id, count(*) FROM results WHERE device_id = ? AND stencil = ? AND radius = ? "
-        "AND precision = ? AND nx = ? AND ny = ? AND nz = ? AND cache = ? AND leader = 0 "
+        "AND precision = ? AND nx = ? AND ny = ? AND nz = ? AND cache = ? AND row_pitch = ? "
+        "AND base_offset = ? AND leader = 0 "
         "GROUP BY job_id ORDER BY count(*) DESC, job_id DESC LIMIT 1",
     /* Exports read in pages, each one short query that starts where the last ended (keyset,
      * never OFFSET, which would read every row before the page again). */
@@ -107,21 +110,21 @@ static const char *const statements[ST_COUNT] = {
     /* The winner of one problem on one device; the parameters: the device, bind_key's. */
     [ST_BEST_GET] =
         "SELECT " BEST_COLUMNS " FROM best WHERE device_id = ? AND stencil = ? AND radius = ? "
-        "AND precision = ? AND nx = ? AND ny = ? AND nz = ? AND cache = ?",
+        "AND precision = ? AND nx = ? AND ny = ? AND nz = ? AND cache = ? AND row_pitch = ? "
+        "AND base_offset = ?",
     /* The job an imported file's rows of one job elsewhere went to, on this device. */
     [ST_JOB_OF_ORIGIN] =
         SELECT_JOB "WHERE origin_store = ? AND origin_job = ? AND fingerprint = ? AND "
         "stencil = ? AND radius = ? AND precision = ? AND nx = ? AND ny = ? AND nz = ? AND "
-        "cache = ? LIMIT 1",
+        "cache = ? AND row_pitch = ? AND base_offset = ? LIMIT 1",
     [ST_BEST_ALL] =
         "SELECT " BEST_COLUMNS " FROM best "
-        "ORDER BY device_id, stencil, radius, precision, cache, nx, ny, nz",
+        "ORDER BY " BEST_KEY,
     /* The primary key's order; the parameters are the device and bind_key's order. */
     [ST_BEST_PAGE] =
         "SELECT " BEST_COLUMNS " FROM best "
-        "WHERE (device_id, stencil, radius, precision, cache, nx, ny, nz) > "
-        "(?1, ?2, ?3, ?4, ?8, ?5, ?6, ?7) "
-        "ORDER BY device_id, stencil, radius, precision, cache, nx, ny, nz LIMIT ?9",
+        "WHERE (" BEST_KEY ") > (?1, ?2, ?3, ?4, ?8, ?5, ?6, ?7, ?9, ?10) "
+        "ORDER BY " BEST_KEY " LIMIT ?11",
     [ST_BEST_DEFER] = "UPDATE best SET remeasure_after = ? WHERE device_id = ? AND job_id = ?",
     /* The device's doubtful winner due to be measured again first, if any. */
     [ST_BEST_DUE] =
@@ -158,7 +161,7 @@ static const char *const statements[ST_COUNT] = {
     [ST_JOB_CREATE] =
         "INSERT INTO jobs (" JOB_COLUMNS ") "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [ST_JOB_UPDATE] =
         "UPDATE jobs SET state = ?, total = ?, done = ?, ok = ?, failed = ?, phase = ?, "
         "best_variant = ?, best_gbps = ?, error = ?, started = ?, finished = ?, warm = ?, "
@@ -169,7 +172,8 @@ static const char *const statements[ST_COUNT] = {
      * it); a leader row replaces the earlier one. */
     [ST_RESULT_ADD] =
         "INSERT INTO results (" RESULT_COLUMNS ", device_id, " KEY_COLUMNS ", kernels, measured) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?) "
         "ON CONFLICT (job_id, leader, variant) DO UPDATE SET status = excluded.status, "
         "median_ms = excluded.median_ms, min_ms = excluded.min_ms, q1_ms = excluded.q1_ms, "
         "q3_ms = excluded.q3_ms, gbps = excluded.gbps, compile_ms = excluded.compile_ms, "
@@ -182,12 +186,13 @@ static const char *const statements[ST_COUNT] = {
     /* An imported row: never replaces a row of its job (importing twice adds nothing). */
     [ST_RESULT_IMPORT] =
         "INSERT INTO results (" RESULT_COLUMNS ", device_id, " KEY_COLUMNS ", kernels, measured) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?) "
         "ON CONFLICT (job_id, leader, variant) DO NOTHING",
     [ST_BEST_PUT] =
         "INSERT INTO best (" BEST_COLUMNS ") "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (device_id, stencil, radius, precision, cache, nx, ny, nz) DO UPDATE SET "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (" BEST_KEY ") DO UPDATE SET "
         "variant = excluded.variant, gbps = excluded.gbps, median_ms = excluded.median_ms, "
         "copy_gbps = excluded.copy_gbps, interior_copy_gbps = excluded.interior_copy_gbps, "
         "kernel1_gbps = excluded.kernel1_gbps, "
@@ -212,7 +217,8 @@ static const char *const statements[ST_COUNT] = {
         "DELETE FROM best WHERE stencil = ?1 AND EXISTS (SELECT 1 FROM best AS b "
         "WHERE b.stencil = ?2 AND b.device_id = best.device_id AND b.radius = best.radius "
         "AND b.precision = best.precision AND b.cache = best.cache AND b.nx = best.nx "
-        "AND b.ny = best.ny AND b.nz = best.nz AND b.updated >= best.updated)",
+        "AND b.ny = best.ny AND b.nz = best.nz AND b.row_pitch = best.row_pitch "
+        "AND b.base_offset = best.base_offset AND b.updated >= best.updated)",
     [ST_STENCIL_RENAME_BEST] = "UPDATE OR REPLACE best SET stencil = ?2 WHERE stencil = ?1",
 };
 
@@ -297,6 +303,8 @@ void bind_key(binder *b, const fdt_key *k)
     bind_int(b, k->problem.ny);
     bind_int(b, k->problem.nz);
     bind_text(b, fdt_cache_mode_name(k->problem.cache), SIZE_MAX);
+    bind_int(b, k->problem.pitch == k->problem.nx ? 0 : k->problem.pitch);
+    bind_int(b, k->problem.offset);
 }
 
 int64_t col_int(reader *r)
@@ -326,6 +334,8 @@ int col_key(fdt_store *s, reader *r, fdt_key *k)
     k->problem.ny = col_int(r);
     k->problem.nz = col_int(r);
     col_text(r, cache, sizeof cache);
+    k->problem.pitch = col_int(r);
+    k->problem.offset = col_int(r);
     if (fdt_precision_parse(precision, &k->problem.precision) != 0)
         return store_fail(s, "the store holds an unknown precision '%s'", precision);
     if (fdt_cache_mode_parse(cache, &k->problem.cache) != 0)

@@ -21,7 +21,7 @@
 
 /* The schema version this build writes; older files are migrated on open, newer ones are
  * refused (a downgrade must not damage data it does not understand). */
-#define FDT_SCHEMA_VERSION 12
+#define FDT_SCHEMA_VERSION 13
 
 typedef struct fdt_store fdt_store;
 

@@ -804,6 +804,53 @@ static void test_best(void **state)
     fdt_store_close(s);
 }
 
+/* A shape laid out another way is another problem: a padded layout's winner stands beside
+ * the dense one's, each found by its own key and read back with its layout; a pitch equal
+ * to nx is the dense layout (one row, not two); a job's layout and its results' travel. */
+static void test_best_keeps_each_layout(void **state)
+{
+    int64_t device_id;
+    fdt_job job;
+    fdt_store *s = store_with_job(state, &device_id, &job);
+    const fdt_key dense = key_of(96, FDT_DOUBLE, FDT_CACHE_HOT);
+    fdt_key padded = dense, offset_only = dense, pitch_nx = dense;
+    padded.problem.pitch = 100;
+    padded.problem.offset = 3;
+    offset_only.problem.offset = 3;
+    pitch_nx.problem.pitch = 96;
+    fdt_best b = best_of(device_id, dense, "zvec:64x4x1:mz4", 3367.9);
+    assert_int_equal(fdt_store_best_put(s, &b), 0);
+    b = best_of(device_id, padded, "tiled:32x2x2:m2:seed", 3550.1);
+    assert_int_equal(fdt_store_best_put(s, &b), 0);
+    b = best_of(device_id, offset_only, "naive:256x1x1", 3000);
+    assert_int_equal(fdt_store_best_put(s, &b), 0);
+    b = best_of(device_id, pitch_nx, "zvec:32x4x1:mz4", 3400);
+    assert_int_equal(fdt_store_best_put(s, &b), 0); /* replaces the dense row */
+    fdt_best got;
+    assert_int_equal(fdt_store_best_get(s, device_id, &padded, &got), 1);
+    assert_string_equal(got.variant, "tiled:32x2x2:m2:seed");
+    assert_int_equal(got.key.problem.pitch, 100);
+    assert_int_equal(got.key.problem.offset, 3);
+    assert_int_equal(fdt_store_best_get(s, device_id, &dense, &got), 1);
+    assert_string_equal(got.variant, "zvec:32x4x1:mz4");
+    assert_int_equal(got.key.problem.pitch, 0);
+    assert_int_equal(got.key.problem.offset, 0);
+    fdt_best *rows;
+    size_t n;
+    assert_int_equal(fdt_store_best_all(s, &rows, &n), 0);
+    assert_int_equal(n, 3);
+    free(rows);
+
+    fdt_job j = job_of(0, 96);
+    j.key = padded;
+    assert_int_equal(fdt_store_job_create(s, &j), 0);
+    fdt_job back;
+    assert_int_equal(fdt_store_job_get(s, j.id, &back), 1);
+    assert_int_equal(back.key.problem.pitch, 100);
+    assert_int_equal(back.key.problem.offset, 3);
+    fdt_store_close(s);
+}
+
 /* A doubtful row due to be measured again is found by its device once its time has come,
  * the earliest first; one never to be measured again (0), or another device's, is not. */
 static void test_best_due(void **state)
@@ -1212,6 +1259,7 @@ static void test_migrates_version_4(void **state)
     assert_int_equal(fdt_store_best_all(s, &rows, &n), 0);
     assert_int_equal(n, 1);
     assert_near(rows[0].copy_gbps, 3000.0, 1e-9);
+    assert_true(fdt_problem_dense(&rows[0].key.problem)); /* stored before layouts: dense */
     free(rows);
     fdt_store_close(s);
     expect_sql(path, "SELECT copy_gbps || ' ' || l2_gbps || ' ' || balance_measured "
@@ -1552,6 +1600,7 @@ int main(int argc, char **argv)
         TEST(test_job_queue_spreads_over_devices),
         TEST(test_results),
         TEST(test_best),
+        TEST(test_best_keeps_each_layout),
         TEST(test_best_due),
         TEST(test_best_under_auto_keeps_its_state),
         TEST(test_device_adopted_from_an_older_fingerprint),
