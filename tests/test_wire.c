@@ -153,7 +153,8 @@ static void test_problem_round_trip_and_defaults(void **state)
 {
     (void)state;
     const fdt_problem p = {.stencil = "laplacian", .nx = 513, .ny = 9, .nz = 65536, .radius = 4,
-                           .precision = FDT_FLOAT, .cache = FDT_CACHE_PERSIST};
+                           .precision = FDT_FLOAT, .cache = FDT_CACHE_PERSIST, .pitch = 520,
+                           .offset = 4};
     json_t *j = via_text(fdt_wire_problem_json(&p));
     fdt_problem back;
     char err[256] = "";
@@ -168,6 +169,13 @@ static void test_problem_round_trip_and_defaults(void **state)
     assert_int_equal(back.precision, FDT_DOUBLE);
     assert_int_equal(back.cache, FDT_CACHE_HOT);
     assert_int_equal(back.nz, 16);
+    assert_true(fdt_problem_dense(&back));
+    json_decref(j);
+
+    /* A pitch of nx is the dense layout, kept in its one form (0). */
+    j = json_pack("{s:i, s:i, s:i, s:i}", "nx", 64, "ny", 32, "nz", 16, "pitch", 64);
+    assert_int_equal(fdt_wire_problem_parse(j, &back, err, sizeof err), 0);
+    assert_int_equal(back.pitch, 0);
     json_decref(j);
 }
 
@@ -190,6 +198,11 @@ static void test_problem_refusals(void **state)
         {"precision", "1", "'precision' must be \"float\" or \"double\""},
         {"cache", "\"warm\"", "'cache' must be \"hot\", \"cold\", \"persist\" or \"auto\""},
         {"cache", "0", "'cache' must be \"hot\", \"cold\", \"persist\" or \"auto\""},
+        {"pitch", "63", "pitch 63 is out of range: a row pitch must be nx (64) to nx + 4096"},
+        {"pitch", "4161", "pitch 4161 is out of range"},
+        {"pitch", "\"auto\"", "'pitch' must be an integer"},
+        {"offset", "32", "offset 32 is out of range: 0 to 31 points (255 bytes) in double"},
+        {"offset", "-1", "'offset' must be from 0 to 256"},
     };
     fdt_problem out;
     expect_refusals(good, parse_problem, &out, cases, sizeof cases / sizeof cases[0]);

@@ -210,10 +210,11 @@ int fdt_wire_balance_parse(const json_t *j, fdt_balance *b, char *err, size_t er
 json_t *fdt_wire_problem_json(const fdt_problem *p)
 {
     const fdt_stencil *st = fdt_stencil_of(p);
-    return json_pack("{s:s,s:s*,s:i,s:i,s:i,s:i,s:s,s:s}", "stencil", p->stencil, "spec",
-                     st ? st->text : NULL, "nx", p->nx, "ny", p->ny, "nz", p->nz, "radius",
-                     p->radius, "precision", fdt_precision_name(p->precision), "cache",
-                     fdt_cache_mode_name(p->cache));
+    return json_pack("{s:s,s:s*,s:i,s:i,s:i,s:i,s:s,s:s,s:i,s:i}", "stencil", p->stencil,
+                     "spec", st ? st->text : NULL, "nx", p->nx, "ny", p->ny, "nz", p->nz,
+                     "radius", p->radius, "precision", fdt_precision_name(p->precision),
+                     "cache", fdt_cache_mode_name(p->cache), "pitch", fdt_problem_pitch(p),
+                     "offset", p->offset);
 }
 
 static const field problem_sides[] = {
@@ -222,6 +223,11 @@ static const field problem_sides[] = {
     INT(fdt_problem, nz, "nz", 1, FDT_MAX_SIDE),
 };
 static const field problem_radius = INT(fdt_problem, radius, "radius", 1, FDT_MAX_RADIUS);
+/* The layout: bounds wide enough for any, fdt_problem_check then holds it to the shape's. */
+static const field problem_layout[] = {
+    INT(fdt_problem, pitch, "pitch", 0, FDT_MAX_SIDE + FDT_PITCH_PAD_MAX),
+    INT(fdt_problem, offset, "offset", 0, FDT_OFFSET_BYTES),
+};
 static const field problem_stencil = TEXT(fdt_problem, stencil, "stencil");
 
 /* Makes the row of the spec a problem carries (its text), which must be the stencil the
@@ -267,6 +273,11 @@ int fdt_wire_problem_parse(const json_t *j, fdt_problem *p, char *err, size_t er
         snprintf(err, errlen, "'cache' must be \"hot\", \"cold\", \"persist\" or \"auto\"");
         return -1;
     }
+    for (size_t i = 0; i < COUNT(problem_layout); i++)
+        if (json_object_get(j, problem_layout[i].name) &&
+            parse_field(&problem_layout[i], j, p, err, errlen) != 0)
+            return -1;
+    fdt_problem_canonical_layout(p);
     const char *why = fdt_problem_check(p);
     if (why) {
         snprintf(err, errlen, "%s", why);
