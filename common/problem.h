@@ -45,6 +45,10 @@ typedef struct fdt_problem {
 /* The most points a row pitch may add to nx, and the bytes an offset stays under: an offset
  * of 256 bytes or more is the same alignment as offset - 256 with a wasted start. */
 #define FDT_PITCH_PAD_MAX 4096
+/* A request's "pitch": "auto" (the solver may pad: the tuner measures the candidates of
+ * fdt_layout_candidates and answers the fastest). Only in a request's problem, never in a
+ * stored one nor in a kernel's. */
+#define FDT_PITCH_AUTO (-1)
 #define FDT_OFFSET_BYTES 256
 
 /* Longest variant name, e.g. "zvec:128x16x1:mz32:lb:nt:band1024:w4": the room every record

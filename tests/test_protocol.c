@@ -297,6 +297,16 @@ static void test_bad_requests(void **state)
         {"{\"op\":\"jobs\",\"state\":\"sleeping\"}", "bad_request", "'state' must be"},
         {"{\"op\":\"jobs\",\"limit\":0}", "bad_request", "limit"},
         {"{\"op\":\"export\",\"format\":\"xml\"}", "bad_request", "format"},
+        {"{\"op\":\"query\",\"nx\":13,\"ny\":8,\"nz\":8,\"pitch\":\"wide\"}", "bad_request",
+         "'pitch' must be a row pitch in points or \\\"auto\\\""},
+        {"{\"op\":\"query\",\"nx\":13,\"ny\":8,\"nz\":8,\"pitch\":12}", "bad_shape",
+         "pitch 12 is out of range: a row pitch must be nx (13) to nx + 4096"},
+        {"{\"op\":\"tune\",\"nx\":13,\"ny\":8,\"nz\":8,\"offset\":32}", "bad_shape",
+         "offset 32 is out of range: 0 to 31 points (255 bytes) in double"},
+        {"{\"op\":\"tune\",\"nx\":13,\"ny\":8,\"nz\":8,\"pitch\":\"auto\",\"offset\":1}",
+         "bad_request", "pitch \\\"auto\\\" chooses the offset too"},
+        {"{\"op\":\"batch\",\"shapes\":[[13,8,8],[64,8,8]],\"pitch\":16}", "bad_shape",
+         "shapes[1]"},
     };
     const int fd = connect_or_die(main_daemon.socket);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -353,6 +363,80 @@ static void test_query_answers(void **state)
                                                   "\"nz\":11,\"cache\":\"persist\"}");
     assert_contains(persist, "\"match\":\"default\"");
     assert_not_contains(persist, "\"persist\"");
+}
+
+/* The answer's layout, as a "pitch offset" pair, and its gbps. */
+static void answer_layout(const char *answer, int *pitch, int *offset, double *gbps)
+{
+    json_error_t e;
+    json_t *a = json_loads(answer, 0, &e);
+    json_t *layout = json_object_get(a, "layout");
+    if (!layout)
+        fail_msg("no layout in %s", answer);
+    *pitch = (int)json_integer_value(json_object_get(layout, "pitch"));
+    *offset = (int)json_integer_value(json_object_get(layout, "offset"));
+    *gbps = json_number_value(json_object_get(a, "gbps"));
+    json_decref(a);
+}
+
+/* Pitch auto tunes the shape in each candidate layout (a job each: dense, rows padded to
+ * whole sectors, and moved so that each row's first interior point starts one), and its
+ * query answers the fastest of them with what it gains on the dense one. An asked layout
+ * is answered exactly where it was tuned, and nearly (another layout's winner) where not. */
+static void test_layouts_are_tuned_and_answered(void **state)
+{
+    (void)state;
+    const char *socket = main_daemon.socket;
+    const char *a = ask(socket, "{\"op\":\"tune\",\"nx\":13,\"ny\":17,\"nz\":11,"
+                                "\"family\":\"naive\",\"subset\":2,\"pitch\":\"auto\"}");
+    json_error_t e;
+    json_t *answer = json_loads(a, 0, &e);
+    json_t *jobs = json_object_get(answer, "jobs");
+    assert_int_equal(json_array_size(jobs), 3);
+    for (size_t i = 0; i < 3; i++)
+        wait_job(socket, (int)json_integer_value(json_array_get(jobs, i)));
+    json_decref(answer);
+    /* 13 doubles: rows padded to 16 (four 32-byte sectors), then moved by 3 so that point 1
+     * starts a sector. */
+    static const int layouts[3][2] = {{13, 0}, {16, 0}, {16, 3}};
+    double fastest = 0, dense = 0;
+    int pitch, offset;
+    for (int i = 0; i < 3; i++) {
+        char req[160];
+        snprintf(req, sizeof req, "{\"op\":\"query\",\"nx\":13,\"ny\":17,\"nz\":11,"
+                 "\"pitch\":%d,\"offset\":%d}", layouts[i][0], layouts[i][1]);
+        const char *q = ask(socket, req);
+        assert_contains(q, "\"match\":\"exact\"");
+        assert_not_contains(q, "dense_gbps");
+        double gbps;
+        answer_layout(q, &pitch, &offset, &gbps);
+        assert_int_equal(pitch, layouts[i][0]);
+        assert_int_equal(offset, layouts[i][1]);
+        dense = i == 0 ? gbps : dense;
+        fastest = gbps > fastest ? gbps : fastest;
+    }
+    const char *best = ask(socket, "{\"op\":\"query\",\"nx\":13,\"ny\":17,\"nz\":11,"
+                                   "\"pitch\":\"auto\"}");
+    assert_contains(best, "\"match\":\"exact\"");
+    double gbps;
+    answer_layout(best, &pitch, &offset, &gbps);
+    assert_true(gbps == fastest);
+    json_t *b = json_loads(best, 0, &e);
+    json_t *layout = json_object_get(b, "layout");
+    assert_true(json_number_value(json_object_get(layout, "dense_gbps")) == dense);
+    assert_true(json_number_value(json_object_get(layout, "gain")) == fastest / dense);
+    json_decref(b);
+    /* A layout never tuned: another layout's winner of the shape, near, in the asked one. */
+    const char *near = ask(socket, "{\"op\":\"query\",\"nx\":13,\"ny\":17,\"nz\":11,"
+                                   "\"pitch\":20,\"offset\":1}");
+    assert_contains(near, "\"match\":\"nearest\"");
+    assert_contains(near, "\"layout\":{\"pitch\":20,\"offset\":1}");
+    /* Pitch auto for a shape never tuned: the dense layout's default, nothing to gain known. */
+    const char *none = ask(socket, "{\"op\":\"query\",\"nx\":13,\"ny\":17,\"nz\":11,"
+                                   "\"radius\":2,\"pitch\":\"auto\"}");
+    assert_contains(none, "\"match\":\"default\"");
+    assert_contains(none, "\"layout\":{\"pitch\":13,\"offset\":0,\"dense_gbps\":null,"
+                          "\"gain\":null}");
 }
 
 /* The source an answer names is served by its hash, and is the text that hash names. */
@@ -1010,6 +1094,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bad_requests),
         cmocka_unit_test(test_ids_are_echoed_in_order),
         cmocka_unit_test(test_query_answers),
+        cmocka_unit_test(test_layouts_are_tuned_and_answered),
         cmocka_unit_test(test_source_serves_what_the_query_named),
         cmocka_unit_test(test_long_line_is_refused),
         cmocka_unit_test(test_disconnect_mid_line),

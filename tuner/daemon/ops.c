@@ -167,6 +167,28 @@ static int parse_spec(op_ctx *c, json_t *spec, fdt_problem *p)
     return 0;
 }
 
+/* "pitch" (a row pitch, or "auto") and "offset" into p, checked with its shape. */
+static int parse_layout(op_ctx *c, fdt_problem *p)
+{
+    json_t *pitch = json_object_get(c->req, "pitch");
+    long long offset = 0, rows = 0;
+    if (json_is_string(pitch) && strcmp(json_string_value(pitch), "auto") == 0) {
+        if (json_object_get(c->req, "offset"))
+            return fail(c, "bad_request", "pitch \"auto\" chooses the offset too: send no "
+                        "'offset' with it");
+        p->pitch = FDT_PITCH_AUTO;
+        return 0;
+    }
+    if (pitch && !json_is_integer(pitch))
+        return fail(c, "bad_request", "'pitch' must be a row pitch in points or \"auto\"");
+    if (opt_int(c, c->req, "pitch", 1, FDT_MAX_SIDE + FDT_PITCH_PAD_MAX, &rows) ||
+        opt_int(c, c->req, "offset", 0, FDT_OFFSET_BYTES, &offset))
+        return -1;
+    p->pitch = (int)rows;
+    p->offset = (int)offset;
+    return 0;
+}
+
 static int parse_problem_options(op_ctx *c, fdt_key *key, int *device)
 {
     int precision = 1, cache = FDT_CACHE_AUTO, stencil = -1; /* -1: the default stencil */
@@ -183,12 +205,20 @@ static int parse_problem_options(op_ctx *c, fdt_key *key, int *device)
                   stencil < 0 ? fdt_stencil_default()->name : fdt_stencil_names()[stencil]);
     key->problem.cache = (fdt_cache_mode)cache;
     json_t *spec = json_object_get(c->req, "spec");
-    return spec ? parse_spec(c, spec, &key->problem) : 0;
+    if (spec && parse_spec(c, spec, &key->problem))
+        return -1;
+    return parse_layout(c, &key->problem);
 }
 
-static int check_shape(op_ctx *c, const fdt_problem *p)
+/* The shape and layout's checks; pitch auto is checked as the dense layout it starts from. */
+static int check_shape(op_ctx *c, fdt_problem *p)
 {
+    const int pitch = p->pitch;
+    if (pitch == FDT_PITCH_AUTO)
+        p->pitch = 0;
+    fdt_problem_canonical_layout(p);
     const char *why = fdt_problem_check(p);
+    p->pitch = pitch == FDT_PITCH_AUTO ? pitch : p->pitch;
     return why ? fail(c, "bad_shape", "%s", why) : 0;
 }
 
@@ -272,6 +302,8 @@ static json_t *job_json(fdt_daemon *d, const fdt_job *j)
                           j->family, "subset", j->subset, "priority", j->priority, "batch",
                           (json_int_t)j->batch);
     add_device(o, j);
+    json_object_set_new(o, "pitch", json_integer(fdt_problem_pitch(p)));
+    json_object_set_new(o, "offset", json_integer(p->offset));
     json_object_set_new(o, "cost", cost_json(d, j));
     json_t *more = json_pack("{s:i, s:i, s:i, s:i, s:s?, s:f, s:I, s:I, s:I, s:s}", "total",
                              j->total, "done", j->done, "ok", j->ok, "failed", j->failed, "best",
@@ -441,18 +473,57 @@ static int new_job(op_ctx *c, const fdt_key *key, int device, int priority, fdt_
     return parse_tuning_options(c, job);
 }
 
+static int queue_batch(op_ctx *c, const fdt_job *like, const fdt_problem *ps, size_t n,
+                       json_t *ids);
+
+/* The layouts a problem stands for: its own, or under pitch auto every candidate. */
+static int layouts_of(const fdt_problem *p, fdt_problem out[FDT_LAYOUTS_MAX])
+{
+    if (p->pitch != FDT_PITCH_AUTO) {
+        out[0] = *p;
+        return 1;
+    }
+    fdt_problem dense = *p;
+    dense.pitch = 0;
+    return fdt_layout_candidates(&dense, out);
+}
+
+/* The job's problem queued in each of its layouts: one job, or under pitch auto one per
+ * candidate in one transaction (a batch). The answer names the first (the dense layout's)
+ * as "job" and, under auto, every one in "jobs". */
+static int queue_layouts(op_ctx *c, fdt_job *job)
+{
+    fdt_problem layouts[FDT_LAYOUTS_MAX];
+    const int n = layouts_of(&job->key.problem, layouts);
+    int existing;
+    if (n == 1) {
+        job->key.problem = layouts[0];
+        if (queue_job(c, job, &existing))
+            return -1;
+        json_object_set_new(c->ans, "job", json_integer(job->id));
+        json_object_set_new(c->ans, "state", json_string(fdt_job_state_name(job->state)));
+        json_object_set_new(c->ans, "existing", json_boolean(existing));
+        return 0;
+    }
+    json_t *ids = json_array();
+    if (queue_batch(c, job, layouts, (size_t)n, ids)) {
+        json_decref(ids);
+        return -1;
+    }
+    json_object_set(c->ans, "job", json_array_get(ids, 0));
+    json_object_set_new(c->ans, "jobs", ids);
+    return 0;
+}
+
 static int op_tune(op_ctx *c)
 {
     fdt_key key;
     fdt_job job;
-    int device, existing;
+    int device;
     if (parse_key(c, &key, &device) || new_job(c, &key, device, 1, &job) ||
-        queue_job(c, &job, &existing))
+        queue_layouts(c, &job))
         return -1;
     fdt_scheduler_kick(c->d);
-    json_object_set_new(c->ans, "job", json_integer(job.id));
-    json_object_set_new(c->ans, "state", json_string(fdt_job_state_name(job.state)));
-    json_object_set_new(c->ans, "existing", json_boolean(existing));
     return 0;
 }
 
@@ -497,6 +568,23 @@ static int add_provenance(op_ctx *c, const fdt_best *b, json_t *to)
     return 0;
 }
 
+/* The layout the solver is to lay its fields out in: "pitch" and "offset" (docs/protocol.md,
+ * "query"). Under pitch auto also the dense layout's figure and what the answer's gains on
+ * it (null where the dense layout was not measured, or the answer is not exact). */
+static void add_layout(const fdt_answer *a, const fdt_problem *asked, json_t *to)
+{
+    const double dense_gbps = a->dense_gbps;
+    json_t *o = json_pack("{s:i, s:i}", "pitch", fdt_problem_pitch(asked), "offset",
+                          asked->offset);
+    if (a->layout_auto) {
+        const int known = a->match == FDT_MATCH_EXACT && dense_gbps > 0;
+        json_object_set_new(o, "dense_gbps", known ? json_real(dense_gbps) : json_null());
+        json_object_set_new(o, "gain", known ? json_real(a->best.gbps / dense_gbps)
+                                             : json_null());
+    }
+    json_object_set_new(to, "layout", o);
+}
+
 static int add_answer_fields(op_ctx *c, const fdt_answer *a, const fdt_problem *asked,
                              json_t *to)
 {
@@ -513,6 +601,7 @@ static int add_answer_fields(op_ctx *c, const fdt_answer *a, const fdt_problem *
     json_object_set_new(to, "match", json_string(fdt_match_name(a->match)));
     json_object_set_new(to, "device_match", json_string(fdt_level_name(a->level)));
     json_object_set_new(to, "config", config);
+    add_layout(a, asked, to);
     if (a->match == FDT_MATCH_DEFAULT)
         return 0;
     /* The state the figures were timed in; persist's set-up step is the solver's to run. */
@@ -565,28 +654,61 @@ static void find_answer(op_ctx *c, const fdt_key *asked, int device, fdt_answer 
     }
 }
 
+/* Pitch auto: the fastest of the candidate layouts measured for the asked shape itself
+ * (exact), else the dense layout's answer (nearest or default). *chosen: the layout the
+ * answer names, which the solver lays its fields out in. */
+static void find_layout_answer(op_ctx *c, const fdt_key *asked, int device, fdt_answer *a,
+                               fdt_problem *chosen)
+{
+    fdt_problem layouts[FDT_LAYOUTS_MAX];
+    const int n = layouts_of(&asked->problem, layouts);
+    fdt_key key = *asked;
+    double dense_gbps = 0;
+    for (int i = 0; i < n; i++) {
+        fdt_answer one;
+        key.problem = layouts[i];
+        find_answer(c, &key, device, &one);
+        const int better = one.match == FDT_MATCH_EXACT &&
+                           (a->match != FDT_MATCH_EXACT || one.best.gbps > a->best.gbps);
+        if (i == 0 || better) {
+            *a = one;
+            *chosen = layouts[i];
+        }
+        if (i == 0 && one.match == FDT_MATCH_EXACT)
+            dense_gbps = one.best.gbps;
+    }
+    a->layout_auto = n > 1;
+    a->dense_gbps = dense_gbps;
+}
+
 /* A miss that may queue a job: answered in full, never memoized. */
 static int query_and_tune(op_ctx *c, const fdt_key *key, int device)
 {
     fdt_answer a;
-    find_answer(c, key, device >= 0 ? device : 0, &a);
-    if (add_answer_fields(c, &a, &key->problem, c->ans))
+    fdt_problem chosen;
+    find_layout_answer(c, key, device >= 0 ? device : 0, &a, &chosen);
+    if (add_answer_fields(c, &a, &chosen, c->ans))
         return -1;
     if (a.match == FDT_MATCH_EXACT)
         return 0;
     if (!fdt_peer_is_admin(c->d, c->peer))
         return fail(c, "forbidden", "tune_if_missing needs the rights of tune");
     fdt_job job;
-    int existing;
     if (new_job(c, key, device, 1, &job))
         return -1;
     /* The quick job first: the answer improves within seconds, then the search goes on. */
     job.quick = strcmp(job.strategy, "exhaustive") != 0;
-    if (queue_job(c, &job, &existing))
-        return -1;
-    fdt_scheduler_kick(c->d);
-    json_object_set_new(c->ans, "job", json_integer(job.id));
-    return 0;
+    json_t *fields = json_object();
+    json_t *ans = c->ans;
+    c->ans = fields; /* the answer keeps its own fields; the job's id joins them */
+    const int rc = queue_layouts(c, &job);
+    c->ans = ans;
+    if (rc == 0)
+        json_object_set(c->ans, "job", json_object_get(fields, "job"));
+    json_decref(fields);
+    if (rc == 0)
+        fdt_scheduler_kick(c->d);
+    return rc;
 }
 
 /* Solvers ask the same shapes over and over; the answer's text is kept until something new
@@ -607,9 +729,10 @@ static int op_query(op_ctx *c)
     if (c->body)
         return 0;
     fdt_answer a;
-    find_answer(c, &key, device, &a);
+    fdt_problem chosen;
+    find_layout_answer(c, &key, device, &a, &chosen);
     json_t *fields = json_object();
-    const int rc = add_answer_fields(c, &a, &key.problem, fields);
+    const int rc = add_answer_fields(c, &a, &chosen, fields);
     if (rc == 0)
         c->body = fdt_query_memo_put(c->d, device, &key, json_dumps(fields, JSON_COMPACT));
     if (rc == 0 && !c->body)
@@ -629,7 +752,11 @@ static int shape_triple(op_ctx *c, json_t *item, size_t index, fdt_problem *p)
         if (side(c, json_array_get(item, k), name, sides[k]))
             return -1;
     }
-    return check_shape(c, p);
+    if (check_shape(c, p) == 0)
+        return 0;
+    char why[sizeof c->message];
+    memcpy(why, c->message, sizeof why);
+    return fail(c, "bad_shape", "shapes[%zu]: %s", index, why);
 }
 
 static int sweep_list(op_ctx *c, json_t *sweep, const char *axis, json_t **out)
@@ -726,16 +853,18 @@ static int op_batch(op_ctx *c)
         batch_shapes(c, &shapes))
         return -1;
     int rc = 0;
-    fdt_problem *ps = calloc(json_array_size(shapes), sizeof *ps);
+    size_t n = 0;
+    fdt_problem *ps = calloc(json_array_size(shapes) * FDT_LAYOUTS_MAX, sizeof *ps);
     if (!ps)
         rc = fail(c, "internal", "out of memory");
     for (size_t i = 0; rc == 0 && i < json_array_size(shapes); i++) {
-        ps[i] = job.key.problem; /* as the job's options left it: auto tunes hot */
-        rc = shape_triple(c, json_array_get(shapes, i), i, &ps[i]);
+        fdt_problem p = job.key.problem; /* as the job's options left it: auto tunes hot */
+        rc = shape_triple(c, json_array_get(shapes, i), i, &p);
+        n += rc == 0 ? (size_t)layouts_of(&p, &ps[n]) : 0;
     }
     json_t *ids = json_array();
     if (rc == 0)
-        rc = queue_batch(c, &job, ps, json_array_size(shapes), ids);
+        rc = queue_batch(c, &job, ps, n, ids);
     free(ps);
     json_decref(shapes);
     if (rc != 0) {

@@ -52,10 +52,19 @@ static double log_ratio(double a, double b)
     return fabs(log2(a / b));
 }
 
+/* Whether two problems lay their rows out alike: as much padding after each, and the same
+ * offset. The same shape in another layout is not an exact answer, only a near one. */
+static int same_layout(const fdt_problem *a, const fdt_problem *t)
+{
+    return fdt_problem_pitch(a) - a->nx == fdt_problem_pitch(t) - t->nx &&
+           a->offset == t->offset;
+}
+
 double fdt_query_distance(const fdt_problem *a, const fdt_problem *t, uint64_t l2_bytes)
 {
     const double regime = fits_l2(a, l2_bytes) != fits_l2(t, l2_bytes) ? 4.0 : 0.0;
-    return regime + log_ratio((double)a->nx * a->ny, (double)t->nx * t->ny) +
+    const double layout = same_layout(a, t) ? 0.0 : 0.25;
+    return regime + layout + log_ratio((double)a->nx * a->ny, (double)t->nx * t->ny) +
            0.5 * log_ratio(a->nx, t->nx) + 0.25 * log_ratio(a->nz, t->nz);
 }
 
@@ -180,9 +189,11 @@ static int same_key(const fdt_key *a, const fdt_key *b)
            strcmp(a->problem.stencil, b->problem.stencil) == 0 && a->problem.cache == b->problem.cache;
 }
 
+/* The shape and its layout, as asked (pitch auto is a layout of its own here). */
 static int same_shape(const fdt_problem *a, const fdt_problem *b)
 {
-    return a->nx == b->nx && a->ny == b->ny && a->nz == b->nz;
+    return a->nx == b->nx && a->ny == b->ny && a->nz == b->nz && a->pitch == b->pitch &&
+           a->offset == b->offset;
 }
 
 static size_t memo_slot(int device, const fdt_key *k)
@@ -190,7 +201,8 @@ static size_t memo_slot(int device, const fdt_key *k)
     const fdt_problem *p = &k->problem;
     const uint64_t fields[] = {(uint64_t)device, (uint64_t)p->nx, (uint64_t)p->ny,
                                (uint64_t)p->nz, (uint64_t)p->radius, (uint64_t)p->precision,
-                               (uint64_t)p->cache, (uint64_t)p->stencil[0]};
+                               (uint64_t)p->cache, (uint64_t)p->stencil[0],
+                               (uint64_t)p->pitch, (uint64_t)p->offset};
     return (size_t)(fdt_hash_bytes(fields, sizeof fields) % MEMO_SLOTS);
 }
 

@@ -43,6 +43,10 @@ typedef struct fdt_answer {
     const char *chosen_by;
     double expected;
     size_t neighbours;
+    /* Asked with pitch auto: the answer is the fastest layout's (ops.c), and dense_gbps the
+     * dense layout's own figure (0: not measured there). */
+    int layout_auto;
+    double dense_gbps;
 } fdt_answer;
 
 /* Loads the best rows and the devices from the store into memory (after the probe has
