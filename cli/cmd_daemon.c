@@ -344,10 +344,14 @@ static void format_time(const json_t *job, const char *key, char *out, size_t le
         snprintf(out, len, "-");
 }
 
+/* A padded layout follows the shape as /PITCH+OFFSET: 96x96x2048/100+3. */
 static void format_shape(const json_t *job, char *out, size_t len)
 {
-    snprintf(out, len, "%lldx%lldx%lld", fdt_jint(job, "nx"), fdt_jint(job, "ny"),
-             fdt_jint(job, "nz"));
+    const long long nx = fdt_jint(job, "nx"), pitch = fdt_jint(job, "pitch");
+    const long long offset = fdt_jint(job, "offset");
+    const int padded = (pitch && pitch != nx) || offset;
+    snprintf(out, len, padded ? "%lldx%lldx%lld/%lld+%lld" : "%lldx%lldx%lld", nx,
+             fdt_jint(job, "ny"), fdt_jint(job, "nz"), pitch, offset);
 }
 
 /* The job's device: its index, or "any" (of its kind, when a fingerprint is named). */

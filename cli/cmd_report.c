@@ -197,6 +197,9 @@ static int row_problem(const json_t *row, fdt_problem *p)
     p->radius = (int)fdt_jint(row, "radius");
     p->nx = (int)fdt_jint(row, "nx"), p->ny = (int)fdt_jint(row, "ny");
     p->nz = (int)fdt_jint(row, "nz");
+    p->pitch = (int)fdt_jint(row, "pitch"); /* 0 in a format 1 row: dense */
+    p->offset = (int)fdt_jint(row, "offset");
+    fdt_problem_canonical_layout(p);
     if (fdt_precision_parse(fdt_jstr(row, "precision"), &p->precision) != 0)
         return unreadable(row, "precision");
     if (fdt_cache_mode_parse(fdt_jstr(row, "cache"), &p->cache) != 0)

@@ -106,9 +106,13 @@ static size_t family_index(const fdt_family *f)
 
 /* ---- text ------------------------------------------------------------------------------- */
 
+/* A padded layout is named after the shape: "96x96x2048 pitch 100 offset 3, ...". */
 static void problem_text(const fdt_problem *p, char *buf, size_t len)
 {
-    snprintf(buf, len, "%dx%dx%d, %s radius %d, %s, cache %s", p->nx, p->ny, p->nz,
+    char layout[48] = "";
+    if (!fdt_problem_dense(p))
+        snprintf(layout, sizeof layout, " pitch %d offset %d", fdt_problem_pitch(p), p->offset);
+    snprintf(buf, len, "%dx%dx%d%s, %s radius %d, %s, cache %s", p->nx, p->ny, p->nz, layout,
              p->stencil, p->radius, fdt_precision_name(p->precision),
              fdt_cache_mode_name(p->cache));
 }

@@ -13,7 +13,7 @@
 #define KEY_COLUMNS                                                                        \
     {"stencil", FDT_COLUMN_TEXT}, {"radius", FDT_COLUMN_INT}, {"precision", FDT_COLUMN_TEXT}, \
         {"nx", FDT_COLUMN_INT}, {"ny", FDT_COLUMN_INT}, {"nz", FDT_COLUMN_INT},            \
-        {"cache", FDT_COLUMN_TEXT}
+        {"cache", FDT_COLUMN_TEXT}, {"pitch", FDT_COLUMN_INT}, {"offset", FDT_COLUMN_INT}
 
 const fdt_column fdt_result_columns[] = {
     {"format", FDT_COLUMN_TEXT},

@@ -6,12 +6,14 @@
 #ifndef FDT_EXPORT_FORMAT_H
 #define FDT_EXPORT_FORMAT_H
 
-/* The first column of every row: "fdtuned-results/1", "fdtuned-best/1". A reader refuses a
+/* The first column of every row: "fdtuned-results/2", "fdtuned-best/2". A reader refuses a
  * row of another name (another program's file, or the other kind) or of a version above
- * the one it reads (a newer fdtuned's). */
+ * the one it reads (a newer fdtuned's). Version 2 added the layout (pitch, offset): a
+ * version 1 row has none, and is read as the dense layout it was measured in; an fdtuned
+ * that reads only version 1 refuses version 2, whose padded rows it would take for dense. */
 #define FDT_FORMAT_RESULTS "fdtuned-results"
 #define FDT_FORMAT_BEST "fdtuned-best"
-#define FDT_FORMAT_VERSION 1
+#define FDT_FORMAT_VERSION 2
 
 typedef enum fdt_column_type {
     FDT_COLUMN_TEXT,

@@ -130,8 +130,8 @@ edit "$dir/a.json" "$dir/bad.json" 'r["gbps"] = "fast" if i == 7 else r["gbps"]'
 refused c "$dir/bad.json" "line 8: 'gbps' must be a number"
 [ "$(results c)" = 0 ] && ok "a file with one bad row merges none of its rows" ||
     not_ok "a bad file merges nothing: $(results c) rows"
-edit "$dir/a.json" "$dir/newer.json" 'r["format"] = "fdtuned-results/2"'
-refused b "$dir/newer.json" "written by a newer fdtuned (format 2"
+edit "$dir/a.json" "$dir/newer.json" 'r["format"] = "fdtuned-results/3"'
+refused b "$dir/newer.json" "written by a newer fdtuned (format 3"
 refused b "$dir/best.json" "a best export"
 printf 'name,value\nx,1\n' >"$dir/foreign.csv"
 refused b "$dir/foreign.csv" "not an fdtuned results export"
@@ -166,6 +166,24 @@ ask "$dir/c.sock" "$page" "$page" "$page" "$page" "$page" "$page" "$page" "$page
     tail -1 "$dir/ask" | grep -q '"ok":false.*8 imports are under way already' &&
     ok "a ninth file staged at once is refused; eight are staged" ||
     not_ok "at most eight files are staged at once" "$dir/ask"
+
+# --- the layout travels with its rows; a format 1 file (no layout) was measured dense -------
+edit "$dir/a.json" "$dir/padded.json" 'r["pitch"], r["offset"] = r["nx"] + 4, 3'
+edit "$dir/a.json" "$dir/v1.json" \
+    'r["format"] = "fdtuned-results/1"; del r["pitch"]; del r["offset"]'
+edit "$dir/a.json" "$dir/odd.json" 'r["offset"] = 32 if i == 5 else r["offset"]'
+start l
+refused l "$dir/odd.json" "line 6: offset 32 is out of range"
+check "import of a padded layout's rows" on l import "$dir/padded.json"
+check "import of a format 1 file" on l import "$dir/v1.json"
+ask "$dir/l.sock" '{"op":"query","nx":20,"ny":18,"nz":16,"pitch":24,"offset":3}' \
+    '{"op":"query","nx":20,"ny":18,"nz":16}' '{"op":"query","nx":20,"ny":18,"nz":16,"offset":3}' \
+    >"$dir/ask"
+sed -n 1p "$dir/ask" | grep -q '"match":"exact".*"layout":{"pitch":24,"offset":3}' &&
+    sed -n 2p "$dir/ask" | grep -q '"match":"exact".*"layout":{"pitch":20,"offset":0}' &&
+    sed -n 3p "$dir/ask" | grep -q '"match":"nearest"' &&
+    ok "each layout's rows answer their own layout exactly, another nearly" ||
+    not_ok "the layout travels with the rows" "$dir/ask"
 
 # --- which winner stands --------------------------------------------------------------------
 # A winner measured here stays: daemon d tunes 20x18x16 itself, then imports a's, as if

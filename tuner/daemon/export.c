@@ -59,7 +59,7 @@ static json_t *key_json(const page *e, const char *format, int64_t device_id,
     char name[32];
     snprintf(name, sizeof name, "%s/%d", format, FDT_FORMAT_VERSION);
     return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:I, s:s, s:s, s:s, s:i, s:s, s:i, "
-                     "s:i, s:i, s:s}",
+                     "s:i, s:i, s:s, s:i, s:i}",
                      "format", name, "fingerprint", dev ? dev->fingerprint : "", "device",
                      i->name, "backend", i->backend, "vendor", i->vendor, "arch", i->arch,
                      "compute_units", i->compute_units, "memory_bytes",
@@ -67,7 +67,8 @@ static json_t *key_json(const page *e, const char *format, int64_t device_id,
                      "compiler_version", i->compiler_version, "stencil", k->problem.stencil,
                      "radius", p->radius, "precision", fdt_precision_name(p->precision),
                      "nx", p->nx, "ny", p->ny, "nz", p->nz, "cache",
-                     fdt_cache_mode_name(p->cache));
+                     fdt_cache_mode_name(p->cache), "pitch", fdt_problem_pitch(p), "offset",
+                     p->offset);
 }
 
 /* The facts of job_id, read unless the last row's job was the same: 0, -1 store error. A
@@ -245,9 +246,9 @@ static int pick(json_t *req, const char *name, const char *a, const char *b, int
 static json_t *best_cursor(const fdt_best *b)
 {
     const fdt_problem *p = &b->key.problem;
-    return json_pack("[I, s, i, s, s, i, i, i]", (json_int_t)b->device_id, b->key.problem.stencil,
-                     p->radius, fdt_precision_name(p->precision), fdt_cache_mode_name(p->cache),
-                     p->nx, p->ny, p->nz);
+    return json_pack("[I, s, i, s, s, i, i, i, i, i]", (json_int_t)b->device_id,
+                     b->key.problem.stencil, p->radius, fdt_precision_name(p->precision),
+                     fdt_cache_mode_name(p->cache), p->nx, p->ny, p->nz, p->pitch, p->offset);
 }
 
 static int int_at(json_t *a, size_t i, int *out)
@@ -268,9 +269,10 @@ static int parse_best_cursor(json_t *a, fdt_best *b)
     fdt_problem *p = &b->key.problem;
     int device;
     memset(b, 0, sizeof *b);
-    if (json_array_size(a) != 8 || !stencil || !precision || !cache || int_at(a, 0, &device) ||
+    if (json_array_size(a) != 10 || !stencil || !precision || !cache || int_at(a, 0, &device) ||
         int_at(a, 2, &p->radius) || int_at(a, 5, &p->nx) || int_at(a, 6, &p->ny) ||
-        int_at(a, 7, &p->nz) || fdt_precision_parse(precision, &p->precision) ||
+        int_at(a, 7, &p->nz) || int_at(a, 8, &p->pitch) || int_at(a, 9, &p->offset) ||
+        fdt_precision_parse(precision, &p->precision) ||
         fdt_cache_mode_parse(cache, &p->cache))
         return -1;
     b->device_id = device;

@@ -226,8 +226,14 @@ static void problem(check *c, fdt_key *k)
     p->ny = (int)integer(c, "ny", 1, FDT_MAX_SIDE);
     p->nz = (int)integer(c, "nz", 1, FDT_MAX_SIDE);
     text(c, "cache", cache, sizeof cache, 1);
+    /* A version 1 row has no layout: it was measured dense. */
+    if (json_object_get(c->row, "pitch") || json_object_get(c->row, "offset")) {
+        p->pitch = (int)integer(c, "pitch", 1, FDT_MAX_SIDE + FDT_PITCH_PAD_MAX);
+        p->offset = (int)integer(c, "offset", 0, FDT_OFFSET_BYTES);
+    }
     if (c->failed)
         return;
+    fdt_problem_canonical_layout(p);
     if (fdt_precision_parse(precision, &p->precision) != 0)
         wrong(c, "precision '%s' is not float or double", precision);
     else if (fdt_cache_mode_parse(cache, &p->cache) != 0 || p->cache == FDT_CACHE_AUTO)

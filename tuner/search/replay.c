@@ -37,15 +37,17 @@
 #include "result_row.h"
 
 /* The columns the replay reads, by their names in the export's header: those it needs,
- * then those of a variant's cost, without which a file replays with no costs. */
+ * then those of a variant's cost, without which a file replays with no costs, then the
+ * layout, without which (an export of format 1) every problem is dense. */
 enum { COL_FINGERPRINT, COL_DEVICE, COL_STENCIL, COL_RADIUS, COL_PRECISION, COL_NX, COL_NY,
        COL_NZ, COL_CACHE, COL_JOB, COL_VARIANT, COL_STATUS, COL_LEADER, COL_GBPS,
-       COL_COMPILE_MS, COL_SAMPLES, COL_REPS, COL_MEDIAN_MS, NCOLS };
+       COL_COMPILE_MS, COL_SAMPLES, COL_REPS, COL_MEDIAN_MS, COL_PITCH, COL_OFFSET, NCOLS };
 #define NNEEDED COL_COMPILE_MS
+#define NCOST COL_PITCH
 static const char *const column_names[NCOLS] = {
     "fingerprint", "device", "stencil", "radius", "precision", "nx", "ny", "nz",
     "cache", "job", "variant", "status", "leader", "gbps",
-    "compile_ms", "samples", "reps", "median_ms"};
+    "compile_ms", "samples", "reps", "median_ms", "pitch", "offset"};
 
 #define MAX_FIELDS 64
 #define FIELD_MAX 256 /* what is kept of a field: every value the replay reads is shorter */
@@ -58,7 +60,7 @@ static const char *const column_names[NCOLS] = {
 /* libcsv's buffer for a field: the field, one byte past the bound (the byte that tells a
  * field over it) and libcsv's terminating NUL. */
 #define FIELD_BUFFER (FIELD_BOUND + 2)
-/* A problem's identity as a key: two strings with their lengths, seven numbers. */
+/* A problem's identity as a key: two strings with their lengths, nine numbers. */
 #define PROBLEM_KEY_MAX 192
 
 typedef struct reader {
@@ -119,7 +121,7 @@ static void read_header(reader *r)
                     "no column", column_names[c]);
     }
     r->has_cost = 1;
-    for (int c = NNEEDED; c < NCOLS; c++)
+    for (int c = NNEEDED; c < NCOST; c++)
         r->has_cost &= r->col[c] >= 0;
 }
 
@@ -182,6 +184,20 @@ static int get_text(reader *r, int c, char *dst, size_t size)
     return 0;
 }
 
+/* The row's layout where the file has one (format 2); -1 (reported) when a value is off. */
+static int row_layout(reader *r, fdt_problem *p)
+{
+    long pitch = 0, offset = 0;
+    if ((r->col[COL_PITCH] >= 0 &&
+         get_long(r, COL_PITCH, 1, FDT_MAX_SIDE + FDT_PITCH_PAD_MAX, &pitch)) ||
+        (r->col[COL_OFFSET] >= 0 && get_long(r, COL_OFFSET, 0, FDT_OFFSET_BYTES, &offset)))
+        return -1;
+    p->pitch = (int)pitch;
+    p->offset = (int)offset;
+    fdt_problem_canonical_layout(p);
+    return 0;
+}
+
 /* The row's problem and job, from its key columns, into id (no variants yet); -1
  * (reported) when a value is off. */
 static int row_identity(reader *r, fdt_recorded_problem *id)
@@ -196,6 +212,8 @@ static int row_identity(reader *r, fdt_recorded_problem *id)
         return -1;
     fdt_problem *p = &id->problem;
     p->nx = (int)nx, p->ny = (int)ny, p->nz = (int)nz, p->radius = (int)radius;
+    if (row_layout(r, p))
+        return -1;
     if (fdt_precision_parse(get(r, COL_PRECISION), &p->precision) != 0 ||
         fdt_cache_mode_parse(get(r, COL_CACHE), &p->cache) != 0) {
         fail(r, "bad precision or cache mode", NULL);
@@ -210,9 +228,9 @@ static int row_identity(reader *r, fdt_recorded_problem *id)
 static void problem_key(const fdt_recorded_problem *p, int with_job, char *key, size_t size)
 {
     const fdt_problem *q = &p->problem;
-    snprintf(key, size, "%zu:%s%zu:%s%d %d %d %d %d %d %" PRId64, strlen(p->fingerprint),
+    snprintf(key, size, "%zu:%s%zu:%s%d %d %d %d %d %d %d %d %" PRId64, strlen(p->fingerprint),
              p->fingerprint, strlen(q->stencil), q->stencil, q->nx, q->ny, q->nz, q->radius,
-             (int)q->precision, (int)q->cache, with_job ? p->job : -1);
+             (int)q->precision, (int)q->cache, q->pitch, q->offset, with_job ? p->job : -1);
 }
 
 /* The index held under key, -1 when there is none. */
