@@ -72,7 +72,7 @@ fi
 
 missing=""
 for f in bin/fdtuned bin/fdtune bin/fdtune-slurm libexec/fdtuned/fdtune-worker lib/libfdtune.a \
-    lib/libfdtune.so.1 lib/libfdtune.so lib/pkgconfig/fdtune.pc include/fdtune.h \
+    lib/libfdtune.so.2 lib/libfdtune.so lib/pkgconfig/fdtune.pc include/fdtune.h \
     include/fdtune_kernel.h include/fdtune.mod share/fdtuned/kernels/common.h \
     share/fdtuned/examples/heat.c share/fdtuned/examples/heat.f90 \
     share/fdtuned/examples/wave.c share/fdtuned/examples/wave.f90 \
@@ -94,7 +94,7 @@ fi
 
 # The build installed is this one ($BUILD: the sanitizer build installs its own objects).
 bad=""
-for f in fdtuned fdtune fdtune-slurm fdtune-worker libfdtune.so.1 libfdtune.a; do
+for f in fdtuned fdtune fdtune-slurm fdtune-worker libfdtune.so.2 libfdtune.a; do
     for g in bin/$f libexec/fdtuned/$f lib/$f; do
         [ -f "$R/$g" ] && { cmp -s "$BUILD/$f" "$R/$g" || bad="$bad $g"; }
     done
@@ -107,11 +107,11 @@ for f in bin/fdtuned bin/fdtune bin/fdtune-slurm libexec/fdtuned/fdtune-worker; 
 done
 if [ -z "$bad" ]; then ok "the programs are executable"; else not_ok "not executable:$bad"; fi
 
-if [ -L "$R/lib/libfdtune.so" ] && [ "$(readlink "$R/lib/libfdtune.so")" = libfdtune.so.1 ]; then
-    ok "lib/libfdtune.so is a relative link to libfdtune.so.1"
+if [ -L "$R/lib/libfdtune.so" ] && [ "$(readlink "$R/lib/libfdtune.so")" = libfdtune.so.2 ]; then
+    ok "lib/libfdtune.so is a relative link to libfdtune.so.2"
 else
     ls -l "$R/lib/" >"$tmp/out" 2>&1
-    not_ok "lib/libfdtune.so is a relative link to libfdtune.so.1" "$tmp/out"
+    not_ok "lib/libfdtune.so is a relative link to libfdtune.so.2" "$tmp/out"
 fi
 
 unit=$R/lib/systemd/system/fdtuned.service
@@ -190,13 +190,13 @@ else
 fi
 
 # --- 2. what libfdtune exports ----------------------------------------------------------
-so=$R/lib/libfdtune.so.1
+so=$R/lib/libfdtune.so.2
 nm -D --defined-only "$so" >"$tmp/nm" 2>&1
 awk 'NF >= 2 { print $NF }' "$tmp/nm" | grep -v '^fdtune_' >"$tmp/out"
 if [ -s "$tmp/nm" ] && [ ! -s "$tmp/out" ] && grep -q ' fdtune_kernel_open$' "$tmp/nm"; then
-    ok "libfdtune.so.1 exports fdtune_* only ($(wc -l <"$tmp/nm") symbols)"
+    ok "libfdtune.so.2 exports fdtune_* only ($(wc -l <"$tmp/nm") symbols)"
 else
-    not_ok "libfdtune.so.1 exports fdtune_* only; others:" "$tmp/out"
+    not_ok "libfdtune.so.2 exports fdtune_* only; others:" "$tmp/out"
 fi
 nm -g --defined-only "$R/lib/libfdtune.a" >"$tmp/nm" 2>&1
 awk 'NF >= 3 { print $NF }' "$tmp/nm" | grep -v '^fdtune_' >"$tmp/out"
@@ -206,10 +206,10 @@ else
     not_ok "libfdtune.a defines global fdtune_* only; others:" "$tmp/out"
 fi
 readelf -d "$so" >"$tmp/out" 2>&1
-if grep -q '(SONAME).*\[libfdtune\.so\.1\]' "$tmp/out"; then
-    ok "libfdtune.so.1 has SONAME libfdtune.so.1"
+if grep -q '(SONAME).*\[libfdtune\.so\.2\]' "$tmp/out"; then
+    ok "libfdtune.so.2 has SONAME libfdtune.so.2"
 else
-    not_ok "libfdtune.so.1 has SONAME libfdtune.so.1" "$tmp/out"
+    not_ok "libfdtune.so.2 has SONAME libfdtune.so.2" "$tmp/out"
 fi
 
 # --- 3. the solvers, built from the installed tree with pkg-config alone ----------------
@@ -257,10 +257,10 @@ export LD_LIBRARY_PATH="$R/lib"
 for prog in heat heat_f wave wave_f; do
     [ -x "$src/$prog" ] || continue
     ldd "$src/$prog" >"$tmp/out" 2>&1
-    if grep -q "libfdtune\.so\.1 => $R/lib/libfdtune\.so\.1 " "$tmp/out"; then
-        ok "ldd $prog: libfdtune.so.1 resolves into the staging root"
+    if grep -q "libfdtune\.so\.2 => $R/lib/libfdtune\.so\.2 " "$tmp/out"; then
+        ok "ldd $prog: libfdtune.so.2 resolves into the staging root"
     else
-        not_ok "ldd $prog: libfdtune.so.1 resolves into the staging root" "$tmp/out"
+        not_ok "ldd $prog: libfdtune.so.2 resolves into the staging root" "$tmp/out"
     fi
 done
 
