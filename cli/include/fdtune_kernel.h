@@ -27,10 +27,11 @@
  * writes is laid out as its info's layout says (fdtune.h, fdtune_problem): the asked one, or
  * with pitch FDTUNE_PITCH_AUTO the answer's, so a solver that lets the tuner pick allocates
  * its fields after opening the kernel, with fdtune_field_alloc, and indexes them with
- * info.layout.pitch. Any alignment gives the right results; the layout's is the fast one. Every call reports failure as a status and text in err; the
- * library never exits, aborts or prints. A device handle, and the kernels made with it,
- * serve one thread at a time, and, as the solver's own launches, need that thread on the
- * handle's device (its context current on NVIDIA): the library never switches it back.
+ * info.layout.pitch. Any alignment gives the right results; the layout's is the fast one.
+ * Every call reports failure as a status and text in err; the library never exits, aborts
+ * or prints. A device handle, and the kernels made with it, serve one thread at a time,
+ * and, as the solver's own launches, need that thread on the handle's device (its context
+ * current on NVIDIA): the library never switches it back.
  *
  * What runs is what this library builds: an answer names a variant, and its defines, entry
  * and launch must be the ones this library computes for that variant and problem, or kernel
@@ -96,9 +97,10 @@ typedef struct fdtune_kernel_info {
                                        tuned with pitch auto, else 0 */
 } fdtune_kernel_info;
 
-/* Call 1: asks fdtuned (o->socket) for problem p (its layout: fdtune.h), gets the kernel's source from it unless
- * the disk cache already holds the module, compiles (hiprtc, NVRTC, c++) and loads it on
- * d; on any failure of that path, kernel 1 compiled the same way. o may be NULL. */
+/* Call 1: asks fdtuned (o->socket) for problem p (in its layout: fdtune.h), gets the
+ * kernel's source from it unless the disk cache already holds the module, compiles (hiprtc,
+ * NVRTC, c++) and loads it on d; on any failure of that path, kernel 1 compiled the same
+ * way. o may be NULL. */
 int fdtune_kernel_open(fdtune_device *d, const fdtune_problem *p,
                        const fdtune_kernel_options *o, fdtune_kernel **out, char *err,
                        size_t errlen);
