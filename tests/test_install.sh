@@ -305,9 +305,37 @@ modules_line_says() { # modules_line_says TEXT: the last run's modules: line has
     grep '^modules:' "$tmp/run.out" | grep -q "$1"
 }
 
+last_layout_is() { # last_layout_is PITCH OFFSET: the last run's last line says that layout
+    case " $(tail -1 "$tmp/run.out") " in *" pitch=$1 offset=$2 "*) return 0 ;; esac
+    return 1
+}
+
+# layout_ok NAME PROG PREC VARIANT PITCH OFFSET [ARGS...]: PROG in a padded layout of its
+# own, without a daemon: its fields at that pitch and offset, its error within its bound
+# (a kernel or solver kernel reading rows at nx, not at the pitch, is far outside it).
+layout_ok() {
+    name=$1 prog=$2 prec=$3 variant=$4 pitch=$5 offset=$6
+    shift 6
+    heat_ok "$name" "$prog" fallback "$prec" "$variant" --pitch "$pitch" --offset "$offset" \
+        "$@" || return 1
+    if last_layout_is "$pitch" "$offset"; then
+        ok "$name: it says pitch=$pitch offset=$offset"
+    else
+        not_ok "$name: it says pitch=$pitch offset=$offset" "$tmp/run.out"
+    fi
+}
+
 # --- 4. no daemon: the fallback kernel --------------------------------------------------
 export FDTUNE_SOCKET="$tmp/missing.sock"
 export FDTUNE_CACHE_DIR="$tmp/cache-nodaemon"
+# Asked with pitch auto and answered by nobody, the solvers run dense.
+heat_ok "no daemon: heat asks pitch auto and runs dense" heat fallback double ""
+if last_layout_is 24 0; then ok "no daemon: heat says pitch=24 offset=0"
+else not_ok "no daemon: heat says pitch=24 offset=0" "$tmp/run.out"; fi
+layout_ok "no daemon: heat double at pitch 29 offset 3" heat double "" 29 3
+layout_ok "no daemon: heat float at pitch 40 offset 61" heat float "" 40 61
+layout_ok "no daemon: wave double at pitch 33 offset 5" wave double snaive:256x1x1 33 5 \
+    --spec "$spec"
 for prec in double float; do
     heat_ok "no daemon: heat $prec runs kernel 1 (source=fallback)" heat fallback $prec ""
     heat_ok "no daemon: heat_f $prec runs kernel 1 (source=fallback)" heat_f fallback $prec ""
@@ -399,6 +427,19 @@ if [ $up -eq 1 ] && [ -n "$variant_double" ]; then
             ok "first run: the module is compiled (1 compiled)"
         else
             not_ok "first run: the module is compiled (1 compiled)" "$tmp/run.out"
+        fi
+        # Asked with pitch auto, the answer's layout is the run's: a row pitch from nx
+        # (an fdtuned older than layouts answers none: dense, pitch nx), an offset under
+        # 256 bytes, and the layout line says the same.
+        layout=$(tail -1 "$tmp/run.out" |
+            sed -n 's/.* pitch=\([0-9]*\) offset=\([0-9]*\) .*/\1 \2/p')
+        if [ -n "$layout" ] && [ "${layout% *}" -ge 24 ] && [ "${layout% *}" -le 4120 ] &&
+            [ "${layout#* }" -lt 32 ] &&
+            grep -q "^layout: *pitch ${layout% *} (nx 24), offset ${layout#* }" "$tmp/run.out"
+        then
+            ok "daemon: heat runs in the answer's layout (pitch ${layout% *}, offset ${layout#* })"
+        else
+            not_ok "daemon: heat runs in the answer's layout" "$tmp/run.out"
         fi
     fi
     if heat_ok "daemon: heat double again, same cache" heat tuned double "$variant_double"; then
