@@ -82,6 +82,10 @@ LIB_PARTS := cli/client cli/kernel cli/module_cache config/paths $(BACKENDS:%=tu
 LIB_PIC := $(LIB_PARTS:%=$(BUILD)/pic/%.o) $(BUILD)/pic/kernel_sources.o
 LIB_LIBS := -ljansson -lelf -lmsgpackc -ldl -lpthread -lm
 LIB_HEADERS := cli/include/fdtune.h cli/include/fdtune_kernel.h
+# The soname's number grows whenever a solver built against the last one could not run
+# with this one (cli/include/fdtune.h says what changed): 2, the layout in fdtune_problem
+# and fdtune_answer.
+SONAME := libfdtune.so.2
 # The modules libfdtune caches on disk depend on its own code too (compile options, the cpu
 # backend's launcher): a checksum of its sources goes into their keys, so that a module
 # made by another build of the library is never loaded.
@@ -148,13 +152,13 @@ $(BUILD)/libfdtune.a: $(LIB_PIC)
 	$(OBJCOPY) -w --keep-global-symbol='fdtune_*' $(BUILD)/pic/libfdtune.o
 	rm -f $@ && ar rcs $@ $(BUILD)/pic/libfdtune.o
 
-# Programs linked with -lfdtune record its soname, libfdtune.so.1, so that file must exist;
+# Programs linked with -lfdtune record its soname, $(SONAME), so that file must exist;
 # cli/libfdtune.map exports fdtune_* alone.
-$(BUILD)/libfdtune.so: $(BUILD)/libfdtune.so.1
-	ln -sf libfdtune.so.1 $@
+$(BUILD)/libfdtune.so: $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $@
 
-$(BUILD)/libfdtune.so.1: $(LIB_PIC) cli/libfdtune.map
-	$(CC) -shared $(SANFLAGS) -Wl,-soname,libfdtune.so.1 -Wl,--version-script=cli/libfdtune.map \
+$(BUILD)/$(SONAME): $(LIB_PIC) cli/libfdtune.map
+	$(CC) -shared $(SANFLAGS) -Wl,-soname,$(SONAME) -Wl,--version-script=cli/libfdtune.map \
 	  -Wl,--no-undefined -o $@ $(LIB_PIC) $(LIB_LIBS)
 
 LIB_KEYED := $(BUILD)/cli/kernel.o $(BUILD)/pic/cli/kernel.o
@@ -377,7 +381,7 @@ SYSUSERSDIR := $(PREFIX)/lib/sysusers.d
 MANDIR := $(PREFIX)/share/man
 COMPLETIONSDIR := $(PREFIX)/share/bash-completion/completions
 INSTALLED := $(BINDIR)/fdtuned $(BINDIR)/fdtune $(BINDIR)/fdtune-slurm $(LIBEXECDIR)/fdtune-worker \
-             $(LIBDIR)/libfdtune.a $(LIBDIR)/libfdtune.so.1 $(LIBDIR)/libfdtune.so \
+             $(LIBDIR)/libfdtune.a $(LIBDIR)/$(SONAME) $(LIBDIR)/libfdtune.so \
              $(LIBDIR)/pkgconfig/fdtune.pc $(LIB_HEADERS:cli/include/%=$(INCLUDEDIR)/%) \
              $(INCLUDEDIR)/fdtune.mod $(DATADIR)/fortran/fdtune.f90 \
              $(DATADIR)/kernels/common.h $(KERNELS:%=$(DATADIR)/kernels/%.hip) \
@@ -397,8 +401,8 @@ install: all $(BUILD)/include/fdtune.mod
 	install -m 755 $(BUILD)/fdtuned $(BUILD)/fdtune $(BUILD)/fdtune-slurm $(DESTDIR)$(BINDIR)
 	install -m 755 $(BUILD)/fdtune-worker $(DESTDIR)$(LIBEXECDIR)
 	install -m 644 $(BUILD)/libfdtune.a $(DESTDIR)$(LIBDIR)
-	install -m 755 $(BUILD)/libfdtune.so.1 $(DESTDIR)$(LIBDIR)
-	ln -sf libfdtune.so.1 $(DESTDIR)$(LIBDIR)/libfdtune.so
+	install -m 755 $(BUILD)/$(SONAME) $(DESTDIR)$(LIBDIR)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libfdtune.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	  -e 's|@VERSION@|$(VERSION)|' -e 's|@RPATH@||' cli/fdtune.pc.in \
 	  > $(DESTDIR)$(LIBDIR)/pkgconfig/fdtune.pc

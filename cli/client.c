@@ -572,6 +572,12 @@ json_t *fdtune_problem_request(const char *op, const fdtune_problem *p, const ch
     }
     if (p->tune_if_missing)
         st |= json_object_set_new(req, "tune_if_missing", json_true());
+    if (p->pitch) /* absent: dense, what a daemon older than layouts measures */
+        st |= json_object_set_new(req, "pitch", p->pitch == FDTUNE_PITCH_AUTO
+                                                    ? json_string("auto")
+                                                    : json_integer(p->pitch));
+    if (p->offset)
+        st |= json_object_set_new(req, "offset", json_integer(p->offset));
     if (spec) { /* it names the stencil and its radius */
         json_object_del(req, "radius");
         st |= json_object_set_new(req, "spec", json_loads(spec, JSON_REJECT_DUPLICATES, NULL));
@@ -743,6 +749,23 @@ static int get_persist(const json_t *config, fdtune_answer *a, char *err, size_t
            get_dim3(p, "grid", a->persist.grid, err, errlen) ? -1 : 0;
 }
 
+/* The layout the answer was measured at; absent (an fdtuned older than layouts): dense,
+ * pitch 0 until fdtune_query, which knows nx, says it. Nulls (nothing measured) read 0. */
+static int get_layout(const json_t *j, fdtune_answer *a, char *err, size_t errlen)
+{
+    const json_t *l = json_object_get(j, "layout");
+    if (!l)
+        return 0;
+    if (!json_is_object(l)) {
+        set_err(err, errlen, "the answer's \"layout\" is not an object");
+        return -1;
+    }
+    a->layout.dense_gbps = get_number(l, "dense_gbps");
+    a->layout.gain = get_number(l, "gain");
+    return get_int(l, "pitch", &a->layout.pitch, err, errlen) ||
+           get_int(l, "offset", &a->layout.offset, err, errlen) ? -1 : 0;
+}
+
 static int parse_config(const json_t *config, fdtune_answer *a, char *err, size_t errlen)
 {
     if (!json_is_object(config)) {
@@ -788,7 +811,7 @@ static int parse_answer(const json_t *j, fdtune_answer *a, char *err, size_t err
         get_string(j, "device_match", 0, a->device_match, sizeof a->device_match, err,
                    errlen) ||
         parse_from(json_object_get(j, "from"), a, err, errlen) ||
-        parse_config(json_object_get(j, "config"), a, err, errlen))
+        get_layout(j, a, err, errlen) || parse_config(json_object_get(j, "config"), a, err, errlen))
         return FDTUNE_ERR_ANSWER;
     return FDTUNE_OK;
 }
@@ -857,5 +880,7 @@ int fdtune_query_spec(fdtune_conn *c, const fdtune_problem *p, const char *spec,
         st = parse_answer(answer, a, err, errlen);
         json_decref(answer);
     }
+    if (st == FDTUNE_OK && !a->layout.pitch) /* an older fdtuned measured dense rows */
+        a->layout.pitch = p->nx;
     return st;
 }

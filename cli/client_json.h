@@ -9,7 +9,8 @@
 #include "fdtune.h"
 
 /* {"v":1,"op":op,"precision":..,"radius":..,"cache":..,"device":..} plus "nx","ny","nz"
- * when with_shape, and "tune_if_missing" when set; with a spec (its JSON text, or NULL),
+ * when with_shape, "tune_if_missing", "pitch" (a number or "auto") and "offset" when set
+ * (not 0); with a spec (its JSON text, or NULL),
  * "spec" instead of "radius", which the spec names. NULL when out of memory or when spec
  * is not JSON. */
 __attribute__((visibility("hidden")))

@@ -262,7 +262,7 @@ static fdt_status load_module(const module_src *m, fdt_module_cache *cache,
 /* --- the problem --------------------------------------------------------------------- */
 
 /* p as the engine names it: the default stencil's (the Laplacian), or spec's when there is
- * one (its row made here, its radius its reach). */
+ * one (its row made here, its radius its reach), in p's layout (pitch auto: dense). */
 static int problem_from(const fdtune_problem *p, const char *spec, fdt_problem *out, char *err,
                         size_t errlen)
 {
@@ -270,9 +270,15 @@ static int problem_from(const fdtune_problem *p, const char *spec, fdt_problem *
         return fail(err, errlen, FDTUNE_ERR_ARG, "no problem given");
     if ((unsigned)p->precision > FDTUNE_FLOAT || (unsigned)p->cache > FDTUNE_AUTO)
         return fail(err, errlen, FDTUNE_ERR_ARG, "the problem's precision or cache is unknown");
+    if (p->pitch == FDTUNE_PITCH_AUTO && p->offset)
+        return fail(err, errlen, FDTUNE_ERR_ARG, "an offset needs a pitch of its own: with "
+                    "pitch auto the tuner picks both");
     *out = (fdt_problem){.nx = p->nx, .ny = p->ny, .nz = p->nz, .radius = p->radius ?: 1,
                          .precision = p->precision == FDTUNE_FLOAT ? FDT_FLOAT : FDT_DOUBLE,
-                         .cache = (fdt_cache_mode)p->cache};
+                         .cache = (fdt_cache_mode)p->cache,
+                         .pitch = p->pitch == FDTUNE_PITCH_AUTO ? 0 : p->pitch,
+                         .offset = p->offset}; /* auto: dense until an answer says */
+    fdt_problem_canonical_layout(out);
     const fdt_stencil *st = fdt_stencil_default();
     char bad[256];
     if (spec && !(st = fdt_stencil_from_text(spec, strlen(spec), bad, sizeof bad)))
@@ -412,11 +418,37 @@ static void own_source(const fdtune_kernel *k, const fdt_variant *v, const char 
     m->hash = hash;
 }
 
+/* The layout launches assume: with pitch auto the answer's (an fdtuned older than layouts
+ * names none: dense), checked as the solver's own would be; an asked one stays, since the
+ * solver's fields are in it, and an answer measured in another layout is noted. */
+static fdt_status take_layout(fdtune_kernel *k, int pitch_auto, const fdtune_answer *a,
+                              fdt_error *e)
+{
+    fdt_problem q = k->problem;
+    q.pitch = a->layout.pitch;
+    q.offset = a->layout.offset;
+    fdt_problem_canonical_layout(&q);
+    if (!pitch_auto) {
+        if (a->layout.pitch && !fdt_problem_same(&q, &k->problem))
+            add_note(k, "the answer was measured at pitch %d offset %d, not at the asked "
+                     "layout", a->layout.pitch, a->layout.offset);
+        return FDT_OK;
+    }
+    const char *why = fdt_problem_check(&q);
+    if (why)
+        return fdt_fail(e, FDT_ERROR, "the answer's layout: %s", why);
+    k->problem = q;
+    return FDT_OK;
+}
+
 static fdt_status load_answer(fdtune_kernel *k, fdtune_conn *c, const fdtune_answer *a,
-                              fdt_module_cache *cache, module_tally *tally, fdt_error *e)
+                              int pitch_auto, fdt_module_cache *cache, module_tally *tally,
+                              fdt_error *e)
 {
     rebuilt r;
-    fdt_status st = check_answer(a, &k->problem, k->d->ops->info(k->d->b), &r, e);
+    fdt_status st = take_layout(k, pitch_auto, a, e);
+    if (st == FDT_OK)
+        st = check_answer(a, &k->problem, k->d->ops->info(k->d->b), &r, e);
     if (st != FDT_OK)
         return st;
     module_src m = {.d = k->d, .entry = k->op->entry,
@@ -435,6 +467,8 @@ static fdt_status load_answer(fdtune_kernel *k, fdtune_conn *c, const fdtune_ans
     snprintf(k->info.match, sizeof k->info.match, "%s", a->match);
     k->info.stored_gbps = a->gbps;
     k->info.copy_gbps = a->copy_gbps;
+    k->info.layout.dense_gbps = pitch_auto ? a->layout.dense_gbps : 0;
+    k->info.layout.gain = pitch_auto ? a->layout.gain : 0;
     note_device(k, a);
     return FDT_OK;
 }
@@ -494,6 +528,7 @@ static int build(fdtune_device *d, fdtune_conn *c, const fdtune_problem *p, cons
         return st;
     }
     k->op = fdt_stencil_of(&k->problem); /* known: problem_from checked it */
+    const fdt_problem asked = k->problem;
     fdt_module_cache cache;
     fdt_module_cache_open(&cache, o ? o->cache_dir : NULL);
     module_tally tally = {0};
@@ -502,8 +537,10 @@ static int build(fdtune_device *d, fdtune_conn *c, const fdtune_problem *p, cons
         set_reason(k, no_answer);
     else if (strcmp(a->match, "default") == 0)
         set_reason(k, "fdtuned has tuned nothing near this problem yet (match default)");
-    else if (load_answer(k, c, a, &cache, &tally, &e) != FDT_OK) {
+    else if (load_answer(k, c, a, p->pitch == FDTUNE_PITCH_AUTO, &cache, &tally, &e) !=
+             FDT_OK) {
         unload(k);
+        k->problem = asked;
         memset(&k->info, 0, sizeof k->info);
         set_reason(k, e.msg);
     }
@@ -515,6 +552,8 @@ static int build(fdtune_device *d, fdtune_conn *c, const fdtune_problem *p, cons
     k->info.grid[2] = (int)k->grid.z;
     k->info.block[0] = (int)k->block.x, k->info.block[1] = (int)k->block.y;
     k->info.block[2] = (int)k->block.z;
+    k->info.layout.pitch = fdt_problem_pitch(&k->problem);
+    k->info.layout.offset = k->problem.offset;
     if (cache.note[0])
         add_note(k, "%s", cache.note);
     k->info.module_ms = tally.ms;
@@ -566,13 +605,14 @@ int fdtune_kernel_launch(fdtune_kernel *k, void *f, const void *u, double cx, do
     return fdtune_kernel_launch_fields(k, outputs, inputs, constants, err, errlen);
 }
 
-/* The arguments of one launch of k: outputs, inputs, shape, constants (stencil.h). */
+/* The arguments of one launch of k: outputs, inputs, shape and row pitch, constants
+ * (stencil.h). */
 typedef struct launch_args {
     fdt_devptr grids[2 * FDT_STENCIL_FIELDS_MAX];
-    int shape[3];
+    int shape[4];
     double d[FDT_STENCIL_COEFFS_MAX];
     float s[FDT_STENCIL_COEFFS_MAX];
-    void *list[2 * FDT_STENCIL_FIELDS_MAX + 3 + FDT_STENCIL_COEFFS_MAX];
+    void *list[2 * FDT_STENCIL_FIELDS_MAX + 4 + FDT_STENCIL_COEFFS_MAX];
 } launch_args;
 
 static void launch_args_fill(const fdtune_kernel *k, void *const *outputs,
@@ -589,7 +629,8 @@ static void launch_args_fill(const fdtune_kernel *k, void *const *outputs,
         a->list[n++] = &a->grids[g];
     }
     a->shape[0] = k->problem.nx, a->shape[1] = k->problem.ny, a->shape[2] = k->problem.nz;
-    for (int i = 0; i < 3; i++)
+    a->shape[3] = fdt_problem_pitch(&k->problem);
+    for (int i = 0; i < 4; i++)
         a->list[n++] = &a->shape[i];
     for (size_t i = 0; i < st->ncoeffs; i++) {
         a->d[i] = constants[i];
@@ -626,12 +667,65 @@ int fdtune_kernel_persist(fdtune_kernel *k, void *f, int release, char *err, siz
         return FDTUNE_OK;
     fdt_devptr fp = devptr(f);
     int nx = k->problem.nx, ny = k->problem.ny, nz = k->problem.nz, rel = release != 0;
-    void *args[] = {&fp, &nx, &ny, &nz, &rel};
+    int pitch = fdt_problem_pitch(&k->problem);
+    void *args[] = {&fp, &nx, &ny, &nz, &pitch, &rel};
     fdt_error e = {0};
     if (k->d->ops->launch(k->d->b, k->persist, k->persist_grid, k->persist_block, args, &e) !=
         FDT_OK)
         return backend_failure(&e, err, errlen);
     return FDTUNE_OK;
+}
+
+/* --- fields in the kernel's layout ---------------------------------------------------- */
+
+/* The bytes from a field's aligned base to its point (0, 0, 0). */
+static size_t head_bytes(const fdtune_kernel *k)
+{
+    return (size_t)k->problem.offset * fdt_real_size(k->problem.precision);
+}
+
+int fdtune_field_alloc(fdtune_kernel *k, void **field, char *err, size_t errlen)
+{
+    if (!k || !field)
+        return fail(err, errlen, FDTUNE_ERR_ARG, "a kernel and a place for the field are needed");
+    *field = NULL;
+    const size_t bytes = fdt_problem_storage_points(&k->problem) *
+                         fdt_real_size(k->problem.precision);
+    void *base;
+    const int st = fdtune_alloc(k->d, (bytes + FDT_OFFSET_BYTES - 1) / FDT_OFFSET_BYTES *
+                                      FDT_OFFSET_BYTES, &base, err, errlen);
+    if (st != FDTUNE_OK)
+        return st;
+    if ((uintptr_t)base % FDT_OFFSET_BYTES) { /* a layout's offset counts from such a base */
+        fdtune_free(k->d, base);
+        return fail(err, errlen, FDTUNE_ERR_DEVICE, "the %s device's allocator returned a "
+                    "buffer not aligned to %d bytes", fdtune_device_backend(k->d),
+                    FDT_OFFSET_BYTES);
+    }
+    *field = (char *)base + head_bytes(k);
+    return FDTUNE_OK;
+}
+
+void fdtune_field_free(fdtune_kernel *k, void *field)
+{
+    if (k && field)
+        fdtune_free(k->d, (char *)field - head_bytes(k));
+}
+
+int fdtune_kernel_check_field(const fdtune_kernel *k, const void *field, char *err,
+                              size_t errlen)
+{
+    enum { sector = 32 };
+    if (!k || !field)
+        return fail(err, errlen, FDTUNE_ERR_ARG, "no %s given", k ? "field" : "kernel");
+    const size_t at = (uintptr_t)field % sector, want = head_bytes(k) % sector;
+    if (at == want)
+        return FDTUNE_OK;
+    return fail(err, errlen, FDTUNE_ERR_LAYOUT, "the field at %p starts %zu bytes past a "
+                "%d-byte boundary, the kernel's layout (pitch %d, offset %d) %zu: launches "
+                "compute the right results but slower than measured (fdtune_field_alloc "
+                "allocates fields in the layout)", field, at, sector,
+                fdt_problem_pitch(&k->problem), k->problem.offset, want);
 }
 
 const fdtune_kernel_info *fdtune_kernel_get_info(const fdtune_kernel *k)

@@ -4,6 +4,7 @@
  *
  *     cc heat.c $(pkg-config --cflags --libs fdtune) -lm -o heat
  *     heat NX NY NZ [--precision float|double] [--steps N] [--kernel1] [--cache persist]
+ *          [--pitch auto|P] [--offset O]
  *
  * The grid has n points per axis, i = 0 .. n-1 at x = i / (n-1); u = 0 on the boundary and
  * u0 = sin(pi x) sin(pi y) sin(pi z), so the exact solution is exp(-3 pi^2 t) u0. That u0
@@ -11,10 +12,19 @@
  * the scheme's truncation error, which the program bounds (error_bound below) and checks:
  * a kernel that gets one point wrong fails the run. --kernel1 runs the seeds' kernel 1
  * instead of the tuned one, to compare; --cache persist asks for the answer tuned in cache
- * mode persist and runs its set-up step on f (NVIDIA). The last line is machine-readable:
+ * mode persist and runs its set-up step on f (NVIDIA).
+ *
+ * The fields are laid out as the kernel says (fdtune_kernel.h): the solver asks with pitch
+ * auto, so that the tuner may pad the rows, allocates u and f after opening the kernel with
+ * fdtune_field_alloc, and indexes them with the layout's pitch; --pitch P (0: dense) and
+ * --offset O ask for a layout of the solver's own instead. The last line is
+ * machine-readable:
  *
  *     heat shape=NXxNYxNZ precision=P steps=N source=tuned|fallback variant=V
- *          laplacian_gbps=X step_ms=X error=X error_bound=X            (one line)
+ *          laplacian_gbps=X step_ms=X error=X error_bound=X pitch=P offset=O
+ *          gain=G|none                                                  (one line)
+ *
+ * where gain is the answer's over the dense layout (none: not measured).
  *
  * Exit: 0 when error <= error_bound, 1 when not or when the library fails, 2 bad usage. */
 #include <float.h>
@@ -28,23 +38,25 @@
 
 #define PI 3.14159265358979323846
 
-/* The solver's own kernel: u += dt f on the interior. REAL is a -D define. */
+/* The solver's own kernel: u += dt f on the interior, rows pitch points apart. REAL is a
+ * -D define. */
 static const char update_source[] =
     "extern \"C\" __global__ void heat_update(REAL *u, const REAL *f, int nx, int ny, int nz,\n"
-    "                                         REAL dt)\n"
+    "                                         int pitch, REAL dt)\n"
     "{\n"
     "    const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    const int j = blockIdx.y * blockDim.y + threadIdx.y, k = blockIdx.z;\n"
     "    if (i < 1 || i >= nx - 1 || j < 1 || j >= ny - 1 || k < 1 || k >= nz - 1)\n"
     "        return;\n"
-    "    const long long p = i + (long long)nx * (j + (long long)ny * k);\n"
+    "    const long long p = i + (long long)pitch * (j + (long long)ny * k);\n"
     "    u[p] += dt * f[p];\n"
     "}\n";
 
 typedef struct run {
     fdtune_problem p;
     int steps, kernel1;
-    size_t points, real_size;
+    int pitch;         /* the kernel's layout's, which u and f follow */
+    size_t points, real_size; /* points: a field's, from (0, 0, 0): pitch * ny * nz */
     double h[3], dt;
     fdtune_device *dev;
     fdtune_kernel *laplacian;
@@ -58,7 +70,7 @@ typedef struct run {
 static int usage(const char *why)
 {
     fprintf(stderr, "heat: %s\nusage: heat NX NY NZ [--precision float|double] [--steps N] "
-            "[--kernel1] [--cache persist]\n", why);
+            "[--kernel1] [--cache persist] [--pitch auto|P] [--offset O]\n", why);
     return 2;
 }
 
@@ -84,6 +96,13 @@ static int parse_args(int argc, char **argv, run *r)
     for (int i = 4; i < argc; i++) {
         if (strcmp(argv[i], "--kernel1") == 0)
             r->kernel1 = 1;
+        else if (strcmp(argv[i], "--pitch") == 0 && i + 1 < argc) {
+            if (strcmp(argv[++i], "auto") && whole(argv[i], 0, 65536 + 4096, &r->p.pitch))
+                return usage("--pitch takes auto or a whole number (0: dense)");
+        } else if (strcmp(argv[i], "--offset") == 0 && i + 1 < argc) {
+            if (whole(argv[++i], 0, 255, &r->p.offset)) /* the library says the limit */
+                return usage("--offset must be a whole number of points");
+        }
         else if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
             if (whole(argv[++i], 1, 1000000, &r->steps))
                 return usage("--steps must be a whole number from 1 to 1000000");
@@ -105,6 +124,13 @@ static int parse_args(int argc, char **argv, run *r)
     return 0;
 }
 
+/* The layout the kernel took (the asked one, or the answer's with pitch auto). */
+static void set_layout(run *r)
+{
+    r->pitch = fdtune_kernel_get_info(r->laplacian)->layout.pitch;
+    r->points = (size_t)r->pitch * r->p.ny * r->p.nz;
+}
+
 /* Grid spacing, and the time step: explicit Euler is stable, and keeps the max norm from
  * growing, for dt * sum(1/h^2) <= 1/2; 0.4 leaves a margin. */
 static void set_scheme(run *r)
@@ -116,7 +142,6 @@ static void set_scheme(run *r)
         sum += 1 / (r->h[a] * r->h[a]);
     }
     r->dt = 0.4 / sum;
-    r->points = (size_t)r->p.nx * r->p.ny * r->p.nz;
     r->real_size = r->p.precision == FDTUNE_FLOAT ? sizeof(float) : sizeof(double);
 }
 
@@ -129,27 +154,34 @@ static double initial(const run *r, size_t i, size_t j, size_t k)
     return sin(PI * i * r->h[0]) * sin(PI * j * r->h[1]) * sin(PI * k * r->h[2]);
 }
 
-/* Writes u0 (or zeros) in the run's precision into a host buffer of points reals. */
+/* Where point (i, j, k) is in a field: rows r->pitch points apart. */
+static size_t at(const run *r, size_t i, size_t j, size_t k)
+{
+    return i + r->pitch * (j + r->p.ny * k);
+}
+
+/* Writes u0 (or zeros) in the run's precision into a host buffer of points reals, in the
+ * kernel's layout (the rows' padding 0). */
 static void *host_field(const run *r, int zeros)
 {
     char *buf = calloc(r->points, r->real_size);
     if (!buf || zeros)
         return buf;
-    size_t at = 0;
     for (size_t k = 0; k < (size_t)r->p.nz; k++)
         for (size_t j = 0; j < (size_t)r->p.ny; j++)
-            for (size_t i = 0; i < (size_t)r->p.nx; i++, at++) {
+            for (size_t i = 0; i < (size_t)r->p.nx; i++) {
                 const double v = initial(r, i, j, k);
                 if (r->real_size == sizeof(float))
-                    ((float *)buf)[at] = (float)v;
+                    ((float *)buf)[at(r, i, j, k)] = (float)v;
                 else
-                    ((double *)buf)[at] = v;
+                    ((double *)buf)[at(r, i, j, k)] = v;
             }
     return buf;
 }
 
 /* Device buffers u (= u0) and f (= 0: its boundary is never written, but it is read by
- * nobody either; zeros keep a memory checker quiet). */
+ * nobody either; zeros keep a memory checker quiet), in the kernel's layout, and f's
+ * persist step (cache mode persist). */
 static int setup_fields(run *r)
 {
     const size_t bytes = r->points * r->real_size;
@@ -158,13 +190,15 @@ static int setup_fields(run *r)
     if (st != FDTUNE_OK)
         snprintf(r->err, sizeof r->err, "out of host memory for %zu bytes", bytes);
     if (st == FDTUNE_OK)
-        st = fdtune_alloc(r->dev, bytes, &r->u, r->err, sizeof r->err);
+        st = fdtune_field_alloc(r->laplacian, &r->u, r->err, sizeof r->err);
     if (st == FDTUNE_OK)
-        st = fdtune_alloc(r->dev, bytes, &r->f, r->err, sizeof r->err);
+        st = fdtune_field_alloc(r->laplacian, &r->f, r->err, sizeof r->err);
     if (st == FDTUNE_OK)
         st = fdtune_upload(r->dev, r->u, u0, bytes, r->err, sizeof r->err);
     if (st == FDTUNE_OK)
         st = fdtune_upload(r->dev, r->f, zero, bytes, r->err, sizeof r->err);
+    if (st == FDTUNE_OK)
+        st = fdtune_kernel_persist(r->laplacian, r->f, 0, r->err, sizeof r->err);
     free(u0);
     free(zero);
     return st;
@@ -179,16 +213,16 @@ static int setup_kernels(run *r)
         st = fdtune_function_compile(r->dev, update_source, "heat_update", &define, 1, &o,
                                      &r->update, r->err, sizeof r->err);
     if (st == FDTUNE_OK)
-        st = fdtune_kernel_persist(r->laplacian, r->f, 0, r->err, sizeof r->err);
+        set_layout(r);
     return st;
 }
 
 static int update(run *r)
 {
-    int nx = r->p.nx, ny = r->p.ny, nz = r->p.nz;
+    int nx = r->p.nx, ny = r->p.ny, nz = r->p.nz, pitch = r->pitch;
     double dt = r->dt;
     float dt_float = (float)r->dt;
-    void *args[] = {&r->u, &r->f, &nx, &ny, &nz,
+    void *args[] = {&r->u, &r->f, &nx, &ny, &nz, &pitch,
                     r->p.precision == FDTUNE_FLOAT ? (void *)&dt_float : (void *)&dt};
     const int block[3] = {128, 2, 1};
     const int grid[3] = {(nx + 127) / 128, (ny + 1) / 2, nz};
@@ -274,13 +308,13 @@ static int max_error(run *r, double *error)
     const int st = fdtune_download(r->dev, buf, r->u, r->points * r->real_size, r->err,
                                    sizeof r->err);
     const double decay = exp(-3 * PI * PI * r->steps * r->dt);
-    size_t at = 0;
     *error = 0;
     for (size_t k = 0; st == FDTUNE_OK && k < (size_t)r->p.nz; k++)
         for (size_t j = 0; j < (size_t)r->p.ny; j++)
-            for (size_t i = 0; i < (size_t)r->p.nx; i++, at++) {
-                const double v = r->real_size == sizeof(float) ? ((float *)buf)[at]
-                                                               : ((double *)buf)[at];
+            for (size_t i = 0; i < (size_t)r->p.nx; i++) {
+                const size_t q = at(r, i, j, k);
+                const double v = r->real_size == sizeof(float) ? ((float *)buf)[q]
+                                                               : ((double *)buf)[q];
                 const double d = fabs(v - decay * initial(r, i, j, k));
                 if (!(d <= *error)) /* a NaN is the largest error of all */
                     *error = isnan(d) ? INFINITY : d;
@@ -315,6 +349,10 @@ static void print_kernel(const run *r)
                k->stored_gbps, k->copy_gbps, k->persist ? ", persist" : "");
     else
         printf(" (%s)", k->reason);
+    printf("\nlayout:    pitch %d (nx %d), offset %d", k->layout.pitch, r->p.nx,
+           k->layout.offset);
+    if (k->layout.gain > 0)
+        printf(", %.2fx the dense layout's %.1f GB/s", k->layout.gain, k->layout.dense_gbps);
     printf("\nmodules:   %.1f ms, %d from the disk cache, %d compiled\n", k->module_ms,
            k->cache_hits, k->compiles);
     if (k->note[0])
@@ -330,11 +368,15 @@ static int report(run *r)
     const fdtune_kernel_info *k = fdtune_kernel_get_info(r->laplacian);
     const double bound = error_bound(r);
     printf("heat shape=%dx%dx%d precision=%s steps=%d source=%s variant=%s laplacian_gbps=%.1f "
-           "step_ms=%.4f error=%.3e error_bound=%.3e\n", r->p.nx, r->p.ny, r->p.nz,
-           r->p.precision == FDTUNE_FLOAT ? "float" : "double", r->steps,
+           "step_ms=%.4f error=%.3e error_bound=%.3e pitch=%d offset=%d ", r->p.nx, r->p.ny,
+           r->p.nz, r->p.precision == FDTUNE_FLOAT ? "float" : "double", r->steps,
            k->tuned ? "tuned" : "fallback", k->variant,
            fdtune_laplacian_bytes(&r->p) / (r->laplacian_ms * 1e-3) / 1e9, r->step_ms, error,
-           bound);
+           bound, k->layout.pitch, k->layout.offset);
+    if (k->layout.gain > 0)
+        printf("gain=%.3f\n", k->layout.gain);
+    else
+        printf("gain=none\n");
     if (error > bound)
         fprintf(stderr, "heat: the error %.3e exceeds the scheme's bound %.3e\n", error, bound);
     return error <= bound ? FDTUNE_OK : 1;
@@ -345,24 +387,24 @@ static void teardown(run *r)
     if (r->laplacian && r->f)
         fdtune_kernel_persist(r->laplacian, r->f, 1, r->err, sizeof r->err);
     fdtune_function_free(r->update);
+    fdtune_field_free(r->laplacian, r->u);
+    fdtune_field_free(r->laplacian, r->f);
     fdtune_kernel_close(r->laplacian);
-    fdtune_free(r->dev, r->u);
-    fdtune_free(r->dev, r->f);
     fdtune_device_close(r->dev);
 }
 
 int main(int argc, char **argv)
 {
-    run r = {.p = {.radius = 1, .precision = FDTUNE_DOUBLE}};
+    run r = {.p = {.radius = 1, .precision = FDTUNE_DOUBLE, .pitch = FDTUNE_PITCH_AUTO}};
     const int bad = parse_args(argc, argv, &r);
     if (bad)
         return bad;
     set_scheme(&r);
     int st = fdtune_device_open(NULL, -1, NULL, &r.dev, r.err, sizeof r.err);
     if (st == FDTUNE_OK)
-        st = setup_fields(&r);
-    if (st == FDTUNE_OK)
         st = setup_kernels(&r);
+    if (st == FDTUNE_OK)
+        st = setup_fields(&r);
     if (st == FDTUNE_OK) {
         print_kernel(&r);
         st = time_steps(&r);

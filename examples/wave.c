@@ -6,6 +6,7 @@
  *
  *     cc wave.c $(pkg-config --cflags --libs fdtune) -lm -o wave
  *     wave NX NY NZ [--spec FILE] [--precision float|double] [--steps N] [--kernel1]
+ *          [--pitch auto|P] [--offset O]
  *
  * The spec (default: WAVE_SPEC where the build sets it, else specs/acoustic8.json) is
  *     u_next = 2 u - u_prev + v2 (c2x D_xx u + c2y D_yy u + c2z D_zz u)
@@ -17,12 +18,17 @@
  * 1 - L / 2, u^n = cos(n theta) u0 exactly, if the 4 outermost layers (which the kernel
  * never writes: they are the boundary) hold that too. The solver's boundary kernel sets them
  * to cos(n theta) u0 each step, so the computed u differs from cos(N theta) u0 by rounding
- * alone, which the program bounds and checks. The last line is machine-readable:
+ * alone, which the program bounds and checks. Its fields are laid out as heat.c's are: asked
+ * with pitch auto (or --pitch P, 0 dense, and --offset O), allocated with fdtune_field_alloc
+ * once the kernel is open, indexed with the layout's pitch. The last line is
+ * machine-readable:
  *
  *     wave shape=NXxNYxNZ precision=P steps=N source=tuned|fallback variant=V
- *          stencil_gbps=X step_ms=X error=X error_bound=X                  (one line)
+ *          stencil_gbps=X step_ms=X error=X error_bound=X pitch=P offset=O
+ *          gain=G|none                                                      (one line)
  *
- * where stencil_gbps is the spec's ideal bytes (fdtune_kernel_bytes) over the kernel's time.
+ * where stencil_gbps is the spec's ideal bytes (fdtune_kernel_bytes) over the kernel's time
+ * and gain the answer's layout's over the dense one (none: not measured).
  * Exit: 0 when error <= error_bound, 1 when not or when the library fails, 2 bad usage. */
 #include <float.h>
 #include <math.h>
@@ -43,10 +49,11 @@
 /* The 8th-order second difference's weights (the spec's generator computes the same). */
 static const double w[R + 1] = {-205.0 / 72, 8.0 / 5, -1.0 / 5, 8.0 / 315, -1.0 / 560};
 
-/* The solver's own kernel: u = c u0 on the R outermost layers. REAL is a -D define. */
+/* The solver's own kernel: u = c u0 on the R outermost layers, rows pitch points apart.
+ * REAL is a -D define. */
 static const char boundary_source[] =
     "extern \"C\" __global__ void wave_boundary(REAL *u, const REAL *u0, int nx, int ny,\n"
-    "                                          int nz, REAL c)\n"
+    "                                          int nz, int pitch, REAL c)\n"
     "{\n"
     "    const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    const int j = blockIdx.y * blockDim.y + threadIdx.y, k = blockIdx.z;\n"
@@ -55,7 +62,7 @@ static const char boundary_source[] =
     "        return;\n"
     "    if (i >= r && i < nx - r && j >= r && j < ny - r && k >= r && k < nz - r)\n"
     "        return;\n"
-    "    const long long p = i + (long long)nx * (j + (long long)ny * k);\n"
+    "    const long long p = i + (long long)pitch * (j + (long long)ny * k);\n"
     "    u[p] = c * u0[p];\n"
     "}\n";
 
@@ -64,7 +71,8 @@ typedef struct run {
     const char *spec_path;
     char *spec;
     int steps, kernel1;
-    size_t points, real_size;
+    int pitch;         /* the kernel's layout's, which every field follows */
+    size_t points, real_size; /* points: a field's, from (0, 0, 0): pitch * ny * nz */
     double h[3], dt, theta;
     fdtune_device *dev;
     fdtune_kernel *stencil;
@@ -77,7 +85,7 @@ typedef struct run {
 static int usage(const char *why)
 {
     fprintf(stderr, "wave: %s\nusage: wave NX NY NZ [--spec FILE] [--precision float|double] "
-            "[--steps N] [--kernel1]\n", why);
+            "[--steps N] [--kernel1] [--pitch auto|P] [--offset O]\n", why);
     return 2;
 }
 
@@ -104,7 +112,13 @@ static int parse_args(int argc, char **argv, run *r)
     for (int i = 4; i < argc; i++) {
         if (strcmp(argv[i], "--kernel1") == 0)
             r->kernel1 = 1;
-        else if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
+        else if (strcmp(argv[i], "--pitch") == 0 && i + 1 < argc) {
+            if (strcmp(argv[++i], "auto") && whole(argv[i], 0, 65536 + 4096, &r->p.pitch))
+                return usage("--pitch takes auto or a whole number (0: dense)");
+        } else if (strcmp(argv[i], "--offset") == 0 && i + 1 < argc) {
+            if (whole(argv[++i], 0, 255, &r->p.offset)) /* the library says the limit */
+                return usage("--offset must be a whole number of points");
+        } else if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
             if (whole(argv[++i], 1, 1000000, &r->steps))
                 return usage("--steps must be a whole number from 1 to 1000000");
         } else if (strcmp(argv[i], "--spec") == 0 && i + 1 < argc) {
@@ -162,7 +176,6 @@ static void set_scheme(run *r)
         big_l += V2 * r->dt * r->dt / (r->h[a] * r->h[a]) * l;
     }
     r->theta = acos(1 - big_l / 2);
-    r->points = (size_t)r->p.nx * r->p.ny * r->p.nz;
     r->real_size = r->p.precision == FDTUNE_FLOAT ? sizeof(float) : sizeof(double);
 }
 
@@ -175,24 +188,30 @@ static double initial(const run *r, size_t i, size_t j, size_t k)
     return sin(PI * i * r->h[0]) * sin(PI * j * r->h[1]) * sin(PI * k * r->h[2]);
 }
 
-/* scale * u0 (or, with uniform, scale everywhere) in the run's precision, on the host. */
+/* Where point (i, j, k) is in a field: rows r->pitch points apart. */
+static size_t at(const run *r, size_t i, size_t j, size_t k)
+{
+    return i + r->pitch * (j + r->p.ny * k);
+}
+
+/* scale * u0 (or, with uniform, scale everywhere) in the run's precision, on the host, in
+ * the kernel's layout (the rows' padding 0). */
 static void *host_field(const run *r, double scale, int uniform)
 {
     char *buf = calloc(r->points, r->real_size);
-    size_t at = 0;
     for (size_t k = 0; buf && k < (size_t)r->p.nz; k++)
         for (size_t j = 0; j < (size_t)r->p.ny; j++)
-            for (size_t i = 0; i < (size_t)r->p.nx; i++, at++) {
+            for (size_t i = 0; i < (size_t)r->p.nx; i++) {
                 const double v = uniform ? scale : scale * initial(r, i, j, k);
                 if (r->real_size == sizeof(float))
-                    ((float *)buf)[at] = (float)v;
+                    ((float *)buf)[at(r, i, j, k)] = (float)v;
                 else
-                    ((double *)buf)[at] = v;
+                    ((double *)buf)[at(r, i, j, k)] = v;
             }
     return buf;
 }
 
-/* A device buffer holding scale * u0 (or scale everywhere). */
+/* A device buffer in the kernel's layout holding scale * u0 (or scale everywhere). */
 static int device_field(run *r, double scale, int uniform, void **out)
 {
     const size_t bytes = r->points * r->real_size;
@@ -201,7 +220,7 @@ static int device_field(run *r, double scale, int uniform, void **out)
     if (!host)
         snprintf(r->err, sizeof r->err, "out of host memory for %zu bytes", bytes);
     if (st == FDTUNE_OK)
-        st = fdtune_alloc(r->dev, bytes, out, r->err, sizeof r->err);
+        st = fdtune_field_alloc(r->stencil, out, r->err, sizeof r->err);
     if (st == FDTUNE_OK)
         st = fdtune_upload(r->dev, *out, host, bytes, r->err, sizeof r->err);
     free(host);
@@ -231,6 +250,10 @@ static int setup_kernels(run *r)
     if (st == FDTUNE_OK)
         st = fdtune_function_compile(r->dev, boundary_source, "wave_boundary", &define, 1, &o,
                                      &r->boundary, r->err, sizeof r->err);
+    if (st == FDTUNE_OK) { /* the layout the kernel took: the asked one, or the answer's */
+        r->pitch = fdtune_kernel_get_info(r->stencil)->layout.pitch;
+        r->points = (size_t)r->pitch * r->p.ny * r->p.nz;
+    }
     return st;
 }
 
@@ -248,10 +271,10 @@ static int stencil(run *r)
 /* u_next's boundary = cos((n + 1) theta) u0 after step n; then the levels turn. */
 static int finish_step(run *r, int n)
 {
-    int nx = r->p.nx, ny = r->p.ny, nz = r->p.nz;
+    int nx = r->p.nx, ny = r->p.ny, nz = r->p.nz, pitch = r->pitch;
     double c = cos((n + 1) * r->theta);
     float c_float = (float)c;
-    void *args[] = {&r->grids[2], &r->u0, &nx, &ny, &nz,
+    void *args[] = {&r->grids[2], &r->u0, &nx, &ny, &nz, &pitch,
                     r->p.precision == FDTUNE_FLOAT ? (void *)&c_float : (void *)&c};
     const int block[3] = {128, 2, 1};
     const int grid[3] = {(nx + 127) / 128, (ny + 1) / 2, nz};
@@ -334,13 +357,13 @@ static int max_error(run *r, double *error)
     const int st = fdtune_download(r->dev, buf, r->grids[1], r->points * r->real_size, r->err,
                                    sizeof r->err);
     const double c = cos(r->steps * r->theta);
-    size_t at = 0;
     *error = 0;
     for (size_t k = 0; st == FDTUNE_OK && k < (size_t)r->p.nz; k++)
         for (size_t j = 0; j < (size_t)r->p.ny; j++)
-            for (size_t i = 0; i < (size_t)r->p.nx; i++, at++) {
-                const double v = r->real_size == sizeof(float) ? ((float *)buf)[at]
-                                                               : ((double *)buf)[at];
+            for (size_t i = 0; i < (size_t)r->p.nx; i++) {
+                const size_t q = at(r, i, j, k);
+                const double v = r->real_size == sizeof(float) ? ((float *)buf)[q]
+                                                               : ((double *)buf)[q];
                 const double d = fabs(v - c * initial(r, i, j, k));
                 if (!(d <= *error)) /* a NaN is the largest error of all */
                     *error = isnan(d) ? INFINITY : d;
@@ -371,6 +394,10 @@ static void print_kernel(const run *r)
                k->stored_gbps, k->copy_gbps);
     else
         printf(" (%s)", k->reason);
+    printf("\nlayout:    pitch %d (nx %d), offset %d", k->layout.pitch, r->p.nx,
+           k->layout.offset);
+    if (k->layout.gain > 0)
+        printf(", %.2fx the dense layout's %.1f GB/s", k->layout.gain, k->layout.dense_gbps);
     printf("\nmodules:   %.1f ms, %d from the disk cache, %d compiled\n", k->module_ms,
            k->cache_hits, k->compiles);
     if (k->note[0])
@@ -386,11 +413,15 @@ static int report(run *r)
     const fdtune_kernel_info *k = fdtune_kernel_get_info(r->stencil);
     const double bound = error_bound(r);
     printf("wave shape=%dx%dx%d precision=%s steps=%d source=%s variant=%s stencil_gbps=%.1f "
-           "step_ms=%.4f error=%.3e error_bound=%.3e\n", r->p.nx, r->p.ny, r->p.nz,
-           r->p.precision == FDTUNE_FLOAT ? "float" : "double", r->steps,
+           "step_ms=%.4f error=%.3e error_bound=%.3e pitch=%d offset=%d ", r->p.nx, r->p.ny,
+           r->p.nz, r->p.precision == FDTUNE_FLOAT ? "float" : "double", r->steps,
            k->tuned ? "tuned" : "fallback", k->variant,
            fdtune_kernel_bytes(r->stencil) / (r->stencil_ms * 1e-3) / 1e9, r->step_ms, error,
-           bound);
+           bound, k->layout.pitch, k->layout.offset);
+    if (k->layout.gain > 0)
+        printf("gain=%.3f\n", k->layout.gain);
+    else
+        printf("gain=none\n");
     if (error > bound)
         fprintf(stderr, "wave: the error %.3e exceeds the bound %.3e\n", error, bound);
     return error <= bound ? FDTUNE_OK : 1;
@@ -399,18 +430,18 @@ static int report(run *r)
 static void teardown(run *r)
 {
     fdtune_function_free(r->boundary);
-    fdtune_kernel_close(r->stencil);
-    fdtune_free(r->dev, r->u0);
-    fdtune_free(r->dev, r->v2);
+    fdtune_field_free(r->stencil, r->u0);
+    fdtune_field_free(r->stencil, r->v2);
     for (int g = 0; g < 3; g++)
-        fdtune_free(r->dev, r->grids[g]);
+        fdtune_field_free(r->stencil, r->grids[g]);
+    fdtune_kernel_close(r->stencil);
     fdtune_device_close(r->dev);
     free(r->spec);
 }
 
 int main(int argc, char **argv)
 {
-    run r = {.p = {.precision = FDTUNE_DOUBLE}};
+    run r = {.p = {.precision = FDTUNE_DOUBLE, .pitch = FDTUNE_PITCH_AUTO}};
     const int bad = parse_args(argc, argv, &r);
     if (bad)
         return bad;
@@ -419,9 +450,9 @@ int main(int argc, char **argv)
     int st = r.spec ? fdtune_device_open(NULL, -1, NULL, &r.dev, r.err, sizeof r.err)
                     : FDTUNE_ERR_ARG;
     if (st == FDTUNE_OK)
-        st = setup_fields(&r);
-    if (st == FDTUNE_OK)
         st = setup_kernels(&r);
+    if (st == FDTUNE_OK)
+        st = setup_fields(&r);
     if (st == FDTUNE_OK) {
         print_kernel(&r);
         st = time_steps(&r);

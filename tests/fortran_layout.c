@@ -30,6 +30,13 @@ static const struct {
     OFF(fdtune_problem, precision),
     OFF(fdtune_problem, cache),
     OFF(fdtune_problem, tune_if_missing),
+    OFF(fdtune_problem, pitch),
+    OFF(fdtune_problem, offset),
+
+    SIZE(fdtune_layout),
+    OFF(fdtune_layout, offset),
+    OFF(fdtune_layout, dense_gbps),
+    OFF(fdtune_layout, gain),
 
     SIZE(fdtune_answer),
     OFF(fdtune_answer, device_match),
@@ -58,6 +65,7 @@ static const struct {
     OFF(fdtune_answer, persist.entry),
     OFF(fdtune_answer, persist.grid),
     OFF(fdtune_answer, job),
+    OFF(fdtune_answer, layout),
 
     SIZE(fdtune_kernel_options),
     OFF(fdtune_kernel_options, timeout_ms),
@@ -77,6 +85,7 @@ static const struct {
     OFF(fdtune_kernel_info, cache_hits),
     OFF(fdtune_kernel_info, compiles),
     OFF(fdtune_kernel_info, note),
+    OFF(fdtune_kernel_info, layout),
 
     /* The enums' storage, which the Fortran side declares as integer(c_int). */
     {"sizeof fdtune_precision", sizeof(fdtune_precision)},
@@ -90,6 +99,8 @@ static const struct {
     CONST(FDTUNE_ERR_ARG),
     CONST(FDTUNE_ERR_DEVICE),
     CONST(FDTUNE_ERR_COMPILE),
+    CONST(FDTUNE_ERR_LAYOUT),
+    CONST(FDTUNE_PITCH_AUTO),
     CONST(FDTUNE_DEFAULT_TIMEOUT_MS),
     CONST(FDTUNE_DOUBLE),
     CONST(FDTUNE_FLOAT),

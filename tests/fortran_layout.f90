@@ -32,6 +32,7 @@ program fortran_layout
     type(fdtune_answer), target :: a
     type(fdtune_kernel_options), target :: o
     type(fdtune_kernel_info), target :: ki
+    type(fdtune_layout), target :: l
     integer :: checked = 0, bad = 0
 
     call check('fdtune_problem', int(c_sizeof(p), i8))
@@ -39,6 +40,13 @@ program fortran_layout
     call check('fdtune_problem.precision', off(c_loc(p), c_loc(p%precision)))
     call check('fdtune_problem.cache', off(c_loc(p), c_loc(p%cache)))
     call check('fdtune_problem.tune_if_missing', off(c_loc(p), c_loc(p%tune_if_missing)))
+    call check('fdtune_problem.pitch', off(c_loc(p), c_loc(p%pitch)))
+    call check('fdtune_problem.offset', off(c_loc(p), c_loc(p%offset)))
+
+    call check('fdtune_layout', int(c_sizeof(l), i8))
+    call check('fdtune_layout.offset', off(c_loc(l), c_loc(l%offset)))
+    call check('fdtune_layout.dense_gbps', off(c_loc(l), c_loc(l%dense_gbps)))
+    call check('fdtune_layout.gain', off(c_loc(l), c_loc(l%gain)))
 
     call check('fdtune_answer', int(c_sizeof(a), i8))
     call check('fdtune_answer.device_match', off(c_loc(a), c_loc(a%device_match)))
@@ -68,6 +76,7 @@ program fortran_layout
     call check('fdtune_answer.persist.entry', off(c_loc(a), c_loc(a%persist%entry)))
     call check('fdtune_answer.persist.grid', off(c_loc(a), c_loc(a%persist%grid)))
     call check('fdtune_answer.job', off(c_loc(a), c_loc(a%job)))
+    call check('fdtune_answer.layout', off(c_loc(a), c_loc(a%layout)))
 
     call check('fdtune_kernel_options', int(c_sizeof(o), i8))
     call check('fdtune_kernel_options.timeout_ms', off(c_loc(o), c_loc(o%timeout_ms)))
@@ -87,6 +96,7 @@ program fortran_layout
     call check('fdtune_kernel_info.cache_hits', off(c_loc(ki), c_loc(ki%cache_hits)))
     call check('fdtune_kernel_info.compiles', off(c_loc(ki), c_loc(ki%compiles)))
     call check('fdtune_kernel_info.note', off(c_loc(ki), c_loc(ki%note)))
+    call check('fdtune_kernel_info.layout', off(c_loc(ki), c_loc(ki%layout)))
 
     ! The C enums are stored as int; the module declares them integer(c_int).
     call check('sizeof fdtune_precision', int(c_sizeof(p%precision), i8))
@@ -100,6 +110,8 @@ program fortran_layout
     call check('FDTUNE_ERR_ARG', int(FDTUNE_ERR_ARG, i8))
     call check('FDTUNE_ERR_DEVICE', int(FDTUNE_ERR_DEVICE, i8))
     call check('FDTUNE_ERR_COMPILE', int(FDTUNE_ERR_COMPILE, i8))
+    call check('FDTUNE_ERR_LAYOUT', int(FDTUNE_ERR_LAYOUT, i8))
+    call check('FDTUNE_PITCH_AUTO', int(FDTUNE_PITCH_AUTO, i8))
     call check('FDTUNE_DEFAULT_TIMEOUT_MS', int(FDTUNE_DEFAULT_TIMEOUT_MS, i8))
     call check('FDTUNE_DOUBLE', int(FDTUNE_DOUBLE, i8))
     call check('FDTUNE_FLOAT', int(FDTUNE_FLOAT, i8))

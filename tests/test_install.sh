@@ -72,7 +72,7 @@ fi
 
 missing=""
 for f in bin/fdtuned bin/fdtune bin/fdtune-slurm libexec/fdtuned/fdtune-worker lib/libfdtune.a \
-    lib/libfdtune.so.1 lib/libfdtune.so lib/pkgconfig/fdtune.pc include/fdtune.h \
+    lib/libfdtune.so.2 lib/libfdtune.so lib/pkgconfig/fdtune.pc include/fdtune.h \
     include/fdtune_kernel.h include/fdtune.mod share/fdtuned/kernels/common.h \
     share/fdtuned/examples/heat.c share/fdtuned/examples/heat.f90 \
     share/fdtuned/examples/wave.c share/fdtuned/examples/wave.f90 \
@@ -94,7 +94,7 @@ fi
 
 # The build installed is this one ($BUILD: the sanitizer build installs its own objects).
 bad=""
-for f in fdtuned fdtune fdtune-slurm fdtune-worker libfdtune.so.1 libfdtune.a; do
+for f in fdtuned fdtune fdtune-slurm fdtune-worker libfdtune.so.2 libfdtune.a; do
     for g in bin/$f libexec/fdtuned/$f lib/$f; do
         [ -f "$R/$g" ] && { cmp -s "$BUILD/$f" "$R/$g" || bad="$bad $g"; }
     done
@@ -107,11 +107,11 @@ for f in bin/fdtuned bin/fdtune bin/fdtune-slurm libexec/fdtuned/fdtune-worker; 
 done
 if [ -z "$bad" ]; then ok "the programs are executable"; else not_ok "not executable:$bad"; fi
 
-if [ -L "$R/lib/libfdtune.so" ] && [ "$(readlink "$R/lib/libfdtune.so")" = libfdtune.so.1 ]; then
-    ok "lib/libfdtune.so is a relative link to libfdtune.so.1"
+if [ -L "$R/lib/libfdtune.so" ] && [ "$(readlink "$R/lib/libfdtune.so")" = libfdtune.so.2 ]; then
+    ok "lib/libfdtune.so is a relative link to libfdtune.so.2"
 else
     ls -l "$R/lib/" >"$tmp/out" 2>&1
-    not_ok "lib/libfdtune.so is a relative link to libfdtune.so.1" "$tmp/out"
+    not_ok "lib/libfdtune.so is a relative link to libfdtune.so.2" "$tmp/out"
 fi
 
 unit=$R/lib/systemd/system/fdtuned.service
@@ -190,13 +190,13 @@ else
 fi
 
 # --- 2. what libfdtune exports ----------------------------------------------------------
-so=$R/lib/libfdtune.so.1
+so=$R/lib/libfdtune.so.2
 nm -D --defined-only "$so" >"$tmp/nm" 2>&1
 awk 'NF >= 2 { print $NF }' "$tmp/nm" | grep -v '^fdtune_' >"$tmp/out"
 if [ -s "$tmp/nm" ] && [ ! -s "$tmp/out" ] && grep -q ' fdtune_kernel_open$' "$tmp/nm"; then
-    ok "libfdtune.so.1 exports fdtune_* only ($(wc -l <"$tmp/nm") symbols)"
+    ok "libfdtune.so.2 exports fdtune_* only ($(wc -l <"$tmp/nm") symbols)"
 else
-    not_ok "libfdtune.so.1 exports fdtune_* only; others:" "$tmp/out"
+    not_ok "libfdtune.so.2 exports fdtune_* only; others:" "$tmp/out"
 fi
 nm -g --defined-only "$R/lib/libfdtune.a" >"$tmp/nm" 2>&1
 awk 'NF >= 3 { print $NF }' "$tmp/nm" | grep -v '^fdtune_' >"$tmp/out"
@@ -206,10 +206,10 @@ else
     not_ok "libfdtune.a defines global fdtune_* only; others:" "$tmp/out"
 fi
 readelf -d "$so" >"$tmp/out" 2>&1
-if grep -q '(SONAME).*\[libfdtune\.so\.1\]' "$tmp/out"; then
-    ok "libfdtune.so.1 has SONAME libfdtune.so.1"
+if grep -q '(SONAME).*\[libfdtune\.so\.2\]' "$tmp/out"; then
+    ok "libfdtune.so.2 has SONAME libfdtune.so.2"
 else
-    not_ok "libfdtune.so.1 has SONAME libfdtune.so.1" "$tmp/out"
+    not_ok "libfdtune.so.2 has SONAME libfdtune.so.2" "$tmp/out"
 fi
 
 # --- 3. the solvers, built from the installed tree with pkg-config alone ----------------
@@ -257,10 +257,10 @@ export LD_LIBRARY_PATH="$R/lib"
 for prog in heat heat_f wave wave_f; do
     [ -x "$src/$prog" ] || continue
     ldd "$src/$prog" >"$tmp/out" 2>&1
-    if grep -q "libfdtune\.so\.1 => $R/lib/libfdtune\.so\.1 " "$tmp/out"; then
-        ok "ldd $prog: libfdtune.so.1 resolves into the staging root"
+    if grep -q "libfdtune\.so\.2 => $R/lib/libfdtune\.so\.2 " "$tmp/out"; then
+        ok "ldd $prog: libfdtune.so.2 resolves into the staging root"
     else
-        not_ok "ldd $prog: libfdtune.so.1 resolves into the staging root" "$tmp/out"
+        not_ok "ldd $prog: libfdtune.so.2 resolves into the staging root" "$tmp/out"
     fi
 done
 
@@ -305,9 +305,37 @@ modules_line_says() { # modules_line_says TEXT: the last run's modules: line has
     grep '^modules:' "$tmp/run.out" | grep -q "$1"
 }
 
+last_layout_is() { # last_layout_is PITCH OFFSET: the last run's last line says that layout
+    case " $(tail -1 "$tmp/run.out") " in *" pitch=$1 offset=$2 "*) return 0 ;; esac
+    return 1
+}
+
+# layout_ok NAME PROG PREC VARIANT PITCH OFFSET [ARGS...]: PROG in a padded layout of its
+# own, without a daemon: its fields at that pitch and offset, its error within its bound
+# (a kernel or solver kernel reading rows at nx, not at the pitch, is far outside it).
+layout_ok() {
+    name=$1 prog=$2 prec=$3 variant=$4 pitch=$5 offset=$6
+    shift 6
+    heat_ok "$name" "$prog" fallback "$prec" "$variant" --pitch "$pitch" --offset "$offset" \
+        "$@" || return 1
+    if last_layout_is "$pitch" "$offset"; then
+        ok "$name: it says pitch=$pitch offset=$offset"
+    else
+        not_ok "$name: it says pitch=$pitch offset=$offset" "$tmp/run.out"
+    fi
+}
+
 # --- 4. no daemon: the fallback kernel --------------------------------------------------
 export FDTUNE_SOCKET="$tmp/missing.sock"
 export FDTUNE_CACHE_DIR="$tmp/cache-nodaemon"
+# Asked with pitch auto and answered by nobody, the solvers run dense.
+heat_ok "no daemon: heat asks pitch auto and runs dense" heat fallback double ""
+if last_layout_is 24 0; then ok "no daemon: heat says pitch=24 offset=0"
+else not_ok "no daemon: heat says pitch=24 offset=0" "$tmp/run.out"; fi
+layout_ok "no daemon: heat double at pitch 29 offset 3" heat double "" 29 3
+layout_ok "no daemon: heat float at pitch 40 offset 61" heat float "" 40 61
+layout_ok "no daemon: wave double at pitch 33 offset 5" wave double snaive:256x1x1 33 5 \
+    --spec "$spec"
 for prec in double float; do
     heat_ok "no daemon: heat $prec runs kernel 1 (source=fallback)" heat fallback $prec ""
     heat_ok "no daemon: heat_f $prec runs kernel 1 (source=fallback)" heat_f fallback $prec ""
@@ -399,6 +427,19 @@ if [ $up -eq 1 ] && [ -n "$variant_double" ]; then
             ok "first run: the module is compiled (1 compiled)"
         else
             not_ok "first run: the module is compiled (1 compiled)" "$tmp/run.out"
+        fi
+        # Asked with pitch auto, the answer's layout is the run's: a row pitch from nx
+        # (an fdtuned older than layouts answers none: dense, pitch nx), an offset under
+        # 256 bytes, and the layout line says the same.
+        layout=$(tail -1 "$tmp/run.out" |
+            sed -n 's/.* pitch=\([0-9]*\) offset=\([0-9]*\) .*/\1 \2/p')
+        if [ -n "$layout" ] && [ "${layout% *}" -ge 24 ] && [ "${layout% *}" -le 4120 ] &&
+            [ "${layout#* }" -lt 32 ] &&
+            grep -q "^layout: *pitch ${layout% *} (nx 24), offset ${layout#* }" "$tmp/run.out"
+        then
+            ok "daemon: heat runs in the answer's layout (pitch ${layout% *}, offset ${layout#* })"
+        else
+            not_ok "daemon: heat runs in the answer's layout" "$tmp/run.out"
         fi
     fi
     if heat_ok "daemon: heat double again, same cache" heat tuned double "$variant_double"; then

@@ -4,7 +4,10 @@
  * kernel 1 with the reason; the disk cache serves a second open, rebuilds a damaged module
  * and refuses a directory others may write, a module file of another uid or one others may
  * write, and a FIFO in a module's place without blocking on it; an answer cannot get its own
- * defines, entry or launch compiled; bad arguments are errors, never crashes. The tuned path
+ * defines, entry or launch compiled; bad arguments are errors, never crashes; a kernel
+ * launches in its layout (asked, or the answer's with pitch auto), on fields
+ * fdtune_field_alloc aligns as that layout says, and fdtune_kernel_check_field tells a
+ * misaligned field; the layout goes on the wire and comes back from it. The tuned path
  * against a real daemon, from an installed tree, is tests/test_install.sh's; a daemon of
  * another uid, tests/test_client_trust.sh's. */
 #include <setjmp.h>
@@ -23,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "client_json.h"
 #include "hashes.h"
 #include "engine/variant.h"
 #include "fdtune_kernel.h"
@@ -60,26 +64,30 @@ static int teardown(void **state)
     return 0;
 }
 
-/* The radius-1 Laplacian at interior point p of a double grid. */
-static double reference(const double *u, int nx, int ny, size_t p, const double c[3])
+/* The radius-1 Laplacian at interior point p of a double grid of row pitch `pitch`. */
+static double reference(const double *u, int pitch, int ny, size_t p, const double c[3])
 {
-    const size_t line = (size_t)nx, slice = (size_t)nx * ny;
+    const size_t line = (size_t)pitch, slice = (size_t)pitch * ny;
     return c[0] * (u[p - 1] - 2 * u[p] + u[p + 1]) +
            c[1] * (u[p - line] - 2 * u[p] + u[p + line]) +
            c[2] * (u[p - slice] - 2 * u[p] + u[p + slice]);
 }
 
-/* Launches k on random u (host memory: the cpu backend's device) and checks every point. */
+/* Launches k on random u, in fields of k's layout (host memory: the cpu backend's device),
+ * and checks every point: f's interior is the Laplacian, its boundary and the rows' padding
+ * as they were (-7). u's padding is NaN, so a kernel that reads it spoils a point of f. */
 static void check_laplacian(fdtune_kernel *k, const fdtune_problem *p, char *err, size_t len)
 {
-    const size_t n = (size_t)p->nx * p->ny * p->nz;
+    const int pitch = fdtune_kernel_get_info(k)->layout.pitch;
+    const size_t n = (size_t)pitch * p->ny * p->nz;
     const int single = p->precision == FDTUNE_FLOAT;
-    const size_t size = single ? sizeof(float) : sizeof(double);
-    double *u = malloc(n * sizeof *u), *want = malloc(n * sizeof *want);
-    char *ud = malloc(n * size), *fd = malloc(n * size);
+    double *u = malloc(n * sizeof *u);
+    void *ud, *fd;
+    assert_int_equal(fdtune_field_alloc(k, &ud, err, len), FDTUNE_OK);
+    assert_int_equal(fdtune_field_alloc(k, &fd, err, len), FDTUNE_OK);
     const double c[3] = {1.5, 0.75, 2.25};
     for (size_t i = 0; i < n; i++) {
-        u[i] = (double)rand() / RAND_MAX - 0.5;
+        u[i] = (int)(i % pitch) < p->nx ? (double)rand() / RAND_MAX - 0.5 : NAN;
         if (single)
             ((float *)ud)[i] = (float)u[i], u[i] = ((float *)ud)[i], ((float *)fd)[i] = -7;
         else
@@ -89,15 +97,18 @@ static void check_laplacian(fdtune_kernel *k, const fdtune_problem *p, char *err
     size_t at = 0;
     for (int z = 0; z < p->nz; z++)
         for (int y = 0; y < p->ny; y++)
-            for (int x = 0; x < p->nx; x++, at++) {
+            for (int x = 0; x < pitch; x++, at++) {
                 const int inside = x > 0 && y > 0 && z > 0 && x < p->nx - 1 &&
                                    y < p->ny - 1 && z < p->nz - 1;
                 const double got = single ? ((float *)fd)[at] : ((double *)fd)[at];
-                want[at] = inside ? reference(u, p->nx, p->ny, at, c) : -7;
-                if (fabs(got - want[at]) > (single ? 1e-5 : 1e-12) * 16)
-                    fail_msg("f at (%d,%d,%d) is %g, not %g", x, y, z, got, want[at]);
+                const double want = inside ? reference(u, pitch, p->ny, at, c) : -7;
+                if (!(fabs(got - want) <= (single ? 1e-5 : 1e-12) * 16))
+                    fail_msg("f at (%d,%d,%d) of pitch %d is %g, not %g", x, y, z, pitch, got,
+                             want);
             }
-    free(u), free(want), free(ud), free(fd);
+    fdtune_field_free(k, ud);
+    fdtune_field_free(k, fd);
+    free(u);
 }
 
 static void test_kernel1_computes_the_laplacian(void **state)
@@ -231,6 +242,193 @@ static void test_carried_source_needs_no_daemon(void **state)
     assert_non_null(strstr(info->note, "measured on another device"));
     check_laplacian(k, &p, f->err, sizeof f->err);
     fdtune_kernel_close(k);
+}
+
+/* A kernel 1 of p, asked for: no daemon, no answer. */
+static fdtune_kernel *kernel1(fixture *f, const fdtune_problem *p)
+{
+    fdtune_kernel *k;
+    f->o.kernel1 = 1;
+    assert_int_equal(fdtune_kernel_open(f->dev, p, &f->o, &k, f->err, sizeof f->err),
+                     FDTUNE_OK);
+    return k;
+}
+
+/* An asked layout is the kernel's: rows padded, the start moved, in both precisions, and
+ * each launch computes the Laplacian there (rows read at the pitch, padding never touched). */
+static void test_launches_in_a_padded_layout(void **state)
+{
+    fixture *f = *state;
+    for (int single = 0; single < 2; single++) {
+        const fdtune_problem p = {.nx = 13, .ny = 11, .nz = 9, .pitch = 21, .offset = 5,
+                                  .precision = single ? FDTUNE_FLOAT : FDTUNE_DOUBLE};
+        fdtune_kernel *k = kernel1(f, &p);
+        const fdtune_layout *l = &fdtune_kernel_get_info(k)->layout;
+        assert_int_equal(l->pitch, 21);
+        assert_int_equal(l->offset, 5);
+        check_laplacian(k, &p, f->err, sizeof f->err);
+        fdtune_kernel_close(k);
+    }
+    /* Dense, asked as pitch nx, is dense. */
+    const fdtune_problem dense = {.nx = 13, .ny = 11, .nz = 9, .pitch = 13};
+    fdtune_kernel *k = kernel1(f, &dense);
+    assert_int_equal(fdtune_kernel_get_info(k)->layout.pitch, 13);
+    check_laplacian(k, &dense, f->err, sizeof f->err);
+    fdtune_kernel_close(k);
+}
+
+/* fdtune_field_alloc's point (0, 0, 0) lies offset points past a 256-byte-aligned base,
+ * for every offset; the check takes such a field and tells one a point off, by how much. */
+static void test_fields_are_aligned_as_the_layout(void **state)
+{
+    fixture *f = *state;
+    for (int single = 0; single < 2; single++) {
+        const size_t size = single ? sizeof(float) : sizeof(double);
+        for (int offset = 0; offset < (int)(256 / size); offset += single ? 7 : 3) {
+            const fdtune_problem p = {.nx = 10, .ny = 9, .nz = 8, .pitch = 16,
+                                      .offset = offset,
+                                      .precision = single ? FDTUNE_FLOAT : FDTUNE_DOUBLE};
+            fdtune_kernel *k = kernel1(f, &p);
+            char *field;
+            assert_int_equal(fdtune_field_alloc(k, (void **)&field, f->err, sizeof f->err),
+                             FDTUNE_OK);
+            assert_int_equal((uintptr_t)field % 256, offset * size);
+            assert_int_equal(fdtune_kernel_check_field(k, field, f->err, sizeof f->err),
+                             FDTUNE_OK);
+            assert_int_equal(fdtune_kernel_check_field(k, field + size, f->err, sizeof f->err),
+                             FDTUNE_ERR_LAYOUT);
+            assert_non_null(strstr(f->err, "right results but slower"));
+            fdtune_field_free(k, field);
+            fdtune_kernel_close(k);
+        }
+    }
+    const fdtune_problem p = {.nx = 10, .ny = 9, .nz = 8, .offset = 3};
+    fdtune_kernel *k = kernel1(f, &p);
+    double *mine = aligned_alloc(256, 4096);
+    assert_int_equal(fdtune_kernel_check_field(k, mine, f->err, sizeof f->err),
+                     FDTUNE_ERR_LAYOUT);
+    assert_non_null(strstr(f->err, "starts 0 bytes past a 32-byte boundary"));
+    assert_non_null(strstr(f->err, "(pitch 10, offset 3) 24"));
+    assert_int_equal(fdtune_kernel_check_field(k, mine + 3, f->err, sizeof f->err), FDTUNE_OK);
+    assert_int_equal(fdtune_kernel_check_field(k, mine + 7, f->err, sizeof f->err), FDTUNE_OK);
+    assert_int_equal(fdtune_kernel_check_field(k, NULL, f->err, sizeof f->err), FDTUNE_ERR_ARG);
+    assert_int_equal(fdtune_field_alloc(NULL, (void **)&mine, f->err, sizeof f->err),
+                     FDTUNE_ERR_ARG);
+    fdtune_field_free(k, NULL);
+    free(mine);
+    fdtune_kernel_close(k);
+}
+
+/* A tuned answer of the naive family (carried, needs no daemon) measured in layout l. */
+static fdtune_answer naive_answer(const fdtune_problem *p, int pitch, int offset)
+{
+    fdtune_answer a = answer_for("naive:128x1x1", p);
+    fdt_source_hash(fdt_family_source(fdt_family_find("naive")), a.source_hash);
+    a.layout = (fdtune_layout){.pitch = pitch, .offset = offset, .dense_gbps = 80, .gain = 1.25};
+    return a;
+}
+
+/* With pitch auto the kernel takes the answer's layout, its gain too; an asked layout stays
+ * the kernel's, the answer's other one noted; an answer's layout out of range, or no answer,
+ * leaves pitch auto dense; an offset needs a pitch. */
+static void test_pitch_auto_takes_the_answers_layout(void **state)
+{
+    fixture *f = *state;
+    fdtune_problem p = {.nx = 13, .ny = 11, .nz = 9, .pitch = FDTUNE_PITCH_AUTO};
+    fdtune_answer a = naive_answer(&p, 16, 3);
+    fdtune_kernel *k;
+    assert_int_equal(fdtune_kernel_load(f->dev, NULL, &p, &a, &f->o, &k, f->err, sizeof f->err),
+                     FDTUNE_OK);
+    const fdtune_kernel_info *info = fdtune_kernel_get_info(k);
+    assert_int_equal(info->tuned, 1);
+    assert_int_equal(info->layout.pitch, 16);
+    assert_int_equal(info->layout.offset, 3);
+    assert_true(info->layout.gain == 1.25 && info->layout.dense_gbps == 80);
+    check_laplacian(k, &p, f->err, sizeof f->err);
+    fdtune_kernel_close(k);
+
+    const fdtune_problem asked = {.nx = 13, .ny = 11, .nz = 9, .pitch = 20, .offset = 1};
+    assert_int_equal(fdtune_kernel_load(f->dev, NULL, &asked, &a, &f->o, &k, f->err,
+                                        sizeof f->err), FDTUNE_OK);
+    info = fdtune_kernel_get_info(k);
+    assert_int_equal(info->layout.pitch, 20);
+    assert_int_equal(info->layout.offset, 1);
+    assert_true(info->layout.gain == 0);
+    assert_non_null(strstr(info->note, "measured at pitch 16 offset 3, not at the asked"));
+    check_laplacian(k, &asked, f->err, sizeof f->err);
+    fdtune_kernel_close(k);
+
+    a = naive_answer(&p, 12, 0); /* under nx */
+    assert_int_equal(fdtune_kernel_load(f->dev, NULL, &p, &a, &f->o, &k, f->err, sizeof f->err),
+                     FDTUNE_OK);
+    info = fdtune_kernel_get_info(k);
+    assert_int_equal(info->tuned, 0);
+    assert_non_null(strstr(info->reason, "the answer's layout: pitch 12 is out of range"));
+    assert_int_equal(info->layout.pitch, 13);
+    assert_int_equal(info->layout.offset, 0);
+    check_laplacian(k, &p, f->err, sizeof f->err);
+    fdtune_kernel_close(k);
+
+    k = kernel1(f, &p);
+    assert_int_equal(fdtune_kernel_get_info(k)->layout.pitch, 13);
+    fdtune_kernel_close(k);
+    p.offset = 2;
+    assert_int_equal(fdtune_kernel_open(f->dev, &p, &f->o, &k, f->err, sizeof f->err),
+                     FDTUNE_ERR_ARG);
+    assert_non_null(strstr(f->err, "an offset needs a pitch"));
+    const fdtune_problem far = {.nx = 13, .ny = 11, .nz = 9, .pitch = 13 + 4097};
+    assert_int_equal(fdtune_kernel_open(f->dev, &far, &f->o, &k, f->err, sizeof f->err),
+                     FDTUNE_ERR_ARG);
+    assert_non_null(strstr(f->err, "pitch 4110 is out of range"));
+}
+
+/* The layout on the wire: a request says a pitch ("auto" or a number) and an offset only
+ * when asked (a daemon older than layouts sees the request it knew), an answer's layout is
+ * read, and one without any is dense. */
+static void test_layout_on_the_wire(void **state)
+{
+    (void)state;
+    fdtune_problem p = {.nx = 40, .ny = 8, .nz = 8};
+    json_t *req = fdtune_problem_request("query", &p, NULL, 1);
+    assert_null(json_object_get(req, "pitch"));
+    assert_null(json_object_get(req, "offset"));
+    json_decref(req);
+    p.pitch = FDTUNE_PITCH_AUTO;
+    req = fdtune_problem_request("query", &p, NULL, 1);
+    assert_string_equal(json_string_value(json_object_get(req, "pitch")), "auto");
+    json_decref(req);
+    p.pitch = 48, p.offset = 3;
+    req = fdtune_problem_request("query", &p, NULL, 1);
+    assert_int_equal(json_integer_value(json_object_get(req, "pitch")), 48);
+    assert_int_equal(json_integer_value(json_object_get(req, "offset")), 3);
+    json_decref(req);
+
+    static const char answer[] =
+        "{\"ok\":true,\"match\":\"exact\",%s\"config\":{\"variant\":\"naive:256x1x1\","
+        "\"source\":\"naive.hip\",\"entry\":\"fdt_laplacian\",\"block\":[256,1,1],"
+        "\"grid\":[1,8,8],\"defines\":[]}}";
+    char line[1024], err[256];
+    fdtune_answer a;
+    snprintf(line, sizeof line, answer, "\"layout\":{\"pitch\":48,\"offset\":3,"
+             "\"dense_gbps\":100.5,\"gain\":1.2},");
+    assert_int_equal(fdtune_answer_parse(line, &a, err, sizeof err), FDTUNE_OK);
+    assert_int_equal(a.layout.pitch, 48);
+    assert_int_equal(a.layout.offset, 3);
+    assert_true(a.layout.dense_gbps == 100.5 && a.layout.gain == 1.2);
+    snprintf(line, sizeof line, answer, "\"layout\":{\"pitch\":40,\"offset\":0,"
+             "\"dense_gbps\":null,\"gain\":null},");
+    assert_int_equal(fdtune_answer_parse(line, &a, err, sizeof err), FDTUNE_OK);
+    assert_int_equal(a.layout.pitch, 40);
+    assert_true(a.layout.dense_gbps == 0 && a.layout.gain == 0);
+    snprintf(line, sizeof line, answer, "");
+    assert_int_equal(fdtune_answer_parse(line, &a, err, sizeof err), FDTUNE_OK);
+    assert_int_equal(a.layout.pitch, 0);
+    snprintf(line, sizeof line, answer, "\"layout\":48,");
+    assert_int_equal(fdtune_answer_parse(line, &a, err, sizeof err), FDTUNE_ERR_ANSWER);
+    assert_non_null(strstr(err, "\"layout\" is not an object"));
+    snprintf(line, sizeof line, answer, "\"layout\":{\"pitch\":-4},");
+    assert_int_equal(fdtune_answer_parse(line, &a, err, sizeof err), FDTUNE_ERR_ANSWER);
+    assert_non_null(strstr(err, "\"pitch\" is not a whole number"));
 }
 
 /* The names of the module files in dir. */
@@ -445,6 +643,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unusable_answers_fall_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_answers_cannot_inject, setup, teardown),
         cmocka_unit_test_setup_teardown(test_carried_source_needs_no_daemon, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launches_in_a_padded_layout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fields_are_aligned_as_the_layout, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_pitch_auto_takes_the_answers_layout, setup,
+                                        teardown),
+        cmocka_unit_test(test_layout_on_the_wire),
         cmocka_unit_test_setup_teardown(test_disk_cache, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_refuses_modules_of_others, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fifo_in_cache_does_not_block, setup, teardown),

@@ -55,6 +55,7 @@ module fdtune
     integer(c_int), parameter :: FDTUNE_ERR_ARG = -5     ! a bad argument to the library
     integer(c_int), parameter :: FDTUNE_ERR_DEVICE = -6  ! device, runtime or compiler failed
     integer(c_int), parameter :: FDTUNE_ERR_COMPILE = -7 ! a source did not compile
+    integer(c_int), parameter :: FDTUNE_ERR_LAYOUT = -8  ! a field is not in the kernel's layout
 
     integer(c_int), parameter :: FDTUNE_DEFAULT_TIMEOUT_MS = 30000
 
@@ -67,8 +68,11 @@ module fdtune
     integer(c_int), parameter :: FDTUNE_DEFINE_MAX = 64
     integer(c_int), parameter :: FDTUNE_SOURCES_MAX = 4
     integer(c_int), parameter :: FDTUNE_HASH_LEN = 33   ! 32 hex digits and a NUL
+    integer(c_int), parameter :: FDTUNE_PITCH_AUTO = -1 ! fdtune_problem's pitch: tuner picks
 
-    ! A problem to ask about; zero fields take the defaults (double, radius 1, hot, device 0).
+    ! A problem to ask about; zero fields take the defaults (double, radius 1, hot, device 0,
+    ! dense fields). The layout (fdtune.h): point (i, j, k), 0-based, of every field is at
+    ! base + offset + i + pitch * (j + ny * k) points, base 256-byte aligned.
     type, bind(C) :: fdtune_problem
         integer(c_int) :: nx = 0, ny = 0, nz = 0
         integer(c_int) :: radius = 0          ! 1..4; 0 means 1
@@ -76,7 +80,17 @@ module fdtune
         integer(c_int) :: cache = FDTUNE_HOT
         integer(c_int) :: device = 0          ! the daemon's device index
         integer(c_int) :: tune_if_missing = 0
+        integer(c_int) :: pitch = 0           ! 0 dense, nx..nx+4096, or FDTUNE_PITCH_AUTO
+        integer(c_int) :: offset = 0          ! points from the aligned base to (0, 0, 0)
     end type fdtune_problem
+
+    ! The layout an answer was measured in, and a kernel's fields follow (fdtune.h).
+    type, bind(C) :: fdtune_layout
+        integer(c_int) :: pitch          ! the row pitch in points (nx: dense)
+        integer(c_int) :: offset         ! points from the aligned base to point (0, 0, 0)
+        real(c_double) :: dense_gbps     ! pitch auto: the dense layout's figure; else 0
+        real(c_double) :: gain           ! pitch auto: gbps / dense_gbps; else 0
+    end type fdtune_layout
 
     ! fdtune_answer's anonymous struct `from`: the tuned shape the answer comes from.
     type, bind(C) :: fdtune_answer_from
@@ -120,6 +134,7 @@ module fdtune
         integer(c_int) :: kernels_current
         type(fdtune_answer_persist) :: persist
         integer(c_long_long) :: job
+        type(fdtune_layout) :: layout
     end type fdtune_answer
 
     ! Options of fdtune_kernel_open/load and fdtune_function_compile; all zero: defaults.
@@ -143,6 +158,7 @@ module fdtune
         real(c_double) :: module_ms
         integer(c_int) :: cache_hits, compiles
         character(kind=c_char) :: note(512)       ! the disk cache unused, another device
+        type(fdtune_layout) :: layout             ! the fields' layout launches assume
     end type fdtune_kernel_info
 
     interface
@@ -359,6 +375,35 @@ module fdtune
             integer(c_size_t), value :: errlen
             integer(c_int) :: fdtune_kernel_persist
         end function fdtune_kernel_persist
+
+        ! A field in k's layout (info%layout) on k's device; field is point (0, 0, 0), the
+        ! pitch * ny * nz points from it the field's. Freed with fdtune_field_free.
+        function fdtune_field_alloc(k, field, err, errlen) bind(C, name="fdtune_field_alloc")
+            import :: c_ptr, c_int, c_char, c_size_t
+            type(c_ptr), value :: k
+            type(c_ptr), intent(out) :: field
+            character(kind=c_char), intent(out) :: err(*)
+            integer(c_size_t), value :: errlen
+            integer(c_int) :: fdtune_field_alloc
+        end function fdtune_field_alloc
+
+        subroutine fdtune_field_free(k, field) bind(C, name="fdtune_field_free")
+            import :: c_ptr
+            type(c_ptr), value :: k
+            type(c_ptr), value :: field
+        end subroutine fdtune_field_free
+
+        ! FDTUNE_OK, or FDTUNE_ERR_LAYOUT when a field of the solver's own is not aligned as
+        ! k's layout (right results, slower launches); err says how far off.
+        function fdtune_kernel_check_field(k, field, err, errlen) &
+                bind(C, name="fdtune_kernel_check_field")
+            import :: c_ptr, c_int, c_char, c_size_t
+            type(c_ptr), value :: k
+            type(c_ptr), value :: field
+            character(kind=c_char), intent(out) :: err(*)
+            integer(c_size_t), value :: errlen
+            integer(c_int) :: fdtune_kernel_check_field
+        end function fdtune_kernel_check_field
 
         ! A pointer to the kernel's fdtune_kernel_info, valid until fdtune_kernel_close:
         ! call c_f_pointer(fdtune_kernel_get_info(k), info) with a type(fdtune_kernel_info),

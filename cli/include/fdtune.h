@@ -13,7 +13,13 @@
  * Every call blocks until it is answered, fails, or times out (30 s unless set otherwise),
  * and reports failure as text in err; the library never exits, aborts or prints. A
  * connection serves one thread at a time; connections are independent of each other.
- * Build with `pkg-config --cflags --libs fdtune`. */
+ * Build with `pkg-config --cflags --libs fdtune`.
+ *
+ * ABI: the library is libfdtune.so.2 since fdtune_problem and fdtune_answer grew the memory
+ * layout (pitch, offset; layout) at their ends: a solver built against libfdtune.so.1 would
+ * pass a shorter problem and get a longer answer written, so it must be rebuilt, and its
+ * loader finds no libfdtune.so.2 for it to run with by mistake. Source written for .so.1
+ * builds unchanged and keeps its behaviour (a zero-initialized problem is dense). */
 #ifndef FDTUNE_H
 #define FDTUNE_H
 
@@ -32,7 +38,9 @@ typedef enum fdtune_status {
     FDTUNE_ERR_REFUSED = -4, /* the daemon answered with an error: "code: message" in err */
     FDTUNE_ERR_ARG = -5,     /* a bad argument to the library itself */
     FDTUNE_ERR_DEVICE = -6,  /* fdtune_kernel.h: the device, its runtime or compiler failed */
-    FDTUNE_ERR_COMPILE = -7  /* fdtune_kernel.h: a source did not compile (err: the log) */
+    FDTUNE_ERR_COMPILE = -7, /* fdtune_kernel.h: a source did not compile (err: the log) */
+    FDTUNE_ERR_LAYOUT = -8   /* fdtune_kernel_check_field: a field is not aligned as the
+                                kernel's layout: results are right, launches slower */
 } fdtune_status;
 
 #define FDTUNE_DEFAULT_TIMEOUT_MS 30000
@@ -91,9 +99,19 @@ typedef enum fdtune_cache {
 
 #define FDTUNE_DEVICE_ANY (-1)
 #define FDTUNE_DEVICE_KIND (-2)
+/* fdtune_problem's pitch: the solver may pad its fields' rows; the tuner measures the dense
+ * layout and padded ones and answers the fastest, in the answer's layout. */
+#define FDTUNE_PITCH_AUTO (-1)
 
 /* A problem to ask about. Zero-initialized fields take the defaults: double precision,
- * radius 1 (the 7-point Laplacian), hot cache (the same buffers every time step), device 0. */
+ * radius 1 (the 7-point Laplacian), hot cache (the same buffers every time step), device 0,
+ * dense fields.
+ *
+ * The layout of every field of the problem: point (i, j, k) lies at
+ * base + offset + i + pitch * (j + ny * k) (in points), base 256-byte aligned (as cudaMalloc
+ * and hipMalloc return; fdtune_field_alloc in fdtune_kernel.h makes such buffers). Padded
+ * rows (pitch > nx) and a start moved by offset write whole 32-byte sectors, which short
+ * rows gain 10-25% from. */
 typedef struct fdtune_problem {
     int nx, ny, nz;
     int radius;            /* 1..4; 0 means 1 */
@@ -103,7 +121,20 @@ typedef struct fdtune_problem {
                               FDTUNE_DEVICE_ANY (any device) or FDTUNE_DEVICE_KIND (any
                               device of device 0's kind, the daemon's default) */
     int tune_if_missing;   /* on a miss, also queue a tuning job (needs the rights of tune) */
+    int pitch;             /* the fields' row pitch in points: 0 dense (nx), nx to nx + 4096,
+                              or FDTUNE_PITCH_AUTO: the tuner picks, the answer says which */
+    int offset;            /* points from the 256-byte-aligned base to point (0, 0, 0): 0 to
+                              256 / sizeof(real) - 1; 0 with FDTUNE_PITCH_AUTO */
 } fdtune_problem;
+
+/* The layout an answer was measured in, which the solver's fields must then follow. */
+typedef struct fdtune_layout {
+    int pitch;             /* the row pitch in points (nx: dense); 0 where fdtune_answer_parse
+                              read an answer of an fdtuned older than layouts: dense */
+    int offset;            /* points from the aligned base to point (0, 0, 0) */
+    double dense_gbps;     /* pitch auto: the dense layout's measured figure; else 0 */
+    double gain;           /* pitch auto: gbps / dense_gbps; 0 where dense was not measured */
+} fdtune_layout;
 
 #define FDTUNE_NAME_MAX 128
 #define FDTUNE_DEFINES_MAX 32
@@ -154,6 +185,8 @@ typedef struct fdtune_answer {
         int grid[3];
     } persist;
     long long job;         /* the tuning job tune_if_missing queued, or 0 */
+    fdtune_layout layout;  /* what the answer was measured at; a default answer: the asked
+                              layout (pitch auto: dense) */
 } fdtune_answer;
 
 /* Asks the daemon for the best configuration of problem p. */

@@ -6,6 +6,7 @@
  *     fdtune_problem p = {.nx = 512, .ny = 512, .nz = 512};
  *     fdtune_kernel *k;
  *     fdtune_kernel_open(dev, &p, NULL, &k, err, sizeof err);   (1: query, compile, load)
+ *     fdtune_field_alloc(k, &f, err, sizeof err);   (fields in the kernel's layout, u too)
  *     for (step...)
  *         fdtune_kernel_launch(k, f, u, 1 / (hx * hx), 1 / (hy * hy), 1 / (hz * hz),
  *                              err, sizeof err);                (2: f = Laplacian(u))
@@ -22,10 +23,15 @@
  * so a solver started on many ranks compiles each module once per node.
  *
  * Pointers are device pointers of the solver's runtime (hipMalloc, cudaMalloc, cuMemAlloc),
- * or host pointers on the cpu. Every call reports failure as a status and text in err; the
- * library never exits, aborts or prints. A device handle, and the kernels made with it,
- * serve one thread at a time, and, as the solver's own launches, need that thread on the
- * handle's device (its context current on NVIDIA): the library never switches it back.
+ * or host pointers on the cpu, to point (0, 0, 0) of a field. Every field a kernel reads or
+ * writes is laid out as its info's layout says (fdtune.h, fdtune_problem): the asked one, or
+ * with pitch FDTUNE_PITCH_AUTO the answer's, so a solver that lets the tuner pick allocates
+ * its fields after opening the kernel, with fdtune_field_alloc, and indexes them with
+ * info.layout.pitch. Any alignment gives the right results; the layout's is the fast one.
+ * Every call reports failure as a status and text in err; the library never exits, aborts
+ * or prints. A device handle, and the kernels made with it, serve one thread at a time,
+ * and, as the solver's own launches, need that thread on the handle's device (its context
+ * current on NVIDIA): the library never switches it back.
  *
  * What runs is what this library builds: an answer names a variant, and its defines, entry
  * and launch must be the ones this library computes for that variant and problem, or kernel
@@ -85,12 +91,16 @@ typedef struct fdtune_kernel_info {
     int cache_hits, compiles;       /* modules read from the disk cache, and compiled */
     char note[512];                 /* what else to know, "" if nothing: the disk cache was
                                        not used and why; the answer was measured on another
-                                       device than this one */
+                                       device than this one, or in another layout */
+    fdtune_layout layout;           /* the fields' layout launches assume: pitch (nx: dense)
+                                       and offset; dense_gbps and gain as the answer's when
+                                       tuned with pitch auto, else 0 */
 } fdtune_kernel_info;
 
-/* Call 1: asks fdtuned (o->socket) for problem p, gets the kernel's source from it unless
- * the disk cache already holds the module, compiles (hiprtc, NVRTC, c++) and loads it on
- * d; on any failure of that path, kernel 1 compiled the same way. o may be NULL. */
+/* Call 1: asks fdtuned (o->socket) for problem p (in its layout: fdtune.h), gets the
+ * kernel's source from it unless the disk cache already holds the module, compiles (hiprtc,
+ * NVRTC, c++) and loads it on d; on any failure of that path, kernel 1 compiled the same
+ * way. o may be NULL. */
 int fdtune_kernel_open(fdtune_device *d, const fdtune_problem *p,
                        const fdtune_kernel_options *o, fdtune_kernel **out, char *err,
                        size_t errlen);
@@ -106,7 +116,8 @@ int fdtune_kernel_open_spec(fdtune_device *d, const fdtune_problem *p, const cha
                             size_t errlen);
 
 /* The same from an answer the caller already has (fdtune_query); c fetches the source when
- * the disk cache lacks the module, and may be NULL (then a miss falls back to kernel 1). */
+ * the disk cache lacks the module, and may be NULL (then a miss falls back to kernel 1).
+ * With p's pitch FDTUNE_PITCH_AUTO the kernel takes a's layout. */
 int fdtune_kernel_load(fdtune_device *d, fdtune_conn *c, const fdtune_problem *p,
                        const fdtune_answer *a, const fdtune_kernel_options *o,
                        fdtune_kernel **out, char *err, size_t errlen);
@@ -132,6 +143,22 @@ int fdtune_kernel_launch_fields(fdtune_kernel *k, void *const *outputs,
  * docs/stencils.md; for the Laplacian fdtune_laplacian_bytes), so that a solver's own GB/s
  * compare with the stored ones. */
 double fdtune_kernel_bytes(const fdtune_kernel *k);
+
+/* One field in k's layout (info.layout) on k's device: a 256-byte-aligned buffer of
+ * offset + pitch * ny * nz points, rounded up to whole 256 bytes so that a vector access
+ * aligned to its size, which may reach past the last point, stays inside. *field is point
+ * (0, 0, 0), what launches take; the pitch * ny * nz points from it are the field's
+ * (fdtune_upload and fdtune_download copy them). Free it with fdtune_field_free, with the
+ * same kernel, or one of the same layout. The memory is not cleared. */
+int fdtune_field_alloc(fdtune_kernel *k, void **field, char *err, size_t errlen);
+void fdtune_field_free(fdtune_kernel *k, void *field);
+
+/* Whether a field of the solver's own allocation is aligned as k's layout: point (0, 0, 0)
+ * offset points past a 32-byte boundary (a sector: what a 256-byte-aligned base plus the
+ * offset gives). FDTUNE_OK, or FDTUNE_ERR_LAYOUT with how far off it is in err: launches
+ * on it still compute the right results, slower than the answer measured. */
+int fdtune_kernel_check_field(const fdtune_kernel *k, const void *field, char *err,
+                              size_t errlen);
 
 /* Cache mode persist (info.persist): holds the row edges of buffer f in L2 (release 0,
  * once per buffer the stencil writes, before the time steps) or gives them back (release

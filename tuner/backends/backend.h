@@ -81,6 +81,7 @@ typedef struct fdt_backend_ops {
     void (*unload)(fdt_backend *b, fdt_kernel *k);
     void (*resources)(fdt_kernel *k, fdt_resources *out);
 
+    /* A buffer aligned to 256 bytes at least, the base a layout's offset counts from. */
     fdt_status (*alloc)(fdt_backend *b, size_t bytes, fdt_devptr *out, fdt_error *err);
     void (*free)(fdt_backend *b, fdt_devptr p);
     fdt_status (*upload)(fdt_backend *b, fdt_devptr dst, const void *src, size_t bytes,

@@ -1027,9 +1027,11 @@ static void *host_ptr(fdt_devptr p)
 static fdt_status cpu_alloc(fdt_backend *b, size_t bytes, fdt_devptr *out, fdt_error *err)
 {
     (void)b;
-    /* aligned_alloc wants a multiple of the alignment; 64 bytes is a cache line. */
-    size_t rounded = (bytes + 63) / 64 * 64;
-    void *p = aligned_alloc(64, rounded ? rounded : 64);
+    /* 256 bytes, as cudaMalloc and hipMalloc align: a layout's offset (common/problem.h)
+     * counts from such a base. aligned_alloc wants a multiple of the alignment. */
+    enum { align = 256 };
+    size_t rounded = (bytes + align - 1) / align * align;
+    void *p = aligned_alloc(align, rounded ? rounded : align);
     if (!p)
         return fdt_fail(err, FDT_ERROR, "cannot allocate %zu bytes", bytes);
     *out = (fdt_devptr)(uintptr_t)p;
