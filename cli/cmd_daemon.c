@@ -62,6 +62,20 @@ static int parse_problem_option(int opt, const char *arg, fdt_daemon_args *a)
         p->radius = e.radius; /* its reach: the shape is checked against it */
         return 0;
     }
+    case FDT_OPT_PITCH:
+        if (strcmp(arg, "auto") == 0) {
+            p->pitch = FDTUNE_PITCH_AUTO;
+            return 0;
+        }
+        if (fdt_parse_int(arg, 1, FDT_MAX_SIDE + FDT_PITCH_PAD_MAX, "--pitch", &v))
+            return -1;
+        p->pitch = (int)v;
+        return 0;
+    case FDT_OPT_OFFSET:
+        if (fdt_parse_int(arg, 0, FDT_OFFSET_BYTES - 1, "--offset", &v))
+            return -1;
+        p->offset = (int)v;
+        return 0;
     case FDT_OPT_DEVICE:
         if (strcmp(arg, "any") == 0) {
             p->device = FDTUNE_DEVICE_ANY;
@@ -118,6 +132,11 @@ int fdt_daemon_parse(int argc, char **argv, const char *shortopts,
         if (st)
             return -1;
     }
+    if (a->problem.pitch == FDTUNE_PITCH_AUTO && a->problem.offset) {
+        fprintf(stderr, "fdtune %s: --pitch auto chooses the offset too: no --offset with it\n",
+                argv[0]);
+        return -1;
+    }
     if (a->spec && a->radius_given) {
         fprintf(stderr, "fdtune %s: --radius and --spec: a spec's radius is its reach\n",
                 argv[0]);
@@ -137,7 +156,9 @@ json_t *fdt_problem_request(const fdt_daemon_args *a, const char *op, int with_s
 static fdt_problem engine_problem(const fdtune_problem *p)
 {
     fdt_problem e = {.nx = p->nx, .ny = p->ny, .nz = p->nz, .radius = p->radius ? p->radius : 1,
-                     .precision = p->precision == FDTUNE_FLOAT ? FDT_FLOAT : FDT_DOUBLE};
+                     .precision = p->precision == FDTUNE_FLOAT ? FDT_FLOAT : FDT_DOUBLE,
+                     .pitch = p->pitch == FDTUNE_PITCH_AUTO ? 0 : p->pitch,
+                     .offset = p->offset};
     fdt_copy_text(e.stencil, sizeof e.stencil, fdt_stencil_default()->name);
     return e;
 }

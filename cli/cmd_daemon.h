@@ -15,6 +15,7 @@
 enum {
     FDT_OPT_SOCKET = 512, FDT_OPT_JSON, FDT_OPT_TIMEOUT, FDT_OPT_HELP,
     FDT_OPT_PRECISION, FDT_OPT_RADIUS, FDT_OPT_CACHE, FDT_OPT_DEVICE, FDT_OPT_SPEC,
+    FDT_OPT_PITCH, FDT_OPT_OFFSET,
     FDT_OPT_OWN /* a command's own options are numbered from here */
 };
 
@@ -29,7 +30,9 @@ enum {
     {"radius", required_argument, NULL, FDT_OPT_RADIUS},        \
     {"cache", required_argument, NULL, FDT_OPT_CACHE},          \
     {"device", required_argument, NULL, FDT_OPT_DEVICE},        \
-    {"spec", required_argument, NULL, FDT_OPT_SPEC}
+    {"spec", required_argument, NULL, FDT_OPT_SPEC},            \
+    {"pitch", required_argument, NULL, FDT_OPT_PITCH},          \
+    {"offset", required_argument, NULL, FDT_OPT_OFFSET}
 
 /* Their lines of a command's --help. */
 #define FDT_PROBLEM_HELP                                                                  \
@@ -43,7 +46,12 @@ enum {
     "                            (docs/stencils.md; its radius is its reach)\n"         \
     "  --device N|any            the daemon's device index; a job also takes any (any\n" \
     "                            device); default: device 0 for a query, any device of\n" \
-    "                            device 0's kind for a job\n"
+    "                            device 0's kind for a job\n"                            \
+    "  --pitch P|auto            the fields' row pitch in points (default nx: dense rows);\n" \
+    "                            auto: the solver may pad, the tuner measures the dense\n" \
+    "                            layout and padded ones and answers the fastest\n"       \
+    "  --offset O                points from a 256-byte aligned base to point (0,0,0)\n" \
+    "                            (default 0)\n"
 #define FDT_DAEMON_HELP                                                                   \
     "  --socket PATH             fdtuned's socket (default: $FDTUNE_SOCKET, else the\n"   \
     "                            user's $XDG_RUNTIME_DIR/fdtuned/fdtuned.sock if it exists,\n" \

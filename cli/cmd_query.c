@@ -53,6 +53,15 @@ static void print_measured(const json_t *m)
 
 /* doubt: the answer's reason to doubt its figures, or NULL, and measured: where it was
  * measured, or NULL (libfdtune's fdtune_answer has a fixed layout and carries neither). */
+/* The layout to allocate the fields in, and under --pitch auto what it gains on dense rows. */
+static void print_layout(const fdtune_layout *l)
+{
+    printf("layout    pitch %d, offset %d", l->pitch, l->offset);
+    if (l->gain > 0)
+        printf(" (%.3fx the dense layout's %.1f GB/s)", l->gain, l->dense_gbps);
+    printf("\n");
+}
+
 static void print_answer(const fdtune_answer *a, const char *doubt, const json_t *measured)
 {
     printf("match     %s", a->match);
@@ -76,6 +85,7 @@ static void print_answer(const fdtune_answer *a, const char *doubt, const json_t
     for (int i = 0; i < a->ndefines; i++)
         printf(" -D%s", a->defines[i]);
     printf("\n");
+    print_layout(&a->layout);
     if (a->gbps > 0)
         printf("GB/s      %.1f (copy %.1f, kernel 1 %.1f)\n", a->gbps, a->copy_gbps,
                a->kernel1_gbps);
@@ -89,8 +99,8 @@ static void print_answer(const fdtune_answer *a, const char *doubt, const json_t
         printf("persist   kernel %s in ", a->persist.entry);
         for (int i = 0; i < a->persist.nsources; i++)
             printf("%s%s", i ? " + " : "", a->persist.sources[i]);
-        printf(", grid %d %d %d, block %d %d %d: launch with (f, nx, ny, nz, 0) once per f "
-               "buffer before stepping, (f, nx, ny, nz, 1) before freeing it\n",
+        printf(", grid %d %d %d, block %d %d %d: launch with (f, nx, ny, nz, pitch, 0) once "
+               "per f buffer before stepping, (f, nx, ny, nz, pitch, 1) before freeing it\n",
                a->persist.grid[0], a->persist.grid[1], a->persist.grid[2], a->persist.block[0],
                a->persist.block[1], a->persist.block[2]);
     }

@@ -343,6 +343,28 @@ static json_t *tuning_request(const char *op, const fdt_daemon_args *a, const tu
     return req;
 }
 
+/* The jobs a tune queued, printed unless quiet: one, or under --pitch auto one per candidate
+ * layout ("jobs"); their count, their ids in ids. */
+static size_t tuned_layouts(const json_t *answer, long long ids[FDT_LAYOUTS_MAX], int quiet)
+{
+    const json_t *jobs = json_object_get(answer, "jobs");
+    if (!jobs) {
+        if (!quiet)
+            printf("job %lld %s%s\n", ids[0],
+                   json_is_true(json_object_get(answer, "existing")) ? "already " : "",
+                   fdt_jstr(answer, "state"));
+        return 1;
+    }
+    size_t n = 0, i;
+    const json_t *id;
+    json_array_foreach(jobs, i, id)
+        if (n < FDT_LAYOUTS_MAX)
+            ids[n++] = (long long)json_integer_value(id);
+    for (i = 0; !quiet && i < n; i++)
+        printf("job %lld queued, layout %zu of %zu\n", ids[i], i + 1, n);
+    return n;
+}
+
 int fdt_cmd_tune(int argc, char **argv)
 {
     fdt_daemon_args a;
@@ -366,14 +388,11 @@ int fdt_cmd_tune(int argc, char **argv)
     json_t *answer;
     rc = fdt_client_call(&c, req, &answer);
     if (rc == FDT_EXIT_OK) {
-        const long long job = fdt_jint(answer, "job");
-        if (!c.json)
-            printf("job %lld %s%s\n", job,
-                   json_is_true(json_object_get(answer, "existing")) ? "already " : "",
-                   fdt_jstr(answer, "state"));
-        fflush(stdout); /* the id at once, also into a pipe or a log, before the wait */
+        long long ids[FDT_LAYOUTS_MAX] = {fdt_jint(answer, "job")};
+        const size_t n = tuned_layouts(answer, ids, c.json);
+        fflush(stdout); /* the ids at once, also into a pipe or a log, before the wait */
         if (t.wait)
-            rc = wait_jobs(&c, &job, 1);
+            rc = wait_jobs(&c, ids, n);
     }
     json_decref(answer);
     fdt_client_close(&c);

@@ -178,6 +178,12 @@ expect 2 "unknown kernel family 'warp'" -- tune 64 64 64 --family warp --socket 
 expect 2 '--subset must be a whole number from 1' -- tune 64 64 64 --subset 0 --socket "$none"
 expect 2 '--timeout must be a whole number from 1' -- status --timeout 0 --socket "$none"
 expect 2 "unknown option or missing value: '--wait'" -- query 64 64 64 --wait --socket "$none"
+expect 2 'pitch 12 is out of range: a row pitch must be nx \(13\) to nx \+ 4096' -- \
+    query 13 64 64 --pitch 12 --socket "$none"
+expect 2 'offset 32 is out of range: 0 to 31 points' -- query 64 64 64 --offset 32 --socket "$none"
+expect 2 "--pitch must be a whole number from 1 to 69632, not 'wide'" -- \
+    query 64 64 64 --pitch wide --socket "$none"
+expect 2 'pitch auto chooses the offset too' -- tune 64 64 64 --pitch auto --offset 1 --socket "$none"
 expect 2 "JOB must be a whole number from 1 to [0-9]+, not 'abc'" -- status abc --socket "$none"
 expect 2 "unexpected argument '13'" -- status 12 13 --socket "$none"
 expect 2 'cancel: expected the JOB to cancel' -- cancel --socket "$none"
