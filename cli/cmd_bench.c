@@ -22,6 +22,9 @@ static const char bench_help[] =
     "                            f's row edges held in L2 (NVIDIA sm_80+; docs/measurement.md);\n"
     "                            auto: the leaders timed in both, persist kept only where it\n"
     "                            wins by more than noise; cold is not measured yet\n"
+    "  --pitch P                 the fields' row pitch in points (default nx: dense rows)\n"
+    "  --offset O                points from a 256-byte aligned base to point (0,0,0)\n"
+    "                            (default 0; docs/protocol.md, query, Layout)\n"
     "  --backend B               auto, hip, cuda or cpu (default auto)\n"
     "  --device N                device index (default 0)\n"
     "  --family F                only this kernel family (" FDT_FAMILIES_HELP ")\n"
@@ -43,12 +46,14 @@ static const char bench_help[] =
 enum { OPT_PRECISION = 256, OPT_RADIUS, OPT_CACHE, OPT_BACKEND, OPT_DEVICE, OPT_FAMILY, OPT_TOP,
        OPT_SAMPLES, OPT_LEADERS, OPT_LEADER_SAMPLES, OPT_MIN_SAMPLE, OPT_TIMEOUT, OPT_THREADS,
        OPT_SEED, OPT_SUBSET, OPT_VARIANT, OPT_TEST_FAMILIES, OPT_LIST, OPT_SPACE, OPT_SPEC,
-       OPT_HELP };
+       OPT_PITCH, OPT_OFFSET, OPT_HELP };
 
 static const struct option options[] = {
     {"precision", required_argument, NULL, OPT_PRECISION},
     {"radius", required_argument, NULL, OPT_RADIUS},
     {"cache", required_argument, NULL, OPT_CACHE},
+    {"pitch", required_argument, NULL, OPT_PITCH},
+    {"offset", required_argument, NULL, OPT_OFFSET},
     {"backend", required_argument, NULL, OPT_BACKEND},
     {"device", required_argument, NULL, OPT_DEVICE},
     {"family", required_argument, NULL, OPT_FAMILY},
@@ -131,6 +136,14 @@ static int parse_int_option(int opt, const char *arg, bench_args *a)
         if (fdt_parse_int(arg, 0, 0x7fffffff, "--seed", &v)) return -1;
         o->seed = (unsigned)v;
         return 0;
+    case OPT_PITCH:
+        if (fdt_parse_int(arg, 1, FDT_MAX_SIDE + FDT_PITCH_PAD_MAX, "--pitch", &v)) return -1;
+        o->problem.pitch = (int)v;
+        return 0;
+    case OPT_OFFSET:
+        if (fdt_parse_int(arg, 0, FDT_OFFSET_BYTES - 1, "--offset", &v)) return -1;
+        o->problem.offset = (int)v;
+        return 0;
     }
     return -1;
 }
@@ -190,6 +203,7 @@ static int parse_shape(char **pos, fdt_problem *p)
         if (fdt_parse_int(pos[d], 1, FDT_MAX_SIDE, names[d], &n[d]))
             return -1;
     p->nx = (int)n[0], p->ny = (int)n[1], p->nz = (int)n[2];
+    fdt_problem_canonical_layout(p);
     const char *why = fdt_problem_check(p);
     if (why) {
         fprintf(stderr, "fdtune: %s\n", why);
@@ -257,6 +271,8 @@ static void print_device(const fdt_bench_report *r)
                            "persist side by side, persist kept where it wins by more than noise",
     };
     printf("cache: %s (%s)\n", fdt_cache_mode_name(r->problem.cache), notes[r->problem.cache]);
+    printf("layout: pitch %d, offset %d%s\n", fdt_problem_pitch(&r->problem), r->problem.offset,
+           fdt_problem_dense(&r->problem) ? " (dense)" : "");
 }
 
 static void print_row(const char *rank, const char *name, const fdt_stats *s, double gbps,
