@@ -273,11 +273,11 @@ static void test_broken_variants_are_caught(void **state)
 static const char perturbed_kernel[] =
     "\nextern \"C\" __global__ void fdt_perturbed(FDT_KERNEL_ARGS)\n"
     "{\n"
-    "    fdt_laplacian(f, u, nx, ny, nz, cx, cy, cz);\n"
+    "    fdt_laplacian(f, u, nx, ny, nz, pitch, cx, cy, cz);\n"
     "    const int i = threadIdx.x + BLOCK_X * blockDim.x, j = threadIdx.y + BLOCK_Y * "
     "blockDim.y, k = threadIdx.z + BLOCK_Z * blockDim.z;\n"
     "    if (interior(i, nx) && interior(j, ny) && interior(k, nz))\n"
-    "        f[i + (size_t)nx * j + (size_t)nx * ny * k] *= (real)(1 + %.17g);\n"
+    "        f[i + (size_t)pitch * j + (size_t)pitch * ny * k] *= (real)(1 + %.17g);\n"
     "}\n";
 
 /* The runner's own verification of source's entry, compiled as kernel 1 is: what it says,
@@ -495,8 +495,8 @@ static void test_interior_copy_copies_the_interior(void **state)
         for (int i = 0; i < N; i++)
             out[i] = -1;
         fdt_devptr fp = (fdt_devptr)(uintptr_t)out, up = (fdt_devptr)(uintptr_t)u;
-        int nx = p.nx, ny = p.ny, nz = p.nz;
-        void *args[] = {&fp, &up, &nx, &ny, &nz};
+        int nx = p.nx, ny = p.ny, nz = p.nz, pitch = nx;
+        void *args[] = {&fp, &up, &nx, &ny, &nz, &pitch};
         assert_int_equal(f->ops->launch(f->backend, k, grid, block, args, &err), FDT_OK);
         f->ops->unload(f->backend, k);
         for (int z = 0, i = 0; z < nz; z++)

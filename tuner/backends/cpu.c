@@ -1027,9 +1027,10 @@ static void *host_ptr(fdt_devptr p)
 static fdt_status cpu_alloc(fdt_backend *b, size_t bytes, fdt_devptr *out, fdt_error *err)
 {
     (void)b;
-    /* aligned_alloc wants a multiple of the alignment; 64 bytes is a cache line. */
-    size_t rounded = (bytes + 63) / 64 * 64;
-    void *p = aligned_alloc(64, rounded ? rounded : 64);
+    /* 256 bytes, as cudaMalloc's and hipMalloc's: a problem's layout offset counts from a
+     * 256-byte-aligned base (common/problem.h). aligned_alloc wants a multiple of it. */
+    size_t rounded = (bytes + 255) / 256 * 256;
+    void *p = aligned_alloc(256, rounded ? rounded : 256);
     if (!p)
         return fdt_fail(err, FDT_ERROR, "cannot allocate %zu bytes", bytes);
     *out = (fdt_devptr)(uintptr_t)p;
