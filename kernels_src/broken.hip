@@ -15,7 +15,7 @@ extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
     const int i = threadIdx.x + BLOCK_X * blockDim.x;
     const int j = threadIdx.y + BLOCK_Y * blockDim.y;
     const int k = threadIdx.z + BLOCK_Z * blockDim.z;
-    const idx_t line = nx, slice = (idx_t)nx * ny;
+    const idx_t line = pitch, slice = (idx_t)pitch * ny;
     const idx_t pos = i + line * j + slice * k;
     const bool last = i == nx - R - 1 && j == ny - R - 1 && k == nz - R - 1;
     if (FDT_BUG == 2 && i == 0 && j == 0 && k == 0)

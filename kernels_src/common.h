@@ -21,9 +21,15 @@
  * Families add their own (FDT_M, FDT_ORDER, FDT_MZ).
  *
  * Every kernel has the same signature, so one launcher serves every family:
- *   fdt_laplacian(real *f, const real *u, int nx, int ny, int nz, real cx, real cy, real cz)
- * with cx = 1/hx^2 and so on. u(i,j,k) = u[i + j*nx + k*nx*ny]; the R outermost layers of
- * f are boundary points that no kernel may write. */
+ *   fdt_laplacian(real *f, const real *u, int nx, int ny, int nz, int pitch,
+ *                 real cx, real cy, real cz)
+ * with cx = 1/hx^2 and so on. The pointers are point (0,0,0) of each field, whose rows are
+ * pitch points apart (pitch >= nx; the points from nx to pitch are padding, never read as
+ * data nor written): u(i,j,k) = u[i + pitch*(j + ny*k)]. Bounds are nx, ny, nz; strides
+ * pitch and pitch*ny. The pointers need not be 16-byte aligned (a solver's offset may move
+ * them): the vector families take whole aligned vectors only where rows_aligned says every
+ * row of every field starts on 16 bytes. The R outermost layers of f are boundary points
+ * that no kernel may write. */
 
 typedef FDT_REAL real;
 typedef FDT_IDX idx_t;
@@ -170,13 +176,59 @@ union lanes {
     real e[LANES];
 };
 
-/* The row's vector at pos; in an unaligned row lanes past the row's end are not read. */
+/* An address as a number, for alignment tests: addresses ORed together are all aligned to
+ * a power of two where the OR is. */
+#define FDT_ADDRESS(p) ((unsigned long long)(const void *)(p))
+
+/* Whether every row of fields whose first points' addresses ORed are addresses starts on
+ * 16 bytes: rows pitch points apart from a 16-byte-aligned (0,0,0). Only then may a vector
+ * family load and store whole vectors (a misaligned one faults on a GPU and is undefined on
+ * the host); elsewhere it takes its scalar path. Once a thread: the test is two ANDs. */
+__device__ __forceinline__ bool rows_aligned(int pitch, unsigned long long addresses)
+{
+    return pitch % LANES == 0 && addresses % 16 == 0;
+}
+
+/* Whether a whole vector at p would be misaligned where that goes unseen: on the host, x86
+ * reads and writes it as it is (or faults, by the instruction the compiler picks), where a
+ * GPU faults. So the cpu backend's build makes every misaligned whole vector of global
+ * memory NaNs, loaded or stored, which verification catches; a GPU's build never tests. */
+#ifdef FDT_CPU
+__device__ __forceinline__ bool misaligned_on_host(const real *p)
+{
+    return FDT_ADDRESS(p) % 16 != 0;
+}
+#define FDT_HOST_NAN ((real)__builtin_nan(""))
+#else
+__device__ __forceinline__ bool misaligned_on_host(const real *) { return false; }
+#define FDT_HOST_NAN ((real)0) /* never used: NVRTC has no __builtin_nan */
+#endif
+
+__device__ __forceinline__ lanes nan_lanes()
+{
+    lanes l;
+#pragma unroll
+    for (int e = 0; e < LANES; e++)
+        l.e[e] = FDT_HOST_NAN;
+    return l;
+}
+
+/* The whole vector at p of global memory, which must start on 16 bytes (rows_aligned). */
+__device__ __forceinline__ vec_t vector_at(const real *p)
+{
+    if (misaligned_on_host(p))
+        return nan_lanes().v;
+    return *reinterpret_cast<const vec_t *>(p);
+}
+
+/* The row's vector at pos; in an unaligned row lanes past the row's end are not read. In an
+ * aligned row (rows_aligned) the lanes past nx are the row's padding, inside its pitch. */
 template <bool ALIGNED>
 __device__ __forceinline__ lanes load_lanes(const real *u, idx_t pos, int in_row)
 {
     lanes l;
     if (ALIGNED)
-        l.v = *reinterpret_cast<const vec_t *>(u + pos);
+        l.v = vector_at(u + pos);
     else
 #pragma unroll
         for (int e = 0; e < LANES; e++)
@@ -204,6 +256,12 @@ __device__ __forceinline__ void lanes_with_x_halo(const real *u, idx_t p, int i0
 __device__ __forceinline__ void store_lanes(real *dst, const lanes &out, int i0, int nx,
                                             bool whole)
 {
+    if (whole && misaligned_on_host(dst)) {
+#pragma unroll
+        for (int e = 0; e < LANES; e++)
+            dst[e] = nan_lanes().e[e];
+        return;
+    }
     if (whole) {
         store_f(reinterpret_cast<vec_t *>(dst), out.v);
         return;
@@ -226,4 +284,5 @@ __device__ unsigned fdt_dynamic_shared = FDT_SHARED_BYTES;
 }
 
 #define FDT_KERNEL_ARGS \
-    real *__restrict__ f, const real *__restrict__ u, int nx, int ny, int nz, real cx, real cy, real cz
+    real *__restrict__ f, const real *__restrict__ u, int nx, int ny, int nz, int pitch, real cx, \
+        real cy, real cz

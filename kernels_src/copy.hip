@@ -5,13 +5,14 @@
  * allow. Plain copies: one point per thread (FDT_MZ 1) or FDT_MZ planes marched in z; the
  * fastest of a few shapes is the ceiling (fdt_interior_copy_kernel).
  *
- * Signature: fdt_interior_copy(real *f, const real *u, int nx, int ny, int nz), block
+ * Signature: fdt_interior_copy(real *f, const real *u, int nx, int ny, int nz, int pitch)
+ * (rows pitch points apart, as every kernel's: common.h), block
  * (FDT_BX, FDT_BY, 1), grid (ceil(nx / FDT_BX), ceil(ny / FDT_BY), chunks of FDT_MZ
  * interior planes). */
 
 extern "C" __global__ FDT_BOUNDS void fdt_interior_copy(real *__restrict__ f,
                                                         const real *__restrict__ u, int nx,
-                                                        int ny, int nz)
+                                                        int ny, int nz, int pitch)
 {
     const int i = threadIdx.x + blockIdx.x * FDT_BX;
     const int j = threadIdx.y + blockIdx.y * FDT_BY;
@@ -19,8 +20,8 @@ extern "C" __global__ FDT_BOUNDS void fdt_interior_copy(real *__restrict__ f,
     if (!interior(i, nx) || !interior(j, ny) || k0 >= nz - R)
         return;
     const int planes = min(FDT_MZ, nz - R - k0);
-    const idx_t slice = (idx_t)nx * ny;
-    idx_t pos = i + (idx_t)nx * j + slice * k0;
+    const idx_t slice = (idx_t)pitch * ny;
+    idx_t pos = i + (idx_t)pitch * j + slice * k0;
 #pragma unroll
     for (int m = 0; m < FDT_MZ; m++, pos += slice) {
         if (m == planes)

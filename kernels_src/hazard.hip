@@ -18,7 +18,7 @@ extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
     const int k = threadIdx.z + BLOCK_Z * blockDim.z;
     if (!interior(i, nx) || !interior(j, ny) || !interior(k, nz))
         return;
-    const idx_t line = nx, slice = (idx_t)nx * ny;
+    const idx_t line = pitch, slice = (idx_t)pitch * ny;
     const idx_t pos = i + line * j + slice * k;
 #if FDT_BX == 64 && FDT_HAZARD == 1
     /* 2^52 elements past f: no CPU or GPU maps addresses that high. */

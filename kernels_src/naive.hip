@@ -4,15 +4,16 @@
  * options lb, nt and map apply to it like to every family. */
 
 extern "C" __global__ FDT_BOUNDS void fdt_laplacian(real *f, const real *u, int nx, int ny,
-                                                    int nz, real cx, real cy, real cz)
+                                                    int nz, int pitch, real cx, real cy,
+                                                    real cz)
 {
     int i = threadIdx.x + BLOCK_X * blockDim.x;
     int j = threadIdx.y + BLOCK_Y * blockDim.y;
     int k = threadIdx.z + BLOCK_Z * blockDim.z;
     if (!interior(i, nx) || !interior(j, ny) || !interior(k, nz))
         return;
-    const size_t line = nx;
-    const size_t slice = (size_t)nx * ny;
+    const size_t line = pitch;
+    const size_t slice = (size_t)pitch * ny;
     size_t pos = i + line * j + slice * k;
     store_f(&f[pos], star_point(u, pos, line, slice, make_coeffs(cx, cy, cz)));
 }

@@ -10,7 +10,8 @@
  * must do that before it frees f, or the lines stay evict_last for the rest of the
  * context (and the next buffer at that address inherits them).
  *
- * Signature: fdt_persist_edges(const real *f, int nx, int ny, int nz, int release);
+ * Signature: fdt_persist_edges(const real *f, int nx, int ny, int nz, int pitch, int release)
+ * (rows pitch points apart, as every kernel's: common.h);
  * one thread per row: any block (bx, 1, 1) with grid (nz, ceil(ny / bx), 1) (fdtuned
  * answers bx = 256: fdt_persist_geometry). */
 
@@ -31,12 +32,13 @@ __device__ __forceinline__ void release_line(const real *p)
     asm volatile("applypriority.global.L2::evict_normal [%0], 128;" ::"l"(line) : "memory");
 }
 
-extern "C" __global__ void fdt_persist_edges(const real *f, int nx, int ny, int nz, int release)
+extern "C" __global__ void fdt_persist_edges(const real *f, int nx, int ny, int nz, int pitch,
+                                             int release)
 {
     const int k = blockIdx.x, j = threadIdx.x + blockIdx.y * blockDim.x;
     if (!interior(j, ny) || !interior(k, nz))
         return;
-    const real *row = f + (idx_t)nx * (j + (idx_t)ny * k);
+    const real *row = f + (idx_t)pitch * (j + (idx_t)ny * k);
     const real *first = row + R, *last = row + nx - 1 - R;
     if (release) {
         release_line(first);

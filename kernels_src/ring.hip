@@ -18,7 +18,9 @@
  *   every read of plane k - 1 is done); copy plane k + R + AHEAD into plane k - 1's slot;
  *   compute plane k from slots k .. k + R and the registers' planes k - R .. k - 1.
  * AHEAD is FDT_AHEAD, which engine/variant.c sets. Vectors off the grid are zero-filled.
- * Rows must start on 16 bytes (nx a multiple of the vector: variant.c prunes the others).
+ * Rows must start on 16 bytes (the pitch a multiple of the vector and the fields' first
+ * points on 16 bytes: variant.c prunes the other layouts; no scalar path, since cp.async
+ * copies whole 16-byte vectors). A vector that reaches past nx reads the row's padding.
  * Blocks are FDT_BX x FDT_BY x 1 over the xy plane, boundary included; grid z counts chunks
  * of FDT_MZ interior planes.
  *
@@ -66,7 +68,7 @@ __device__ __forceinline__ void copy_vector(real *to, const real *from, bool on)
 {
     lanes l;
     if (on)
-        l.v = *reinterpret_cast<const vec_t *>(from);
+        l.v = vector_at(from);
     else
 #pragma unroll
         for (int e = 0; e < LANES; e++)
@@ -78,8 +80,8 @@ __device__ __forceinline__ void copies_wait_ahead() {}
 #endif
 
 /* A thread's share of each plane's copies: where each lands in a slot (-1: none), where it
- * comes from in a plane of u, and whether it is on the grid (a whole vector is or is not,
- * since nx is a multiple of the vector). */
+ * comes from in a plane of u, and whether it starts on the grid (a vector that starts
+ * before nx may end in the row's padding, inside the pitch, which no interior point reads). */
 struct ring_copies {
     int to[COPIES];
     idx_t from[COPIES];
@@ -87,7 +89,7 @@ struct ring_copies {
 };
 
 __device__ __forceinline__ void place_copies(ring_copies &c, int tid, int i0, int j0, int nx,
-                                             int ny)
+                                             int ny, idx_t line)
 {
 #pragma unroll
     for (int s = 0; s < COPIES; s++) {
@@ -95,7 +97,7 @@ __device__ __forceinline__ void place_copies(ring_copies &c, int tid, int i0, in
         const int gi = i0 - HX + LANES * col, gj = j0 - R + row;
         c.on[s] = e < SLOT_VECTORS && gi >= 0 && gi < nx && gj >= 0 && gj < ny;
         c.to[s] = e < SLOT_VECTORS ? row * SX + LANES * col : -1;
-        c.from[s] = c.on[s] ? gi + (idx_t)nx * gj : 0;
+        c.from[s] = c.on[s] ? gi + line * gj : 0;
     }
 }
 
@@ -175,16 +177,16 @@ extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
     const int i0 = BLOCK_X * TX, j0 = BLOCK_Y * TY;
     const int i = i0 + LANES * threadIdx.x, jtop = j0 + FDT_M * threadIdx.y;
     const int own = (R + FDT_M * threadIdx.y) * SX + HX + LANES * threadIdx.x;
-    const idx_t slice = (idx_t)nx * ny;
+    const idx_t line = pitch, slice = line * ny;
     const bool whole = i >= R && i + LANES <= nx - R;
     ring_copies cp;
-    place_copies(cp, tid, i0, j0, nx, ny);
+    place_copies(cp, tid, i0, j0, nx, ny, line);
 
     lanes lo[FDT_M][R]; /* lo[q][r - 1]: row q of plane k - r */
 #pragma unroll
     for (int q = 0; q < FDT_M; q++) {
         const bool in = i < nx && jtop + q < ny;
-        const idx_t pos = i + (idx_t)nx * (jtop + q);
+        const idx_t pos = i + line * (jtop + q);
 #pragma unroll
         for (int r = 1; r <= R; r++)
 #pragma unroll
@@ -208,7 +210,7 @@ extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
             const lanes out = ring_star(ring, s, own, k, q, col, lo[q], cx, cy, cz);
             const int j = jtop + q;
             if (i < nx && interior(j, ny))
-                store_lanes(f + i + (idx_t)nx * j + slice * k, out, i, nx, whole);
+                store_lanes(f + i + line * j + slice * k, out, i, nx, whole);
 #pragma unroll
             for (int r = R - 1; r > 0; r--)
                 lo[q][r] = lo[q][r - 1];

@@ -53,8 +53,8 @@ extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
     t.j0 = BLOCK_Y * FDT_BY - R;
     t.nx = nx;
     t.ny = ny;
-    t.line = nx;
-    t.slice = (idx_t)nx * ny;
+    t.line = pitch;
+    t.slice = (idx_t)pitch * ny;
     const int i = t.i0 + R + threadIdx.x, j = t.j0 + R + threadIdx.y;
     const bool active = interior(i, nx) && interior(j, ny);
     const coeffs c = make_coeffs(cx, cy, cz);

@@ -30,8 +30,8 @@ extern "C" __global__ FDT_BOUNDS void fdt_spec(FDT_SPEC_ARGS)
     const int i0 = BLOCK_X * FDT_BX, j0 = BLOCK_Y * FDT_BY;
     const int i = i0 + threadIdx.x, j = j0 + threadIdx.y;
     const bool active = interior(i, nx) && interior(j, ny);
-    const idx_t line = nx;
-    const idx_t slice = (idx_t)nx * ny;
+    const idx_t line = pitch;
+    const idx_t slice = (idx_t)pitch * ny;
     idx_t corner = i0 + line * j0 + slice * k0; /* the block's first point in this plane */
     idx_t pos = i + line * j + slice * k0;
     FDT_SPEC_WINDOW_DECL;

@@ -7,10 +7,11 @@
  * wider reads of L1 are what the wide stencils are bound by. Each field's column is a
  * z-window of vectors (FDT_SPEC_VEC_WINDOW_*), as szwin.hip's of values.
  *
- * Rows that do not start on a 16-byte boundary (nx not a multiple of the lanes) take the
- * same code with scalar loads and stores. Blocks are FDT_BX x FDT_BY x 1; grid x counts
- * vectors, grid z chunks of FDT_MZ planes. The macros read the locals i0, nx, spec_in_row
- * (the vector's points inside the row) and spec_whole (every lane an interior point). */
+ * Rows that do not start on a 16-byte boundary (rows_aligned over every field the spec's
+ * FDT_SPEC_ADDRESSES names) take the same code with scalar loads and stores. Blocks are
+ * FDT_BX x FDT_BY x 1; grid x counts vectors, grid z chunks of FDT_MZ planes. The macros
+ * read the locals i0, nx, spec_in_row (the vector's points inside the row) and spec_whole
+ * (every lane an interior point). */
 
 /* a / b rounded down, a constant expression (no function: NVRTC takes a constexpr
  * function as host code). */
@@ -33,7 +34,7 @@ __device__ __forceinline__ void spec_row(const real *u, idx_t p, int i0, int nx,
         if (v == 0 && HAS_MID)
             l = mid;
         else if (ALIGNED)
-            l.v = x >= 0 && x < nx ? *reinterpret_cast<const vec_t *>(u + p + v * LANES) : vec_t{};
+            l.v = x >= 0 && x < nx ? vector_at(u + p + v * LANES) : vec_t{};
         else
 #pragma unroll
             for (int e = 0; e < LANES; e++)
@@ -73,10 +74,10 @@ extern "C" __global__ FDT_BOUNDS void fdt_spec(FDT_SPEC_ARGS)
     const int planes = min(FDT_MZ, nz - R - k0);
     const int spec_in_row = min(LANES, nx - i0);
     const bool spec_whole = i0 >= R && i0 + LANES <= nx - R;
-    const idx_t line = nx;
-    const idx_t slice = (idx_t)nx * ny;
+    const idx_t line = pitch;
+    const idx_t slice = (idx_t)pitch * ny;
     idx_t pos = i0 + line * j + slice * k0;
-    if (nx % LANES == 0)
+    if (rows_aligned(pitch, FDT_SPEC_ADDRESSES))
         SVEC_WALK(true);
     else
         SVEC_WALK(false);

@@ -13,8 +13,8 @@ extern "C" __global__ FDT_BOUNDS void fdt_spec(FDT_SPEC_ARGS)
     if (!interior(i, nx) || !interior(j, ny) || k0 >= nz - R)
         return;
     const int planes = min(FDT_MZ, nz - R - k0);
-    const idx_t line = nx;
-    const idx_t slice = (idx_t)nx * ny;
+    const idx_t line = pitch;
+    const idx_t slice = (idx_t)pitch * ny;
     idx_t pos = i + line * j + slice * k0;
     FDT_SPEC_WINDOW_DECL;
     FDT_SPEC_WINDOW_PRIME(pos, slice);

@@ -131,8 +131,8 @@ extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
         return;
     tile t;
     t.u = u;
-    t.line = nx;
-    t.slice = (idx_t)nx * ny;
+    t.line = pitch;
+    t.slice = (idx_t)pitch * ny;
     t.pos = i + t.line * j0 + t.slice * k;
     t.j0 = j0;
     t.ny = ny;

@@ -14,8 +14,8 @@
  * one barrier a plane suffices, and the next plane's values are loaded before the current
  * one is computed. Blocks are FDT_BX x FDT_BY x 1 over the whole xy plane, boundary
  * included; grid z counts chunks of FDT_MZ interior planes. Rows that do not start on 16
- * bytes take the same code with scalar global loads and stores. Prototype and measurements:
- * bench/r4_tile.cu, bench/results/h100/issue12/. */
+ * bytes (rows_aligned) take the same code with scalar global loads and stores. Prototype
+ * and measurements: bench/r4_tile.cu, bench/results/h100/issue12/. */
 
 #define HX (LANES * ((R + LANES - 1) / LANES)) /* x halo, whole vectors */
 #define HV (HX / LANES)               /* halo vectors on each side of a row */
@@ -37,7 +37,7 @@ struct halo_share {
 };
 
 __device__ __forceinline__ void place_halo(halo_share &h, int tid, int i0, int j0, int nx,
-                                           int ny)
+                                           int ny, idx_t line)
 {
 #pragma unroll
     for (int s = 0; s < SHARE; s++) {
@@ -54,7 +54,7 @@ __device__ __forceinline__ void place_halo(halo_share &h, int tid, int i0, int j
         const int gi = i0 - HX + LANES * col, gj = j0 - R + row;
         const bool used = e < HALO && gi >= 0 && gi < nx && gj >= 0 && gj < ny;
         h.at[s] = used ? row * SX + LANES * col : -1;
-        h.pos[s] = used ? gi + (idx_t)nx * gj : 0;
+        h.pos[s] = used ? gi + line * gj : 0;
         h.in_row[s] = nx - gi;
     }
 }
@@ -113,17 +113,17 @@ __device__ __forceinline__ lanes star_vector(const real *tile, int at, const lan
 }
 
 template <bool ALIGNED>
-__device__ __forceinline__ void walk(real *f, const real *u, int nx, int ny, int k0, int k1,
-                                     const coeffs &c, real (*tiles)[SY * SX])
+__device__ __forceinline__ void walk(real *f, const real *u, int nx, int ny, int pitch, int k0,
+                                     int k1, const coeffs &c, real (*tiles)[SY * SX])
 {
     const int tid = threadIdx.x + FDT_BX * threadIdx.y;
     /* Tiles start at 0, not at R, so that every vector starts on a whole vector. */
     const int i0 = BLOCK_X * TX, j0 = BLOCK_Y * TY;
     const int i = i0 + LANES * threadIdx.x;
-    const idx_t line = nx, slice = (idx_t)nx * ny;
+    const idx_t line = pitch, slice = (idx_t)pitch * ny;
     const bool whole = ALIGNED && i >= R && i + LANES <= nx - R;
     halo_share h;
-    place_halo(h, tid, i0, j0, nx, ny);
+    place_halo(h, tid, i0, j0, nx, ny, line);
 
     /* A vector past the interior but in the grid is loaded (its points are neighbours);
      * only interior points are written. */
@@ -193,8 +193,8 @@ extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
         return; /* uniform across the block, so no barrier is left waiting */
     const int k1 = min(k0 + FDT_MZ, nz - R);
     const coeffs c = make_coeffs(cx, cy, cz);
-    if (nx % LANES == 0)
-        walk<true>(f, u, nx, ny, k0, k1, c, tiles);
+    if (rows_aligned(pitch, FDT_ADDRESS(f) | FDT_ADDRESS(u)))
+        walk<true>(f, u, nx, ny, pitch, k0, k1, c, tiles);
     else
-        walk<false>(f, u, nx, ny, k0, k1, c, tiles);
+        walk<false>(f, u, nx, ny, pitch, k0, k1, c, tiles);
 }

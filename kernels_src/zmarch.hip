@@ -13,8 +13,8 @@ extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
     if (!interior(i, nx) || !interior(j, ny) || k0 >= nz - R)
         return;
     const int planes = min(FDT_MZ, nz - R - k0);
-    const idx_t line = nx;
-    const idx_t slice = (idx_t)nx * ny;
+    const idx_t line = pitch;
+    const idx_t slice = (idx_t)pitch * ny;
     const coeffs c = make_coeffs(cx, cy, cz);
     idx_t pos = i + line * j + slice * k0;
 

@@ -12,7 +12,7 @@
  *
  * Blocks are FDT_BX x FDT_BY x 1; grid x counts vectors, grid y tiles of FDT_BY x FDT_M rows
  * (from row 0, as tiled), grid z chunks of FDT_MZ planes. Rows that do not start on 16 bytes
- * take the same code with scalar loads and stores. */
+ * (rows_aligned) take the same code with scalar loads and stores. */
 
 #define M FDT_M
 #define ROWS (M + 2 * R) /* rows j0-R .. j0+M-1+R of one plane */
@@ -131,8 +131,8 @@ extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
         return; /* no interior point in this thread's vectors or chunk */
     slab s;
     s.u = u;
-    s.line = nx;
-    s.slice = (idx_t)nx * ny;
+    s.line = pitch;
+    s.slice = (idx_t)pitch * ny;
     s.pos = i0 + s.line * j0 + s.slice * k0;
     s.i0 = i0;
     s.j0 = j0;
@@ -141,7 +141,7 @@ extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
     s.in_row = min(LANES, nx - i0);
     s.planes = min(FDT_MZ, nz - R - k0);
     const coeffs c = make_coeffs(cx, cy, cz);
-    if (nx % LANES == 0)
+    if (rows_aligned(pitch, FDT_ADDRESS(f) | FDT_ADDRESS(u)))
         run_slab<true>(s, c, f);
     else
         run_slab<false>(s, c, f);

@@ -6,7 +6,8 @@
  *
  * The y neighbours come as vectors too; the x neighbours inside the vector come from its own
  * lanes and the R on each side with scalar loads. Rows that do not start on a 16-byte
- * boundary (nx not a multiple of the lanes) take the same code with scalar loads and stores.
+ * boundary (rows_aligned: the pitch not a multiple of the lanes, or a field's first point
+ * off 16 bytes) take the same code with scalar loads and stores.
  * Blocks are FDT_BX x FDT_BY x 1; grid x counts vectors, grid z chunks of FDT_MZ planes. */
 
 #define WIN (FDT_MZ + 2 * R) /* planes k0-R .. k0+FDT_MZ-1+R */
@@ -68,15 +69,15 @@ extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
         return; /* no interior point in this thread's vector, row or chunk */
     column t;
     t.u = u;
-    t.line = nx;
-    t.slice = (idx_t)nx * ny;
+    t.line = pitch;
+    t.slice = (idx_t)pitch * ny;
     t.pos = i0 + t.line * j + t.slice * k0;
     t.i0 = i0;
     t.nx = nx;
     t.in_row = min(LANES, nx - i0);
     t.planes = min(FDT_MZ, nz - R - k0);
     const coeffs c = make_coeffs(cx, cy, cz);
-    if (nx % LANES == 0)
+    if (rows_aligned(pitch, FDT_ADDRESS(f) | FDT_ADDRESS(u)))
         run_column<true>(t, c, f);
     else
         run_column<false>(t, c, f);

@@ -201,6 +201,142 @@ static void test_spec_families_verify_on_odd_shapes(void **state)
     }
 }
 
+/* ---- layouts: rows padded to a pitch, the first point moved by an offset ---- */
+
+/* The layouts every family is verified at on p's shape: those "pitch auto" measures
+ * (fdt_layout_candidates: dense, rows padded to whole sectors, and moved so that each row's
+ * first interior point starts one); rows padded to whole vectors (16 at nx 13) with offset
+ * 3, a first point off 16 bytes in both precisions (the vector families' scalar path); and
+ * 4 points more with a 16-byte offset (whole vectors from an aligned first point away from
+ * the base). */
+#define LAYOUTS (FDT_LAYOUTS_MAX + 2)
+
+static size_t layouts_of(const fdt_problem *p, fdt_problem out[LAYOUTS])
+{
+    size_t n = (size_t)fdt_layout_candidates(p, out);
+    const int vectors = (p->nx + 3) / 4 * 4; /* whole vectors in float and double */
+    out[n] = *p;
+    out[n].pitch = vectors;
+    out[n++].offset = 3;
+    out[n] = *p;
+    out[n].pitch = vectors + 4;
+    out[n++].offset = 16 / (int)fdt_real_size(p->precision);
+    for (size_t l = 0; l < n; l++)
+        assert_null(fdt_problem_check(&out[l]));
+    return n;
+}
+
+/* Variants per family at each layout: every layout runs the same code (the pitch is an
+ * argument), so they are compiled once per radius and precision. */
+#define PER_LAYOUT_FAMILY 2
+
+/* Each family's variants compiled for p, enumerated at the layout whose rows start on whole
+ * vectors (so that the ring is offered); how many. */
+static size_t compile_families(fixture *f, const fdt_problem *aligned,
+                               const char *const *families, size_t count, fdt_compile_job *jobs)
+{
+    size_t n = 0;
+    for (size_t fam = 0; fam < count; fam++) {
+        fdt_compile_job some[PER_FAMILY];
+        const size_t k = pick(aligned, f->ops->info(f->backend), families[fam], fam, some);
+        if (k == 0)
+            fail_msg("%s offers no variant at pitch %d offset %d", families[fam],
+                     aligned->pitch, aligned->offset);
+        for (size_t i = 0; i < k && i < PER_LAYOUT_FAMILY; i++)
+            jobs[n++] = some[i];
+    }
+    fdt_compile_all(f->ops, NULL, f->ops->info(f->backend)->arch, aligned, jobs, n, 0);
+    return n;
+}
+
+/* Every job verified at each of p's layouts where its variant runs (the ring only where rows
+ * start on whole vectors); how many of them ran at a layout whose first point is off 16
+ * bytes, and how many jobs of family `pruned` were left out, where it is pruned. */
+static void verify_layouts(fixture *f, const fdt_problem *p, fdt_compile_job *jobs, size_t n,
+                           int *unaligned_runs, int *ring_pruned)
+{
+    fdt_problem layouts[LAYOUTS];
+    const size_t nl = layouts_of(p, layouts);
+    const fdt_device_info *dev = f->ops->info(f->backend);
+    for (size_t l = 0; l < nl; l++) {
+        fdt_runner r;
+        fdt_error err = {0};
+        if (fdt_runner_open(&r, f->ops, f->backend, &layouts[l], &quick, 5, &err) != FDT_OK)
+            fail_msg("runner at pitch %d offset %d: %s", fdt_problem_pitch(&layouts[l]),
+                     layouts[l].offset, err.msg);
+        const int off = layouts[l].offset * (int)fdt_real_size(p->precision) % 16 != 0;
+        for (size_t i = 0; i < n; i++) {
+            if (fdt_variant_check(&jobs[i].variant, &layouts[l], dev)) {
+                *ring_pruned += strcmp(fdt_family_name(jobs[i].variant.family), "ring") == 0;
+                continue;
+            }
+            fdt_verdict v;
+            expect_status(f, &r, &jobs[i], FDT_OK, &v);
+            *unaligned_runs += off;
+        }
+        fdt_runner_close(&r);
+    }
+}
+
+/* A stencil and its radius (a spec's: its reach). */
+typedef struct stencil_case {
+    const fdt_stencil *stencil;
+    int radius;
+} stencil_case;
+
+/* The families at every layout of two odd shapes, for each case (radius 1 and 4), in float
+ * and double. */
+static void verify_families_at_layouts(fixture *f, const stencil_case *cases,
+                                       const char *const *families, size_t count)
+{
+    int unaligned_runs = 0, ring_pruned = 0;
+    for (int c = 0; c < 2; c++)
+        for (int prec = 0; prec < 2; prec++) {
+            fdt_problem p = {.nx = 13, .ny = 17, .nz = 11, .radius = cases[c].radius,
+                             .precision = prec ? FDT_DOUBLE : FDT_FLOAT};
+            fdt_copy_text(p.stencil, sizeof p.stencil, cases[c].stencil->name);
+            fdt_problem aligned = p;
+            aligned.pitch = 16; /* whole vectors */
+            fdt_compile_job jobs[16 * PER_LAYOUT_FAMILY];
+            assert_true(count <= 16);
+            const size_t n = compile_families(f, &aligned, families, count, jobs);
+            verify_layouts(f, &p, jobs, n, &unaligned_runs, &ring_pruned);
+            fdt_problem odd = p; /* a second odd shape */
+            odd.nx = 33, odd.ny = 9, odd.nz = 21;
+            verify_layouts(f, &odd, jobs, n, &unaligned_runs, &ring_pruned);
+            for (size_t i = 0; i < n; i++)
+                fdt_code_free(&jobs[i].code);
+        }
+    assert_true(unaligned_runs > 0);
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(families[i], "ring") == 0)
+            assert_true(ring_pruned > 0);
+}
+
+/* Every Laplacian family at padded and offset layouts, which no other test reaches: a family
+ * that strides rows by nx instead of the pitch reads the padding's random values and writes
+ * over its poison; one that takes whole vectors where the first point is off 16 bytes reads
+ * and writes NaNs on the host (common.h's misaligned_on_host), a fault on a GPU; a host
+ * reference or verdict that walks nx disagrees with kernel 1 at every padded layout. */
+static void test_families_verify_at_every_layout(void **state)
+{
+    const fdt_stencil *laplacian = fdt_stencil_find("laplacian");
+    const stencil_case cases[] = {{laplacian, 1}, {laplacian, 4}};
+    const char *const families[] = {"naive", "tiled", "zmarch", "zvec", "zroll",
+                                    "smem",  "xytile", "ring"};
+    verify_families_at_layouts(*state, cases, families, sizeof families / sizeof *families);
+}
+
+/* The spec families likewise, at the reach of laplacian_r1 (1) and of acoustic8 (4). */
+static void test_spec_families_verify_at_every_layout(void **state)
+{
+    const fdt_stencil *r1 = example_spec("laplacian_r1"), *r4 = example_spec("acoustic8");
+    const stencil_case cases[] = {{r1, r1->min_radius}, {r4, r4->min_radius}};
+    assert_int_equal(cases[1].radius, 4);
+    const char *const families[] = {"snaive", "smarch", "szwin", "svec", "stile"};
+    verify_families_at_layouts(*state, cases, families, sizeof families / sizeof *families);
+}
+
 /* y-subdomains renumber the blocks: every tile must still be computed once, with a short
  * last band (150 rows in 4-row blocks: bands of 16, 16 and 6 block rows). */
 static void test_banded_variants_verify(void **state)
@@ -273,11 +409,11 @@ static void test_broken_variants_are_caught(void **state)
 static const char perturbed_kernel[] =
     "\nextern \"C\" __global__ void fdt_perturbed(FDT_KERNEL_ARGS)\n"
     "{\n"
-    "    fdt_laplacian(f, u, nx, ny, nz, cx, cy, cz);\n"
+    "    fdt_laplacian(f, u, nx, ny, nz, pitch, cx, cy, cz);\n"
     "    const int i = threadIdx.x + BLOCK_X * blockDim.x, j = threadIdx.y + BLOCK_Y * "
     "blockDim.y, k = threadIdx.z + BLOCK_Z * blockDim.z;\n"
     "    if (interior(i, nx) && interior(j, ny) && interior(k, nz))\n"
-    "        f[i + (size_t)nx * j + (size_t)nx * ny * k] *= (real)(1 + %.17g);\n"
+    "        f[i + (size_t)pitch * j + (size_t)pitch * ny * k] *= (real)(1 + %.17g);\n"
     "}\n";
 
 /* The runner's own verification of source's entry, compiled as kernel 1 is: what it says,
@@ -495,8 +631,8 @@ static void test_interior_copy_copies_the_interior(void **state)
         for (int i = 0; i < N; i++)
             out[i] = -1;
         fdt_devptr fp = (fdt_devptr)(uintptr_t)out, up = (fdt_devptr)(uintptr_t)u;
-        int nx = p.nx, ny = p.ny, nz = p.nz;
-        void *args[] = {&fp, &up, &nx, &ny, &nz};
+        int nx = p.nx, ny = p.ny, nz = p.nz, pitch = nx;
+        void *args[] = {&fp, &up, &nx, &ny, &nz, &pitch};
         assert_int_equal(f->ops->launch(f->backend, k, grid, block, args, &err), FDT_OK);
         f->ops->unload(f->backend, k);
         for (int z = 0, i = 0; z < nz; z++)
@@ -1020,6 +1156,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_barrier_families_verify_on_odd_shapes),
         cmocka_unit_test(test_ring_verifies_on_rows_of_whole_vectors),
         cmocka_unit_test(test_spec_families_verify_on_odd_shapes),
+        cmocka_unit_test(test_families_verify_at_every_layout),
+        cmocka_unit_test(test_spec_families_verify_at_every_layout),
         cmocka_unit_test(test_banded_variants_verify),
         cmocka_unit_test(test_broken_variants_are_caught),
         cmocka_unit_test(test_tolerances_are_pinned),

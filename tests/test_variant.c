@@ -187,7 +187,9 @@ static void test_bands_are_pruned_where_they_change_nothing(void **state)
 /* The ring (issue 31): its dynamic shared memory is R + 3 tiles with their halos, which a
  * launch must give and the defines' FDT_AHEAD sizes; on a cuda device of sm_90 it may opt in
  * to 227 KB, so no variant of its list is pruned for its ring, where a static array's 48 KB
- * prunes three; rows that do not start on 16 bytes, and the hip backend, get none. */
+ * prunes three; rows that do not start on 16 bytes, and the hip backend, get none: dense rows
+ * of an odd nx, a pitch not whole vectors or an offset off 16 bytes (the ring has no scalar
+ * path), while rows padded to whole vectors from an offset of 16 bytes get them all. */
 static void test_ring_shared_memory_and_where_it_runs(void **state)
 {
     (void)state;
@@ -216,6 +218,19 @@ static void test_ring_shared_memory_and_where_it_runs(void **state)
     odd.nx = 511;
     free(space(&odd, &h100, "ring", &n));
     assert_int_equal(n, 0);
+    const struct {
+        int pitch, offset;
+        size_t rings;
+    } layouts[] = {{512, 0, 36}, {512, 2, 36}, {512, 1, 0}, {513, 0, 0}, {514, 3, 0}};
+    for (size_t l = 0; l < sizeof layouts / sizeof *layouts; l++) {
+        odd.pitch = layouts[l].pitch;
+        odd.offset = layouts[l].offset; /* in doubles */
+        free(space(&odd, &h100, "ring", &n));
+        assert_int_equal(n, layouts[l].rings);
+    }
+    assert_int_equal(fdt_variant_parse("ring:16x8x1:m2:mz64:lb", &v, err, sizeof err), 0);
+    assert_string_equal(fdt_variant_check(&v, &odd, &h100),
+                        "copies whole 16-byte vectors: rows must start on 16 bytes");
     strcpy(h100.backend, "hip");
     free(space(&cube, &h100, "ring", &n));
     assert_int_equal(n, 0);
@@ -711,6 +726,14 @@ static void test_defines_pick_wide_indices_only_when_needed(void **state)
                        .precision = FDT_FLOAT};
     fdt_variant_defines(&v, &big, &d);
     assert_string_equal(d.list[0], "FDT_REAL=float");
+    assert_string_equal(d.list[1], "FDT_IDX=long long");
+    /* the storage counts, padding included: 2000 x 1024 x 1024 points fit an int, rows of
+     * 2048 do not (the compare kernel walks them all) */
+    big.nx = 2000;
+    fdt_variant_defines(&v, &big, &d);
+    assert_string_equal(d.list[1], "FDT_IDX=int");
+    big.pitch = 2048;
+    fdt_variant_defines(&v, &big, &d);
     assert_string_equal(d.list[1], "FDT_IDX=long long");
 }
 

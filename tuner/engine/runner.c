@@ -1,6 +1,13 @@
 /* runner.c - the device buffers of one problem, the random input, the host reference that
  * checks the reference kernel, and per-variant verification and timing.
  *
+ * Every buffer holds the problem's storage (common/problem.h's layout: the offset's points,
+ * then rows pitch points apart); kernels get each buffer's point (0,0,0). The inputs are
+ * random at every storage point, padding included, so a kernel that strides rows by nx
+ * instead of the pitch reads other values; the outputs are poisoned at every storage
+ * point, and every point but the interior must still hold the poison after a run, so one
+ * that writes by nx, or into the padding or the offset, is caught.
+ *
  * Why two references: comparing every variant's full output on the host would copy the
  * whole grid back for each variant; instead the seeds' kernel 1 runs once, is checked
  * point by point against a plain host implementation, and its output stays on the device
@@ -68,37 +75,44 @@ static double load(const void *u, fdt_precision prec, size_t i)
 }
 
 /* Output `output` of the stencil at every interior point of the inputs in, in double, into
- * out (the host reference), and each point's tolerance into tolerance (0 elsewhere). */
+ * out (the host reference), and each point's tolerance into tolerance (0 elsewhere); every
+ * grid in the problem's storage layout. */
 static void host_reference(const fdt_runner *r, const void *const *in, int output, double *out,
                            float *tolerance)
 {
     const fdt_problem *p = &r->problem;
     const int R = p->radius;
-    const size_t line = (size_t)p->nx, slice = (size_t)p->nx * p->ny;
+    const size_t line = (size_t)fdt_problem_pitch(p), slice = line * p->ny;
 #pragma omp parallel for schedule(static)
     for (int k = R; k < p->nz - R; k++)
         for (int j = R; j < p->ny - R; j++)
             for (int i = R; i < p->nx - R; i++) {
-                const size_t at = i + line * j + slice * k;
+                const size_t at = (size_t)p->offset + i + line * j + slice * k;
                 double rounding;
                 out[at] = fdt_stencil_point(r->stencil, p, in, r->coeffs, output, at, &rounding);
                 tolerance[at] = (float)point_tolerance(p->precision, rounding);
             }
 }
 
-static int is_interior(const fdt_problem *p, size_t c)
+/* Whether storage point at (from the buffer's base) is an interior point of the grid; the
+ * offset's points and the row padding are not. */
+static int is_interior(const fdt_problem *p, size_t at)
 {
     const int R = p->radius;
-    const size_t i = c % p->nx, j = c / p->nx % p->ny, k = c / ((size_t)p->nx * p->ny);
+    if (at < (size_t)p->offset)
+        return 0;
+    const size_t c = at - (size_t)p->offset, line = (size_t)fdt_problem_pitch(p);
+    const size_t i = c % line, j = c / line % p->ny, k = c / (line * p->ny);
     return i >= (size_t)R && i < (size_t)(p->nx - R) && j >= (size_t)R &&
            j < (size_t)(p->ny - R) && k >= (size_t)R && k < (size_t)(p->nz - R);
 }
 
-/* The host side of verification: out (as the device left it) against the host reference. */
+/* The host side of verification: out (as the device left it) against the host reference,
+ * at every storage point: the interior in tolerances, the rest still poison. */
 static void host_verdict(const fdt_problem *p, const void *out, const double *ref,
                          const float *tolerance, fdt_verdict *v)
 {
-    const size_t n = (size_t)p->nx * p->ny * p->nz;
+    const size_t n = fdt_problem_storage_points(p);
     const size_t words = fdt_real_size(p->precision) / sizeof(uint32_t);
     double worst = 0, bad = 0;
 #pragma omp parallel for reduction(max : worst) reduction(+ : bad)
@@ -145,7 +159,7 @@ typedef struct launch_ctx {
     fdt_runner *r;
     fdt_kernel *k;
     fdt_dim3 grid, block;
-    void *args[2 * FDT_STENCIL_FIELDS_MAX + 3 + FDT_STENCIL_COEFFS_MAX];
+    void *args[2 * FDT_STENCIL_FIELDS_MAX + 4 + FDT_STENCIL_COEFFS_MAX];
     double coeffs[FDT_STENCIL_COEFFS_MAX];
     float fcoeffs[FDT_STENCIL_COEFFS_MAX];
 } launch_ctx;
@@ -159,12 +173,13 @@ static void launch_setup(launch_ctx *c, fdt_runner *r, fdt_kernel *k, const fdt_
     const fdt_stencil *st = r->stencil;
     size_t n = 0;
     for (int i = 0; i < st->outputs; i++)
-        c->args[n++] = &r->out[i];
+        c->args[n++] = &r->out0[i];
     for (int i = 0; i < st->inputs; i++)
-        c->args[n++] = &r->in[i];
+        c->args[n++] = &r->in0[i];
     c->args[n++] = &r->problem.nx;
     c->args[n++] = &r->problem.ny;
     c->args[n++] = &r->problem.nz;
+    c->args[n++] = &r->pitch;
     for (size_t i = 0; i < st->ncoeffs; i++) {
         c->coeffs[i] = r->coeffs[i];
         c->fcoeffs[i] = (float)r->coeffs[i];
@@ -209,7 +224,7 @@ static fdt_status run_once(fdt_runner *r, fdt_kernel *k, const fdt_variant *v, d
     double total = 0;
     fdt_status s = o->timer_start(r->backend, err);
     for (int i = 0; s == FDT_OK && i < r->stencil->outputs; i++)
-        s = o->fill32(r->backend, r->out[i], POISON, r->bytes / 4, err);
+        s = o->fill32(r->backend, r->out[i], POISON, r->storage_bytes / 4, err);
     if (s == FDT_OK)
         s = o->timer_lap(r->backend, err);
     if (s == FDT_OK)
@@ -228,16 +243,18 @@ static size_t folded_count(const fdt_runner *r)
 }
 
 /* Output i against its reference, on the device: the compare kernel's partials, folded, then
- * read back (the worst point in tolerances, boundary points written). */
+ * read back (the worst point in tolerances, boundary points written). The compare walks the
+ * whole buffers from their bases (compare.hip). */
 static fdt_status compare_output(fdt_runner *r, int i, double *worst, double *bad,
                                  fdt_error *err)
 {
     unsigned poison = POISON;
     long long compare = 0, fold = (long long)r->partial_count;
-    void *args[] = {&r->out[i], &r->out[i], &r->ref[i], &r->tolerance[i], &r->problem.nx,
-                    &r->problem.ny, &r->problem.nz, &poison, &r->partial, &compare};
-    void *fold_args[] = {&r->out[i], &r->out[i], &r->ref[i], &r->tolerance[i], &r->problem.nx,
-                         &r->problem.ny, &r->problem.nz, &poison, &r->partial, &fold};
+    fdt_problem *p = &r->problem;
+    void *args[] = {&r->out[i], &r->out[i], &r->ref[i], &r->tolerance[i], &p->nx, &p->ny,
+                    &p->nz, &r->pitch, &p->offset, &poison, &r->partial, &compare};
+    void *fold_args[] = {&r->out[i], &r->out[i], &r->ref[i], &r->tolerance[i], &p->nx, &p->ny,
+                         &p->nz, &r->pitch, &p->offset, &poison, &r->partial, &fold};
     const size_t folded = folded_count(r);
     const fdt_dim3 one = {1, 1, 1}, fold_block = {(unsigned)folded, 1, 1};
     double ms;
@@ -304,8 +321,8 @@ fdt_status fdt_runner_time(fdt_runner *r, fdt_kernel *k, const fdt_variant *v, i
     return timed(r, launch_enqueue, &c, samples, acc, err);
 }
 
-/* A launch of a kernel with the copy's signature (f, u, nx, ny, nz): the first output and
- * input. */
+/* A launch of a kernel with the copy's signature (f, u, nx, ny, nz, pitch): the first
+ * output and input. */
 typedef struct copy_launch {
     fdt_runner *r;
     fdt_kernel *k;
@@ -316,7 +333,8 @@ static fdt_status copy_kernel_enqueue(void *ctx, fdt_error *err)
 {
     copy_launch *c = ctx;
     fdt_runner *r = c->r;
-    void *args[] = {&r->out[0], &r->in[0], &r->problem.nx, &r->problem.ny, &r->problem.nz};
+    void *args[] = {&r->out0[0], &r->in0[0], &r->problem.nx, &r->problem.ny, &r->problem.nz,
+                    &r->pitch};
     return r->ops->launch(r->backend, c->k, c->grid, c->block, args, err);
 }
 
@@ -328,6 +346,8 @@ fdt_status fdt_runner_time_copy_kernel(fdt_runner *r, fdt_kernel *k, fdt_dim3 gr
     return timed(r, copy_kernel_enqueue, &c, samples, acc, err);
 }
 
+/* The dense bytes, from the buffers' bases: the padding would make the ceiling, which every
+ * figure is compared with, differ between layouts of one shape. */
 fdt_status fdt_runner_time_copy(fdt_runner *r, int samples, fdt_samples *acc, fdt_error *err)
 {
     fdt_device_copy c = {.ops = r->ops, .backend = r->backend, .dst = r->out[0],
@@ -339,14 +359,18 @@ static fdt_status alloc_buffers(fdt_runner *r, fdt_error *err)
 {
     const fdt_backend_ops *o = r->ops;
     fdt_status s = FDT_OK;
-    for (int i = 0; s == FDT_OK && i < r->stencil->inputs; i++)
-        s = o->alloc(r->backend, r->bytes, &r->in[i], err);
+    const size_t origin = (size_t)r->problem.offset * fdt_real_size(r->problem.precision);
+    for (int i = 0; s == FDT_OK && i < r->stencil->inputs; i++) {
+        s = o->alloc(r->backend, r->storage_bytes, &r->in[i], err);
+        r->in0[i] = r->in[i] + origin;
+    }
     for (int i = 0; s == FDT_OK && i < r->stencil->outputs; i++) {
-        s = o->alloc(r->backend, r->bytes, &r->out[i], err);
+        s = o->alloc(r->backend, r->storage_bytes, &r->out[i], err);
+        r->out0[i] = r->out[i] + origin;
         if (s == FDT_OK)
-            s = o->alloc(r->backend, r->bytes, &r->ref[i], err);
+            s = o->alloc(r->backend, r->storage_bytes, &r->ref[i], err);
         if (s == FDT_OK)
-            s = o->alloc(r->backend, r->points * sizeof(float), &r->tolerance[i], err);
+            s = o->alloc(r->backend, r->storage_points * sizeof(float), &r->tolerance[i], err);
     }
     if (s == FDT_OK)
         s = o->alloc(r->backend, r->partial_count * 2 * sizeof(double), &r->partial, err);
@@ -379,12 +403,13 @@ static fdt_status upload_inputs(fdt_runner *r, host_grids *h, unsigned seed, fdt
 {
     fdt_status s = FDT_OK;
     for (int i = 0; s == FDT_OK && i < r->stencil->inputs; i++) {
-        h->in[i] = malloc(r->bytes);
+        h->in[i] = malloc(r->storage_bytes);
         if (!h->in[i])
             return fdt_fail(err, FDT_ERROR, "out of host memory for the %zu-point inputs",
-                            r->points);
-        fill_random(h->in[i], r->points, r->problem.precision, seed + 7919u * (unsigned)i);
-        s = r->ops->upload(r->backend, r->in[i], h->in[i], r->bytes, err);
+                            r->storage_points);
+        fill_random(h->in[i], r->storage_points, r->problem.precision,
+                    seed + 7919u * (unsigned)i);
+        s = r->ops->upload(r->backend, r->in[i], h->in[i], r->storage_bytes, err);
     }
     return s;
 }
@@ -394,10 +419,10 @@ static fdt_status upload_inputs(fdt_runner *r, host_grids *h, unsigned seed, fdt
 static fdt_status check_output(fdt_runner *r, host_grids *h, int i, fdt_error *err)
 {
     host_reference(r, (const void *const *)h->in, i, h->ref, h->tolerance);
-    fdt_status s = r->ops->download(r->backend, h->out, r->out[i], r->bytes, err);
+    fdt_status s = r->ops->download(r->backend, h->out, r->out[i], r->storage_bytes, err);
     if (s == FDT_OK)
         s = r->ops->upload(r->backend, r->tolerance[i], h->tolerance,
-                           r->points * sizeof(float), err);
+                           r->storage_points * sizeof(float), err);
     if (s != FDT_OK)
         return s;
     fdt_verdict v;
@@ -408,18 +433,19 @@ static fdt_status check_output(fdt_runner *r, host_grids *h, int i, fdt_error *e
                         "points written", v.error, v.boundary_bad);
     /* Kernel 1's output is still on the device: copied there, not sent back over the bus
      * (8.6 GB at 1024^3, seconds of every job of that size). */
-    return r->ops->copy(r->backend, r->ref[i], r->out[i], r->bytes, err);
+    return r->ops->copy(r->backend, r->ref[i], r->out[i], r->storage_bytes, err);
 }
 
 /* Runs kernel 1 and keeps its outputs as the device references once the host agrees. */
 static fdt_status check_reference(fdt_runner *r, unsigned seed, fdt_error *err)
 {
-    host_grids h = {.out = malloc(r->bytes), .ref = malloc(r->points * sizeof(double)),
-                    .tolerance = calloc(r->points, sizeof(float))};
+    const size_t n = r->storage_points;
+    host_grids h = {.out = malloc(r->storage_bytes), .ref = malloc(n * sizeof(double)),
+                    .tolerance = calloc(n, sizeof(float))};
     fdt_status s = h.out && h.ref && h.tolerance
                        ? FDT_OK
                        : fdt_fail(err, FDT_ERROR, "out of host memory for the %zu-point "
-                                  "reference", r->points);
+                                  "reference", n);
     fdt_kernel *k1 = NULL;
     const fdt_variant v1 = fdt_variant_kernel1(&r->problem);
     if (s == FDT_OK)
@@ -446,7 +472,8 @@ static fdt_status persist_edges(fdt_runner *r, int release, fdt_error *err)
     fdt_persist_geometry(&r->problem, &grid, &block);
     fdt_status s = FDT_OK;
     for (int i = 0; s == FDT_OK && i < r->stencil->outputs; i++) {
-        void *args[] = {&r->out[i], &r->problem.nx, &r->problem.ny, &r->problem.nz, &release};
+        void *args[] = {&r->out0[i], &r->problem.nx, &r->problem.ny, &r->problem.nz, &r->pitch,
+                        &release};
         double ms;
         s = launch_and_wait(r, r->persist, grid, block, args, &ms, err);
     }
@@ -524,10 +551,13 @@ fdt_status fdt_runner_open(fdt_runner *r, const fdt_backend_ops *ops, fdt_backen
     r->timing = *timing;
     r->stencil = fdt_stencil_of(p); /* known: fdt_problem_check passed */
     fdt_stencil_coefficients(r->stencil, spacing, r->coeffs);
+    r->pitch = fdt_problem_pitch(p);
     r->points = (size_t)p->nx * p->ny * p->nz;
     r->bytes = r->points * fdt_real_size(p->precision);
+    r->storage_points = fdt_problem_storage_points(p);
+    r->storage_bytes = r->storage_points * fdt_real_size(p->precision);
     r->compare_block = (fdt_dim3){256, 1, 1};
-    const size_t blocks = (r->points + 255) / 256;
+    const size_t blocks = (r->storage_points + 255) / 256;
     r->compare_grid = (fdt_dim3){blocks < 1024 ? (unsigned)blocks : 1024, 1, 1};
     r->partial_count = (size_t)r->compare_grid.x * 256;
 

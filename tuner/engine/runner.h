@@ -22,12 +22,17 @@ typedef struct fdt_runner {
     const fdt_backend_ops *ops;
     fdt_backend *backend;
     fdt_problem problem;
+    int pitch;                /* the problem's row pitch (fdt_problem_pitch), an argument */
     fdt_timing timing;
     const fdt_stencil *stencil; /* the problem's */
     double coeffs[FDT_STENCIL_COEFFS_MAX]; /* its launch constants, from grid spacings distinct
                                 per axis so that swapped axes show */
-    size_t points, bytes;     /* of one grid */
-    fdt_devptr in[FDT_STENCIL_FIELDS_MAX], out[FDT_STENCIL_FIELDS_MAX];
+    size_t points, bytes;     /* of one grid, dense: nx * ny * nz (what the copy moves) */
+    size_t storage_points, storage_bytes; /* of one buffer in the problem's layout: the
+                                offset and the row padding too (fdt_problem_storage_points) */
+    fdt_devptr in[FDT_STENCIL_FIELDS_MAX], out[FDT_STENCIL_FIELDS_MAX]; /* the buffers */
+    fdt_devptr in0[FDT_STENCIL_FIELDS_MAX], out0[FDT_STENCIL_FIELDS_MAX]; /* their points
+                                (0,0,0), the buffers + the offset: what kernels are given */
     fdt_devptr ref[FDT_STENCIL_FIELDS_MAX]; /* kernel 1's outputs, once the host agreed */
     fdt_devptr tolerance[FDT_STENCIL_FIELDS_MAX]; /* each output's tolerance per point, in
                                 float: the host's bound on rounding there, doubled */
@@ -60,11 +65,12 @@ fdt_status fdt_runner_verify(fdt_runner *r, fdt_kernel *k, const fdt_variant *v,
 fdt_status fdt_runner_time(fdt_runner *r, fdt_kernel *k, const fdt_variant *v, int samples,
                            fdt_samples *acc, fdt_error *err);
 
-/* Times a device-to-device copy of one grid (the bandwidth ceiling), adding samples to acc. */
+/* Times a device-to-device copy of one grid's dense bytes (the bandwidth ceiling, alike
+ * whatever the layout), adding samples to acc. */
 fdt_status fdt_runner_time_copy(fdt_runner *r, int samples, fdt_samples *acc, fdt_error *err);
 
-/* Times kernel k of the copy's signature, k(f, u, nx, ny, nz), launched with grid and block
- * (the interior copy, kernels_src/copy.hip), adding samples to acc. */
+/* Times kernel k of the copy's signature, k(f, u, nx, ny, nz, pitch), launched with grid
+ * and block (the interior copy, kernels_src/copy.hip), adding samples to acc. */
 fdt_status fdt_runner_time_copy_kernel(fdt_runner *r, fdt_kernel *k, fdt_dim3 grid,
                                        fdt_dim3 block, int samples, fdt_samples *acc,
                                        fdt_error *err);

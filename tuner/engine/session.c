@@ -67,12 +67,13 @@ static int same_timing(const fdt_timing *a, const fdt_timing *b)
            a->timeout_ms == b->timeout_ms;
 }
 
-/* Whether a and b share their grid and data; the cache mode aside, which an open runner
- * changes in place. */
+/* Whether a and b share their grid, layout and data; the cache mode aside, which an open
+ * runner changes in place. */
 static int same_data(const fdt_problem *a, const fdt_problem *b)
 {
     return strcmp(a->stencil, b->stencil) == 0 && a->nx == b->nx && a->ny == b->ny &&
-           a->nz == b->nz && a->radius == b->radius && a->precision == b->precision;
+           a->nz == b->nz && a->radius == b->radius && a->precision == b->precision &&
+           fdt_problem_pitch(a) == fdt_problem_pitch(b) && a->offset == b->offset;
 }
 
 static fdt_status refuse_if_lost(const fdt_session *s, fdt_error *err)

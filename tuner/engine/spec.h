@@ -98,11 +98,12 @@ void fdt_spec_hash(const fdt_spec *spec, char out[17]);
  * the interior (docs/stencils.md, "Ideal bytes"). 0 where the grid has no interior. */
 double fdt_spec_ideal_bytes(const fdt_spec *spec, int nx, int ny, int nz, size_t real_size);
 
-/* The value of output at the interior point at (its index in an nx x ny grid of planes),
- * in double, from fields (inputs then coefficient fields, in precision) and the constants'
- * values: the host reference. *rounding (unless NULL): the most a right kernel's rounding
- * may move it there, in units of its precision's unit roundoff (fdt_rounding_bound over
- * the output's terms). Reads only; safe to call from any thread. */
+/* The value of output at the interior point at (its index in a grid of ny rows a plane,
+ * rows nx points apart: pass a layout's pitch as nx), in double, from fields (inputs then
+ * coefficient fields, in precision) and the constants' values: the host reference.
+ * *rounding (unless NULL): the most a right kernel's rounding may move it there, in units
+ * of its precision's unit roundoff (fdt_rounding_bound over the output's terms). Reads
+ * only; safe to call from any thread. */
 double fdt_spec_point(const fdt_spec *spec, size_t output, const void *const *fields,
                       const double *constants, int nx, int ny, fdt_precision precision,
                       size_t at, double *rounding);

@@ -14,7 +14,8 @@ static size_t nfields(const fdt_spec *s)
     return s->ninputs + s->ncoefficients;
 }
 
-/* The signature: outputs, fields read (inputs, then coefficient fields), shape, constants. */
+/* The signature: outputs, fields read (inputs, then coefficient fields), shape, row pitch,
+ * constants. */
 static void print_args(FILE *out, const fdt_spec *s)
 {
     fprintf(out, "#define FDT_SPEC_ARGS");
@@ -22,10 +23,22 @@ static void print_args(FILE *out, const fdt_spec *s)
         fprintf(out, " real *__restrict__ spec_o%zu,", o);
     for (size_t i = 0; i < nfields(s); i++)
         fprintf(out, " const real *__restrict__ spec_i%zu,", i);
-    fprintf(out, " int nx, int ny, int nz");
+    fprintf(out, " int nx, int ny, int nz, int pitch");
     for (size_t k = 0; k < s->nconstants; k++)
         fprintf(out, ", real spec_k%zu", k);
     fprintf(out, "\n");
+}
+
+/* Every grid's address ORed (common.h's FDT_ADDRESS), for svec's rows_aligned: a vector path
+ * is whole-vector only where every field's rows start on 16 bytes. */
+static void print_addresses(FILE *out, const fdt_spec *s)
+{
+    fprintf(out, "#define FDT_SPEC_ADDRESSES (0ull");
+    for (size_t o = 0; o < s->noutputs; o++)
+        fprintf(out, " | FDT_ADDRESS(spec_o%zu)", o);
+    for (size_t i = 0; i < nfields(s); i++)
+        fprintf(out, " | FDT_ADDRESS(spec_i%zu)", i);
+    fprintf(out, ")\n");
 }
 
 /* ---- vectors in x (svec) ----
@@ -292,6 +305,7 @@ char *fdt_spec_code(const fdt_spec *spec)
     fprintf(out, "/* generated from the stencil spec %s by tuner/engine/spec_code.c */\n",
             spec->name);
     print_args(out, spec);
+    print_addresses(out, spec);
     print_point(out, spec, "FDT_SPEC_POINT(pos, line, slice)", FROM_MEMORY);
     print_windows(out, spec, &point_window);
     print_point(out, spec, "FDT_SPEC_WINDOW_POINT(pos, line, slice)", FROM_WINDOWS);

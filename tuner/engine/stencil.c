@@ -60,7 +60,7 @@ static double laplacian_point(const fdt_problem *p, const void *const *in, const
     const void *u = in[0];
     const int R = p->radius;
     const double *w = laplacian_weights[R];
-    const ptrdiff_t step[3] = {1, p->nx, (ptrdiff_t)p->nx * p->ny};
+    const ptrdiff_t line = fdt_problem_pitch(p), step[3] = {1, line, line * p->ny};
     const double centre = w[0] * (c[0] + c[1] + c[2]) * load(u, p->precision, at);
     double acc = centre, magnitude = fabs(centre);
     for (int r = 1; r <= R; r++)
@@ -271,6 +271,6 @@ double fdt_stencil_point(const fdt_stencil *st, const fdt_problem *p, const void
                          const double *coeffs, int output, size_t at, double *rounding)
 {
     return st->fns ? st->fns->point(p, in, coeffs, output, at, rounding)
-                   : fdt_spec_point(st->spec, (size_t)output, in, coeffs, p->nx, p->ny,
-                                    p->precision, at, rounding);
+                   : fdt_spec_point(st->spec, (size_t)output, in, coeffs, fdt_problem_pitch(p),
+                                    p->ny, p->precision, at, rounding);
 }

@@ -23,9 +23,12 @@
 #include "problem.h"
 
 /* The most constants a stencil's kernels take at launch, and the most grids they read or
- * write. Every kernel of a stencil takes its grids, then the shape, then the constants:
- *   entry(out_0 .. out_{outputs-1}, in_0 .. in_{inputs-1}, nx, ny, nz, c_0 .. c_{ncoeffs-1})
- * each grid nx * ny * nz points of the problem's precision, x fastest. */
+ * write. Every kernel of a stencil takes its grids, then the shape and the row pitch, then
+ * the constants:
+ *   entry(out_0 .. out_{outputs-1}, in_0 .. in_{inputs-1}, nx, ny, nz, pitch,
+ *         c_0 .. c_{ncoeffs-1})
+ * each grid given as its point (0,0,0), nx * ny * nz points of the problem's precision, x
+ * fastest, rows pitch points apart (the problem's layout, common/problem.h). */
 #define FDT_STENCIL_COEFFS_MAX FDT_SPEC_CONSTANTS_MAX
 #define FDT_STENCIL_FIELDS_MAX 8
 /* How many specs one process makes rows of: beyond it fdt_stencil_from_text refuses. */
@@ -73,8 +76,9 @@ void fdt_stencil_coefficients(const fdt_stencil *st, const double h[3], double *
 /* The bytes a pass must move at least (each point it reads once, each point it writes
  * once): the figure of merit's numerator. */
 double fdt_stencil_ideal_bytes(const fdt_stencil *st, const fdt_problem *p);
-/* Output `output` at the interior point at (its index in the grid), in double, from the
- * input grids in[0..inputs) (p's precision): the host reference kernel 1 is checked
+/* Output `output` at the interior point at (its index in p's storage layout: offset, rows
+ * pitch points apart), in double, from the input grids in[0..inputs) (p's precision, each a
+ * whole buffer in that layout): the host reference kernel 1 is checked
  * against. *rounding (unless NULL): the most a right kernel's rounding may move it there,
  * in unit roundoffs of p's precision (fdt_rounding_bound over the output's terms), which
  * makes the point's tolerance. The runner walks the points (in parallel: safe to call

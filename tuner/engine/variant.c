@@ -532,6 +532,17 @@ static int block_threads(const fdt_variant *v)
     return v->bx * v->by * v->bz;
 }
 
+/* Whether every row of p's layout starts on a whole vector of v: the pitch a whole number
+ * of vectors, and the offset's bytes a multiple of 16 from the 256-byte-aligned base. The
+ * ring needs it because it has no scalar path (cp.async copies 16 aligned bytes, and its
+ * fallback elsewhere loads whole vectors); the other vector families test the same at run
+ * time (common.h's rows_aligned) and take their scalar path where it fails. */
+static int rows_on_vectors(const fdt_variant *v, const fdt_problem *p)
+{
+    return fdt_problem_pitch(p) % fdt_variant_points_x(v, p) == 0 &&
+           (size_t)p->offset * fdt_real_size(p->precision) % 16 == 0;
+}
+
 const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
                               const fdt_device_info *dev)
 {
@@ -544,7 +555,7 @@ const char *fdt_variant_check(const fdt_variant *v, const fdt_problem *p,
         return "needs block barriers, which this backend cannot run";
     if (v->family->nvidia_only && strcmp(dev->backend, "hip") == 0)
         return "uses NVIDIA's own mechanisms, which the hip backend does not run";
-    if (v->family->shared == SHARED_RING && p->nx % fdt_variant_points_x(v, p))
+    if (v->family->shared == SHARED_RING && !rows_on_vectors(v, p))
         return "copies whole 16-byte vectors: rows must start on 16 bytes";
     if (fdt_variant_shared_bytes(v, p) > shared_limit(v, dev))
         return "needs more shared memory than a block may have";
@@ -610,15 +621,16 @@ int fdt_space_profile_parse(const char *s, fdt_space_profile *out)
  * block rows, at least MIN_BAND_ROWS. Blocks are taken x first, then the band's rows, then
  * z: while a band's rows of one z-step are read, the planes that step needs are in flight,
  * the planes a thread walks (mz, or the block's bz) and R on each side, each plane the band's
- * rows of nx points. Part 4 of AMD's Laplacian blog: three 2.5 MB planes fit an 8 MB L2,
- * larger ones do not, and splitting y until they do took 1024^3 to 1176 GB/s. */
+ * rows of pitch points (the padding shares their cache lines). Part 4 of AMD's Laplacian
+ * blog: three 2.5 MB planes fit an 8 MB L2, larger ones do not, and splitting y until they
+ * do took 1024^3 to 1176 GB/s. */
 static int band_rows(int code, const fdt_variant *v, const fdt_problem *p,
                      const fdt_device_info *dev)
 {
     const int share = -100 - code, block_rows = v->by * v->m;
     const int planes = (v->family->z_chunks ? v->mz : v->bz) + 2 * p->radius;
     const unsigned long long row_bytes =
-        (unsigned long long)p->nx * fdt_real_size(p->precision) * (unsigned)planes;
+        (unsigned long long)fdt_problem_pitch(p) * fdt_real_size(p->precision) * (unsigned)planes;
     unsigned long long rows = dev->l2_bytes / (unsigned)share / row_bytes;
     rows -= rows % (unsigned)block_rows;
     const int least = block_rows * ceil_div(MIN_BAND_ROWS, block_rows);
@@ -864,8 +876,9 @@ static void add_int_define(fdt_defines *d, const char *name, int value)
 void fdt_variant_defines(const fdt_variant *v, const fdt_problem *p, fdt_defines *out)
 {
     out->count = 0;
-    /* 32-bit offsets are cheaper; they suffice while every point's index fits an int. */
-    const int wide = (long long)p->nx * p->ny * p->nz >= 0x7fffffffLL;
+    /* 32-bit offsets are cheaper; they suffice while every point's index fits an int: every
+     * point of the storage, padding and offset included (the compare kernel walks them). */
+    const int wide = fdt_problem_storage_points(p) >= 0x7fffffffULL;
     add_define(out, "FDT_REAL", fdt_precision_name(p->precision));
     add_define(out, "FDT_IDX", wide ? "long long" : "int");
     add_int_define(out, "FDT_RADIUS", p->radius);
