@@ -176,6 +176,23 @@ union lanes {
     real e[LANES];
 };
 
+/* The stride between rows, as the kernel is to read it: the pitch argument where the
+ * variant was built for padded rows (FDT_PADDED_ROWS, engine/variant.c), else nx itself, so
+ * that one register serves the stride and the bound. Every kernel entry starts with
+ * pitch = row_pitch(pitch, nx). Why: with both live, zvec's float variants of four planes a
+ * thread hold 48 registers, not 40, and lose a third of their resident warps and 5% of the
+ * copy at 512^3 on the H200 (bench/results/h200/issue31/layout/ab_run1.txt). */
+__device__ __forceinline__ int row_pitch(int pitch, int nx)
+{
+#if FDT_PADDED_ROWS
+    (void)nx;
+    return pitch;
+#else
+    (void)pitch;
+    return nx;
+#endif
+}
+
 /* An address as a number, for alignment tests: addresses ORed together are all aligned to
  * a power of two where the OR is. */
 #define FDT_ADDRESS(p) ((unsigned long long)(const void *)(p))

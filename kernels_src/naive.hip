@@ -7,6 +7,7 @@ extern "C" __global__ FDT_BOUNDS void fdt_laplacian(real *f, const real *u, int 
                                                     int nz, int pitch, real cx, real cy,
                                                     real cz)
 {
+    pitch = row_pitch(pitch, nx);
     int i = threadIdx.x + BLOCK_X * blockDim.x;
     int j = threadIdx.y + BLOCK_Y * blockDim.y;
     int k = threadIdx.z + BLOCK_Z * blockDim.z;

@@ -163,6 +163,7 @@ __device__ __forceinline__ lanes ring_star(const real *ring, const real *s, int 
 
 extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
 {
+    pitch = row_pitch(pitch, nx);
 #ifdef FDT_CPU
     __shared__ vec_t ring_vectors[SLOTS * PLANE / LANES]; /* one per OS thread (cpu.c) */
 #else

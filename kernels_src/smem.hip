@@ -41,6 +41,7 @@ __device__ __forceinline__ void put(real *slot, int tid, const real *pre)
 
 extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
 {
+    pitch = row_pitch(pitch, nx);
     __shared__ real queue[QUEUE][TY * TX];
     const int tid = threadIdx.x + FDT_BX * threadIdx.y;
     const int k0 = R + BLOCK_Z * FDT_MZ;

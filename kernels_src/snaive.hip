@@ -7,6 +7,7 @@
 
 extern "C" __global__ FDT_BOUNDS void fdt_spec(FDT_SPEC_ARGS)
 {
+    pitch = row_pitch(pitch, nx);
     const int i = threadIdx.x + BLOCK_X * blockDim.x;
     const int j = threadIdx.y + BLOCK_Y * blockDim.y;
     const int k = threadIdx.z + BLOCK_Z * blockDim.z;

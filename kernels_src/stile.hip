@@ -22,6 +22,7 @@ __device__ __forceinline__ void spec_tile_load(real *tile, const real *field, id
 
 extern "C" __global__ FDT_BOUNDS void fdt_spec(FDT_SPEC_ARGS)
 {
+    pitch = row_pitch(pitch, nx);
     FDT_SPEC_TILE_DECL;
     const int k0 = R + BLOCK_Z * FDT_MZ;
     if (k0 >= nz - R)

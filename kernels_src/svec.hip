@@ -66,6 +66,7 @@ __device__ __forceinline__ void spec_row(const real *u, idx_t p, int i0, int nx,
 
 extern "C" __global__ FDT_BOUNDS void fdt_spec(FDT_SPEC_ARGS)
 {
+    pitch = row_pitch(pitch, nx);
     const int i0 = LANES * (threadIdx.x + BLOCK_X * FDT_BX);
     const int j = threadIdx.y + BLOCK_Y * FDT_BY;
     const int k0 = R + BLOCK_Z * FDT_MZ;

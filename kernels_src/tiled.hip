@@ -124,6 +124,7 @@ __device__ __forceinline__ void run_tile(const tile &t, const coeffs &c, real *f
 
 extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
 {
+    pitch = row_pitch(pitch, nx);
     const int i = threadIdx.x + BLOCK_X * FDT_BX;
     const int j0 = M * (threadIdx.y + BLOCK_Y * FDT_BY);
     const int k = threadIdx.z + BLOCK_Z * FDT_BZ;

@@ -186,6 +186,7 @@ __device__ __forceinline__ void walk(real *f, const real *u, int nx, int ny, int
 
 extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
 {
+    pitch = row_pitch(pitch, nx);
     __shared__ vec_t store[2][SY * SX / LANES]; /* vectors, so that every row is aligned */
     real(*tiles)[SY * SX] = reinterpret_cast<real(*)[SY * SX]>(store);
     const int k0 = R + BLOCK_Z * FDT_MZ;

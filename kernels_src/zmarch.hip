@@ -7,6 +7,7 @@
 
 extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
 {
+    pitch = row_pitch(pitch, nx);
     const int i = threadIdx.x + BLOCK_X * FDT_BX;
     const int j = threadIdx.y + BLOCK_Y * FDT_BY;
     const int k0 = R + BLOCK_Z * FDT_MZ;

@@ -124,6 +124,7 @@ __device__ __forceinline__ void run_slab(const slab &s, const coeffs &c, real *f
 
 extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
 {
+    pitch = row_pitch(pitch, nx);
     const int i0 = LANES * (threadIdx.x + BLOCK_X * FDT_BX);
     const int j0 = M * (threadIdx.y + BLOCK_Y * FDT_BY);
     const int k0 = R + BLOCK_Z * FDT_MZ;

@@ -888,6 +888,10 @@ void fdt_variant_defines(const fdt_variant *v, const fdt_problem *p, fdt_defines
             add_int_define(out, params[q].define,
                            params[q].defined_as ? params[q].defined_as(v) : value);
     }
+    /* Padded rows only: a kernel built without it strides by nx and never reads its pitch
+     * argument (kernels_src/common.h, row_pitch), which saves a register. */
+    if (fdt_problem_pitch(p) != p->nx)
+        add_int_define(out, "FDT_PADDED_ROWS", 1);
     if (v->family && v->family->hazard)
         add_int_define(out, "FDT_HAZARD", v->family->hazard);
     if (v->family && v->family->shared == SHARED_RING) {
