@@ -639,6 +639,32 @@ static void launch_args_fill(const fdtune_kernel *k, void *const *outputs,
     }
 }
 
+/* The bytes from a field's aligned base to its point (0, 0, 0). */
+static size_t head_bytes(const fdtune_kernel *k)
+{
+    return (size_t)k->problem.offset * fdt_real_size(k->problem.precision);
+}
+
+/* A kernel built for a layout whose fields start on 16 bytes loads and stores whole 16-byte
+ * vectors (kernels_src/common.h, rows_aligned): a field off 16 bytes would fault the
+ * device, and is refused. Off the layout's 32-byte sector only, it is right and slower
+ * (fdtune_kernel_check_field). */
+static int fields_fit(const fdtune_kernel *k, const fdt_devptr *fields, size_t n, char *err,
+                      size_t errlen)
+{
+    if (head_bytes(k) % 16)
+        return FDTUNE_OK; /* the kernel was built for fields off 16 bytes: scalar access */
+    for (size_t i = 0; i < n; i++)
+        if (fields[i] % 16)
+            return fail(err, errlen, FDTUNE_ERR_LAYOUT, "field %zu at 0x%llx is not on 16 "
+                        "bytes, as the kernel's layout (pitch %d, offset %d) puts it: the "
+                        "kernel's whole-vector accesses would fault; nothing was launched "
+                        "(fdtune_field_alloc allocates fields in the layout)", i,
+                        (unsigned long long)fields[i], fdt_problem_pitch(&k->problem),
+                        k->problem.offset);
+    return FDTUNE_OK;
+}
+
 int fdtune_kernel_launch_fields(fdtune_kernel *k, void *const *outputs,
                                 const void *const *inputs, const double *constants,
                                 char *err, size_t errlen)
@@ -648,6 +674,9 @@ int fdtune_kernel_launch_fields(fdtune_kernel *k, void *const *outputs,
                     !k ? "kernel" : !outputs ? "outputs" : !inputs ? "inputs" : "constants");
     launch_args a;
     launch_args_fill(k, outputs, inputs, constants, &a);
+    const int st = fields_fit(k, a.grids, (size_t)(k->op->outputs + k->op->inputs), err, errlen);
+    if (st != FDTUNE_OK)
+        return st;
     fdt_error e = {0};
     if (k->d->ops->launch(k->d->b, k->stencil, k->grid, k->block, a.list, &e) != FDT_OK)
         return backend_failure(&e, err, errlen);
@@ -677,12 +706,6 @@ int fdtune_kernel_persist(fdtune_kernel *k, void *f, int release, char *err, siz
 }
 
 /* --- fields in the kernel's layout ---------------------------------------------------- */
-
-/* The bytes from a field's aligned base to its point (0, 0, 0). */
-static size_t head_bytes(const fdtune_kernel *k)
-{
-    return (size_t)k->problem.offset * fdt_real_size(k->problem.precision);
-}
 
 int fdtune_field_alloc(fdtune_kernel *k, void **field, char *err, size_t errlen)
 {

@@ -193,48 +193,51 @@ __device__ __forceinline__ int row_pitch(int pitch, int nx)
 #endif
 }
 
-/* An address as a number, for alignment tests: addresses ORed together are all aligned to
- * a power of two where the OR is. */
-#define FDT_ADDRESS(p) ((unsigned long long)(const void *)(p))
-
-/* Whether every row of fields whose first points' addresses ORed are addresses starts on
- * 16 bytes: rows pitch points apart from a 16-byte-aligned (0,0,0). Only then may a vector
- * family load and store whole vectors (a misaligned one faults on a GPU and is undefined on
- * the host); elsewhere it takes its scalar path. Once a thread: the test is two ANDs. */
-__device__ __forceinline__ bool rows_aligned(int pitch, unsigned long long addresses)
+/* Whether every row of every field starts on 16 bytes, so that a vector family may load and
+ * store whole vectors (a misaligned one faults on a GPU and is undefined on the host);
+ * elsewhere it takes its scalar path. The fields' first points are where the problem's
+ * layout puts them (a 256-byte base and the offset), which engine/variant.c compiles in
+ * (FDT_UNALIGNED_FIELDS where the offset is off 16 bytes), and which the runner and
+ * libfdtune hold every launch to (libfdtune refuses a field off it); the pitch is tested
+ * here, where it also tells the compiler that the rows are whole vectors. Not the
+ * addresses themselves: that test alone cost zvec's float variants 8 registers a thread
+ * and 1 to 5% of the copy on the H200 (bench/results/h200/issue31/layout/ab_run2.txt). */
+#ifndef FDT_UNALIGNED_FIELDS
+#define FDT_UNALIGNED_FIELDS 0
+#endif
+__device__ __forceinline__ bool rows_aligned(int pitch)
 {
-    return pitch % LANES == 0 && addresses % 16 == 0;
+    return !FDT_UNALIGNED_FIELDS && pitch % LANES == 0;
 }
 
 /* Whether a whole vector at p would be misaligned where that goes unseen: on the host, x86
  * reads and writes it as it is (or faults, by the instruction the compiler picks), where a
  * GPU faults. So the cpu backend's build makes every misaligned whole vector of global
- * memory NaNs, loaded or stored, which verification catches; a GPU's build never tests. */
+ * memory NaNs, loaded or stored, which verification catches. A GPU's build has none of it:
+ * even a test that is always false moved zvec's registers under NVRTC. */
 #ifdef FDT_CPU
 __device__ __forceinline__ bool misaligned_on_host(const real *p)
 {
-    return FDT_ADDRESS(p) % 16 != 0;
+    return (unsigned long long)(const void *)p % 16 != 0;
 }
-#define FDT_HOST_NAN ((real)__builtin_nan(""))
-#else
-__device__ __forceinline__ bool misaligned_on_host(const real *) { return false; }
-#define FDT_HOST_NAN ((real)0) /* never used: NVRTC has no __builtin_nan */
-#endif
 
 __device__ __forceinline__ lanes nan_lanes()
 {
     lanes l;
 #pragma unroll
     for (int e = 0; e < LANES; e++)
-        l.e[e] = FDT_HOST_NAN;
+        l.e[e] = (real)__builtin_nan("");
     return l;
 }
+#endif
 
 /* The whole vector at p of global memory, which must start on 16 bytes (rows_aligned). */
 __device__ __forceinline__ vec_t vector_at(const real *p)
 {
+#ifdef FDT_CPU
     if (misaligned_on_host(p))
         return nan_lanes().v;
+#endif
     return *reinterpret_cast<const vec_t *>(p);
 }
 
@@ -273,12 +276,14 @@ __device__ __forceinline__ void lanes_with_x_halo(const real *u, idx_t p, int i0
 __device__ __forceinline__ void store_lanes(real *dst, const lanes &out, int i0, int nx,
                                             bool whole)
 {
+#ifdef FDT_CPU
     if (whole && misaligned_on_host(dst)) {
 #pragma unroll
         for (int e = 0; e < LANES; e++)
             dst[e] = nan_lanes().e[e];
         return;
     }
+#endif
     if (whole) {
         store_f(reinterpret_cast<vec_t *>(dst), out.v);
         return;

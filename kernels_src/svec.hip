@@ -7,8 +7,8 @@
  * wider reads of L1 are what the wide stencils are bound by. Each field's column is a
  * z-window of vectors (FDT_SPEC_VEC_WINDOW_*), as szwin.hip's of values.
  *
- * Rows that do not start on a 16-byte boundary (rows_aligned over every field the spec's
- * FDT_SPEC_ADDRESSES names) take the same code with scalar loads and stores. Blocks are
+ * Rows that do not start on a 16-byte boundary (rows_aligned: the pitch, and the offset
+ * engine/variant.c compiles in) take the same code with scalar loads and stores. Blocks are
  * FDT_BX x FDT_BY x 1; grid x counts vectors, grid z chunks of FDT_MZ planes. The macros
  * read the locals i0, nx, spec_in_row (the vector's points inside the row) and spec_whole
  * (every lane an interior point). */
@@ -78,7 +78,7 @@ extern "C" __global__ FDT_BOUNDS void fdt_spec(FDT_SPEC_ARGS)
     const idx_t line = pitch;
     const idx_t slice = (idx_t)pitch * ny;
     idx_t pos = i0 + line * j + slice * k0;
-    if (rows_aligned(pitch, FDT_SPEC_ADDRESSES))
+    if (rows_aligned(pitch))
         SVEC_WALK(true);
     else
         SVEC_WALK(false);

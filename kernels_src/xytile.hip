@@ -194,7 +194,7 @@ extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
         return; /* uniform across the block, so no barrier is left waiting */
     const int k1 = min(k0 + FDT_MZ, nz - R);
     const coeffs c = make_coeffs(cx, cy, cz);
-    if (rows_aligned(pitch, FDT_ADDRESS(f) | FDT_ADDRESS(u)))
+    if (rows_aligned(pitch))
         walk<true>(f, u, nx, ny, pitch, k0, k1, c, tiles);
     else
         walk<false>(f, u, nx, ny, pitch, k0, k1, c, tiles);

@@ -142,7 +142,7 @@ extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
     s.in_row = min(LANES, nx - i0);
     s.planes = min(FDT_MZ, nz - R - k0);
     const coeffs c = make_coeffs(cx, cy, cz);
-    if (rows_aligned(pitch, FDT_ADDRESS(f) | FDT_ADDRESS(u)))
+    if (rows_aligned(pitch))
         run_slab<true>(s, c, f);
     else
         run_slab<false>(s, c, f);

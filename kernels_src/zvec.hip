@@ -78,11 +78,7 @@ extern "C" __global__ FDT_BOUNDS void fdt_laplacian(FDT_KERNEL_ARGS)
     t.in_row = min(LANES, nx - i0);
     t.planes = min(FDT_MZ, nz - R - k0);
     const coeffs c = make_coeffs(cx, cy, cz);
-    /* rows_aligned's two tests, addresses first: so written, the float variants of four
-     * planes a thread hold 40 registers, not 48 (NVRTC 13, sm_90), as before the pitch. */
-    if ((FDT_ADDRESS(f) | FDT_ADDRESS(u)) % 16 != 0)
-        run_column<false>(t, c, f);
-    else if (rows_aligned(pitch, 0))
+    if (rows_aligned(pitch))
         run_column<true>(t, c, f);
     else
         run_column<false>(t, c, f);

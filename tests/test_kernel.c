@@ -149,7 +149,9 @@ static fdtune_answer answer_for(const char *variant, const fdtune_problem *p)
 {
     const fdt_problem q = {.stencil = "laplacian", .nx = p->nx, .ny = p->ny, .nz = p->nz,
                            .radius = 1,
-                           .precision = p->precision == FDTUNE_FLOAT ? FDT_FLOAT : FDT_DOUBLE};
+                           .precision = p->precision == FDTUNE_FLOAT ? FDT_FLOAT : FDT_DOUBLE,
+                           .pitch = p->pitch == FDTUNE_PITCH_AUTO ? 0 : p->pitch,
+                           .offset = p->offset};
     fdt_variant v;
     assert_int_equal(fdt_variant_parse(variant, &v, NULL, 0), 0);
     fdt_defines d;
@@ -319,10 +321,45 @@ static void test_fields_are_aligned_as_the_layout(void **state)
     fdtune_kernel_close(k);
 }
 
+/* A layout whose fields start on 16 bytes lets its kernels load whole vectors: a launch on
+ * a field off 16 bytes is refused before anything runs (on a GPU it would fault), and one
+ * off the layout's sector by whole 16 bytes runs. */
+static void test_launch_refuses_a_field_off_16_bytes(void **state)
+{
+    fixture *f = *state;
+    const fdtune_problem p = {.nx = 10, .ny = 9, .nz = 8, .pitch = 16};
+    fdtune_kernel *k = kernel1(f, &p);
+    double *u, *out;
+    assert_int_equal(fdtune_field_alloc(k, (void **)&u, f->err, sizeof f->err), FDTUNE_OK);
+    assert_int_equal(fdtune_field_alloc(k, (void **)&out, f->err, sizeof f->err), FDTUNE_OK);
+    const size_t n = 16 * 9 * 8;
+    for (size_t i = 0; i < n; i++)
+        u[i] = (double)i, out[i] = -1;
+    assert_int_equal(fdtune_kernel_launch(k, out + 1, u, 1, 1, 1, f->err, sizeof f->err),
+                     FDTUNE_ERR_LAYOUT);
+    assert_non_null(strstr(f->err, "field 0 at"));
+    assert_non_null(strstr(f->err, "is not on 16 bytes, as the kernel's layout (pitch 16, "
+                                   "offset 0) puts it"));
+    assert_int_equal(fdtune_kernel_launch(k, out, u + 1, 1, 1, 1, f->err, sizeof f->err),
+                     FDTUNE_ERR_LAYOUT);
+    assert_non_null(strstr(f->err, "field 1 at"));
+    assert_int_equal(fdtune_synchronize(f->dev, f->err, sizeof f->err), FDTUNE_OK);
+    for (size_t i = 0; i < n; i++)
+        assert_true(out[i] == -1); /* nothing ran */
+    assert_int_equal(fdtune_kernel_launch(k, out, u + 2, 1, 1, 1, f->err, sizeof f->err),
+                     FDTUNE_OK);
+    fdtune_field_free(k, u);
+    fdtune_field_free(k, out);
+    fdtune_kernel_close(k);
+}
+
 /* A tuned answer of the naive family (carried, needs no daemon) measured in layout l. */
 static fdtune_answer naive_answer(const fdtune_problem *p, int pitch, int offset)
 {
-    fdtune_answer a = answer_for("naive:128x1x1", p);
+    fdtune_problem measured = *p; /* the daemon's defines are the answer's layout's */
+    measured.pitch = pitch;
+    measured.offset = offset;
+    fdtune_answer a = answer_for("naive:128x1x1", &measured);
     fdt_source_hash(fdt_family_source(fdt_family_find("naive")), a.source_hash);
     a.layout = (fdtune_layout){.pitch = pitch, .offset = offset, .dense_gbps = 80, .gain = 1.25};
     return a;
@@ -644,6 +681,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_answers_cannot_inject, setup, teardown),
         cmocka_unit_test_setup_teardown(test_carried_source_needs_no_daemon, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launches_in_a_padded_layout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launch_refuses_a_field_off_16_bytes, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_fields_are_aligned_as_the_layout, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_pitch_auto_takes_the_answers_layout, setup,

@@ -29,18 +29,6 @@ static void print_args(FILE *out, const fdt_spec *s)
     fprintf(out, "\n");
 }
 
-/* Every grid's address ORed (common.h's FDT_ADDRESS), for svec's rows_aligned: a vector path
- * is whole-vector only where every field's rows start on 16 bytes. */
-static void print_addresses(FILE *out, const fdt_spec *s)
-{
-    fprintf(out, "#define FDT_SPEC_ADDRESSES (0ull");
-    for (size_t o = 0; o < s->noutputs; o++)
-        fprintf(out, " | FDT_ADDRESS(spec_o%zu)", o);
-    for (size_t i = 0; i < nfields(s); i++)
-        fprintf(out, " | FDT_ADDRESS(spec_i%zu)", i);
-    fprintf(out, ")\n");
-}
-
 /* ---- vectors in x (svec) ----
  * A vector point computes the LANES points i0 .. i0 + LANES - 1 of a row at once. Every row
  * its taps read (a field at one dy, dz) is loaded once, as the aligned vectors that cover
@@ -305,7 +293,6 @@ char *fdt_spec_code(const fdt_spec *spec)
     fprintf(out, "/* generated from the stencil spec %s by tuner/engine/spec_code.c */\n",
             spec->name);
     print_args(out, spec);
-    print_addresses(out, spec);
     print_point(out, spec, "FDT_SPEC_POINT(pos, line, slice)", FROM_MEMORY);
     print_windows(out, spec, &point_window);
     print_point(out, spec, "FDT_SPEC_WINDOW_POINT(pos, line, slice)", FROM_WINDOWS);

@@ -6,7 +6,6 @@
  *                   coefficient fields), int nx, ny, nz, pitch (the row pitch, common.h),
  *                   spec_k0.. (constants), grids of type real (names a template's own
  *                   locals do not take)
- *   FDT_SPEC_ADDRESSES  every grid's address ORed, for rows_aligned (common.h)
  *   FDT_SPEC_POINT(pos, line, slice)  every output at pos, summed in real in the taps'
  *                   canonical order and stored with store_f
  * and a z-march's registers: each field's z-window, the planes lo..hi of its own column

@@ -892,6 +892,9 @@ void fdt_variant_defines(const fdt_variant *v, const fdt_problem *p, fdt_defines
      * argument (kernels_src/common.h, row_pitch), which saves a register. */
     if (fdt_problem_pitch(p) != p->nx)
         add_int_define(out, "FDT_PADDED_ROWS", 1);
+    /* Fields whose first point is off 16 bytes: the vector families' scalar path only. */
+    if (p->offset * fdt_real_size(p->precision) % 16)
+        add_int_define(out, "FDT_UNALIGNED_FIELDS", 1);
     if (v->family && v->family->hazard)
         add_int_define(out, "FDT_HAZARD", v->family->hazard);
     if (v->family && v->family->shared == SHARED_RING) {
