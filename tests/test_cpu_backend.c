@@ -226,46 +226,81 @@ static size_t layouts_of(const fdt_problem *p, fdt_problem out[LAYOUTS])
     return n;
 }
 
-/* Variants per family at each layout: every layout runs the same code (the pitch is an
- * argument), so they are compiled once per radius and precision. */
-#define PER_LAYOUT_FAMILY 2
+/* Variants per family at each layout. */
+#define PER_LAYOUT_FAMILY 1
 
-/* Each family's variants compiled for p, enumerated at the layout whose rows start on whole
- * vectors (so that the ring is offered); how many. */
-static size_t compile_families(fixture *f, const fdt_problem *aligned,
-                               const char *const *families, size_t count, fdt_compile_job *jobs)
+/* A layout's code differs from another's by two defines only (engine/variant.c): rows
+ * padded (FDT_PADDED_ROWS) and fields off 16 bytes (FDT_UNALIGNED_FIELDS), so the jobs are
+ * compiled once for each pair that a layout takes, the first time one does. */
+#define LAYOUT_CODES 4
+
+typedef struct layout_codes {
+    fdt_compile_job jobs[LAYOUT_CODES][16 * PER_LAYOUT_FAMILY];
+    int compiled[LAYOUT_CODES];
+    size_t n;
+} layout_codes;
+
+static int layout_code(const fdt_problem *p)
 {
-    size_t n = 0;
+    const int padded = fdt_problem_pitch(p) != p->nx;
+    const int off16 = p->offset * (int)fdt_real_size(p->precision) % 16 != 0;
+    return 2 * padded + off16;
+}
+
+/* Each family's variants, enumerated at the layout whose rows start on whole vectors (so
+ * that the ring is offered), into every code slot; none compiled yet. */
+static void pick_families(fixture *f, const fdt_problem *aligned, const char *const *families,
+                          size_t count, layout_codes *c)
+{
+    c->n = 0;
     for (size_t fam = 0; fam < count; fam++) {
         fdt_compile_job some[PER_FAMILY];
         const size_t k = pick(aligned, f->ops->info(f->backend), families[fam], fam, some);
         if (k == 0)
             fail_msg("%s offers no variant at pitch %d offset %d", families[fam],
                      aligned->pitch, aligned->offset);
-        for (size_t i = 0; i < k && i < PER_LAYOUT_FAMILY; i++)
-            jobs[n++] = some[i];
+        for (size_t i = 0; i < k && i < PER_LAYOUT_FAMILY; i++, c->n++)
+            for (int l = 0; l < LAYOUT_CODES; l++)
+                c->jobs[l][c->n] = some[i];
     }
-    fdt_compile_all(f->ops, NULL, f->ops->info(f->backend)->arch, aligned, jobs, n, 0);
-    return n;
+    memset(c->compiled, 0, sizeof c->compiled);
+}
+
+/* The jobs compiled for layout p (and every layout of its code). */
+static fdt_compile_job *codes_for(fixture *f, layout_codes *c, const fdt_problem *p)
+{
+    const int l = layout_code(p);
+    if (!c->compiled[l])
+        fdt_compile_all(f->ops, NULL, f->ops->info(f->backend)->arch, p, c->jobs[l], c->n, 0);
+    c->compiled[l] = 1;
+    return c->jobs[l];
+}
+
+static void codes_free(layout_codes *c)
+{
+    for (int l = 0; l < LAYOUT_CODES; l++)
+        for (size_t i = 0; c->compiled[l] && i < c->n; i++)
+            fdt_code_free(&c->jobs[l][i].code);
 }
 
 /* Every job verified at each of p's layouts where its variant runs (the ring only where rows
  * start on whole vectors); how many of them ran at a layout whose first point is off 16
  * bytes, and how many jobs of family `pruned` were left out, where it is pruned. */
-static void verify_layouts(fixture *f, const fdt_problem *p, fdt_compile_job *jobs, size_t n,
+static void verify_layouts(fixture *f, const fdt_problem *p, layout_codes *c,
                            int *unaligned_runs, int *ring_pruned)
 {
     fdt_problem layouts[LAYOUTS];
     const size_t nl = layouts_of(p, layouts);
     const fdt_device_info *dev = f->ops->info(f->backend);
     for (size_t l = 0; l < nl; l++) {
+        fdt_compile_job *jobs = codes_for(f, c, &layouts[l]);
         fdt_runner r;
         fdt_error err = {0};
         if (fdt_runner_open(&r, f->ops, f->backend, &layouts[l], &quick, 5, &err) != FDT_OK)
             fail_msg("runner at pitch %d offset %d: %s", fdt_problem_pitch(&layouts[l]),
                      layouts[l].offset, err.msg);
-        const int off = layouts[l].offset * (int)fdt_real_size(p->precision) % 16 != 0;
-        for (size_t i = 0; i < n; i++) {
+        const int off = layout_code(&layouts[l]) % 2;
+        for (size_t i = 0; i < c->n; i++) {
             if (fdt_variant_check(&jobs[i].variant, &layouts[l], dev)) {
                 *ring_pruned += strcmp(fdt_family_name(jobs[i].variant.family), "ring") == 0;
                 continue;
@@ -297,15 +332,14 @@ static void verify_families_at_layouts(fixture *f, const stencil_case *cases,
             fdt_copy_text(p.stencil, sizeof p.stencil, cases[c].stencil->name);
             fdt_problem aligned = p;
             aligned.pitch = 16; /* whole vectors */
-            fdt_compile_job jobs[16 * PER_LAYOUT_FAMILY];
+            static layout_codes codes; /* 4 x 16 jobs: too large for the stack */
             assert_true(count <= 16);
-            const size_t n = compile_families(f, &aligned, families, count, jobs);
-            verify_layouts(f, &p, jobs, n, &unaligned_runs, &ring_pruned);
-            fdt_problem odd = p; /* a second odd shape */
+            pick_families(f, &aligned, families, count, &codes);
+            verify_layouts(f, &p, &codes, &unaligned_runs, &ring_pruned);
+            fdt_problem odd = p; /* a second odd shape: the same codes */
             odd.nx = 33, odd.ny = 9, odd.nz = 21;
-            verify_layouts(f, &odd, jobs, n, &unaligned_runs, &ring_pruned);
-            for (size_t i = 0; i < n; i++)
-                fdt_code_free(&jobs[i].code);
+            verify_layouts(f, &odd, &codes, &unaligned_runs, &ring_pruned);
+            codes_free(&codes);
         }
     assert_true(unaligned_runs > 0);
     for (size_t i = 0; i < count; i++)

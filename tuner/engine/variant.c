@@ -859,6 +859,11 @@ int fdt_variant_parse(const char *name, fdt_variant *v, char *err, size_t errlen
     return 0;
 }
 
+/* The most defines a variant gets (fdt_variant_defines): the type, index type and radius,
+ * one a parameter, the layout's two, the hazard's, and the ring's two. The ring at a padded
+ * layout once wrote past a table of 16, and a worker died of it. */
+_Static_assert(3 + FDT_PARAMS + 2 + 1 + 2 <= FDT_DEFINES_MAX, "fdt_defines is too short");
+
 static void add_define(fdt_defines *d, const char *name, const char *value)
 {
     snprintf(d->text[d->count], FDT_DEFINE_LEN, "%s=%s", name, value);

@@ -81,7 +81,7 @@ const fdt_param *fdt_params(void);
 int fdt_param_value(const fdt_variant *v, fdt_param_id p);
 
 /* Room for every -D define of a variant. */
-#define FDT_DEFINES_MAX 16
+#define FDT_DEFINES_MAX 24
 #define FDT_DEFINE_LEN 40
 
 typedef struct fdt_defines {
