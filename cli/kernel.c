@@ -744,11 +744,14 @@ int fdtune_kernel_check_field(const fdtune_kernel *k, const void *field, char *e
     const size_t at = (uintptr_t)field % sector, want = head_bytes(k) % sector;
     if (at == want)
         return FDTUNE_OK;
+    const int refused = want % 16 == 0 && at % 16 != 0; /* fields_fit's rule */
     return fail(err, errlen, FDTUNE_ERR_LAYOUT, "the field at %p starts %zu bytes past a "
-                "%d-byte boundary, the kernel's layout (pitch %d, offset %d) %zu: launches "
-                "compute the right results but slower than measured (fdtune_field_alloc "
-                "allocates fields in the layout)", field, at, sector,
-                fdt_problem_pitch(&k->problem), k->problem.offset, want);
+                "%d-byte boundary, the kernel's layout (pitch %d, offset %d) %zu: %s "
+                "(fdtune_field_alloc allocates fields in the layout)", field, at, sector,
+                fdt_problem_pitch(&k->problem), k->problem.offset, want,
+                refused ? "launches on it are refused, since the kernel's whole-vector "
+                          "accesses would fault"
+                        : "launches compute the right results but slower than measured");
 }
 
 const fdtune_kernel_info *fdtune_kernel_get_info(const fdtune_kernel *k)

@@ -41,7 +41,8 @@ static int problem_cmp(const fdt_problem *a, const fdt_problem *b)
 {
     const int order[] = {a->radius - b->radius, (int)a->precision - (int)b->precision,
                          a->nx - b->nx, a->ny - b->ny, a->nz - b->nz,
-                         (int)a->cache - (int)b->cache};
+                         (int)a->cache - (int)b->cache,
+                         fdt_problem_pitch(a) - fdt_problem_pitch(b), a->offset - b->offset};
     const int stencil = strcmp(a->stencil, b->stencil);
     if (stencil)
         return stencil;

@@ -431,6 +431,19 @@ static void test_layouts_are_tuned_and_answered(void **state)
                                    "\"pitch\":20,\"offset\":1}");
     assert_contains(near, "\"match\":\"nearest\"");
     assert_contains(near, "\"layout\":{\"pitch\":20,\"offset\":1}");
+    /* One candidate only (16 doubles are whole sectors, and R = 4 starts one): auto answers
+     * as auto does, a list of one job, and a gain of 1. */
+    a = ask(socket, "{\"op\":\"tune\",\"nx\":16,\"ny\":17,\"nz\":11,\"radius\":4,"
+                    "\"family\":\"naive\",\"subset\":1,\"pitch\":\"auto\"}");
+    answer = json_loads(a, 0, &e);
+    jobs = json_object_get(answer, "jobs");
+    assert_int_equal(json_array_size(jobs), 1);
+    wait_job(socket, (int)json_integer_value(json_array_get(jobs, 0)));
+    json_decref(answer);
+    const char *one = ask(socket, "{\"op\":\"query\",\"nx\":16,\"ny\":17,\"nz\":11,"
+                                  "\"radius\":4,\"pitch\":\"auto\"}");
+    assert_contains(one, "\"match\":\"exact\"");
+    assert_contains(one, "\"gain\":1.0");
     /* Pitch auto for a shape never tuned: the dense layout's default, nothing to gain known. */
     const char *none = ask(socket, "{\"op\":\"query\",\"nx\":13,\"ny\":17,\"nz\":11,"
                                    "\"radius\":2,\"pitch\":\"auto\"}");

@@ -318,5 +318,19 @@ else
     not_ok "a full file system: exit 1, the old page whole, no part of the new one left" "$dir/out"
 fi
 
+# --- one shape in three layouts: three problems, each named with its layout ----------------
+check "pitch auto on 13x11x9" "$FDTUNE" tune 13 11 9 --family naive --subset 2 --pitch auto \
+    --wait
+"$FDTUNE" report -o "$dir/layouts.html" 2>"$dir/err"
+sections=$(grep -c '<section class="problem" id=.*data-shape="13x11x9"' "$dir/layouts.html")
+if [ "$sections" = 3 ] &&
+    grep -q '<h3>13x11x9 pitch 16 offset 0, laplacian radius 1' "$dir/layouts.html" &&
+    grep -q '<h3>13x11x9 pitch 16 offset 3, laplacian radius 1' "$dir/layouts.html"; then
+    ok "the layouts of one shape are three problems of the report, each named with its layout"
+else
+    grep -o '<h3>13x11x9[^<]*' "$dir/layouts.html" >"$dir/out"
+    not_ok "each layout is a problem of its own ($sections sections)" "$dir/out"
+fi
+
 echo "# $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

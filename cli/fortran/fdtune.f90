@@ -84,7 +84,7 @@ module fdtune
         integer(c_int) :: offset = 0          ! points from the aligned base to (0, 0, 0)
     end type fdtune_problem
 
-    ! The layout an answer was measured in, and a kernel's fields follow (fdtune.h).
+    ! The layout an answer is for, and a kernel's fields follow (fdtune.h).
     type, bind(C) :: fdtune_layout
         integer(c_int) :: pitch          ! the row pitch in points (nx: dense)
         integer(c_int) :: offset         ! points from the aligned base to point (0, 0, 0)
@@ -394,7 +394,8 @@ module fdtune
         end subroutine fdtune_field_free
 
         ! FDTUNE_OK, or FDTUNE_ERR_LAYOUT when a field of the solver's own is not aligned as
-        ! k's layout (right results, slower launches); err says how far off.
+        ! k's layout (off its sector: right results, slower; off 16 bytes where the layout
+        ! puts it on them: launches refused); err says how far off.
         function fdtune_kernel_check_field(k, field, err, errlen) &
                 bind(C, name="fdtune_kernel_check_field")
             import :: c_ptr, c_int, c_char, c_size_t

@@ -127,7 +127,8 @@ typedef struct fdtune_problem {
                               256 / sizeof(real) - 1; 0 with FDTUNE_PITCH_AUTO */
 } fdtune_problem;
 
-/* The layout an answer was measured in, which the solver's fields must then follow. */
+/* The layout an answer is for, which the solver's fields must then follow: the asked one,
+ * or under FDTUNE_PITCH_AUTO the fastest measured (docs/protocol.md, "Layout"). */
 typedef struct fdtune_layout {
     int pitch;             /* the row pitch in points (nx: dense); 0 where fdtune_answer_parse
                               read an answer of an fdtuned older than layouts: dense */
@@ -185,8 +186,9 @@ typedef struct fdtune_answer {
         int grid[3];
     } persist;
     long long job;         /* the tuning job tune_if_missing queued, or 0 */
-    fdtune_layout layout;  /* what the answer was measured at; a default answer: the asked
-                              layout (pitch auto: dense) */
+    fdtune_layout layout;  /* the layout the answer is for: the asked one (a nearest answer
+                              may have been measured in another), or under pitch auto the
+                              fastest measured; a default answer: the asked (auto: dense) */
 } fdtune_answer;
 
 /* Asks the daemon for the best configuration of problem p. */

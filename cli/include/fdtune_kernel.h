@@ -27,7 +27,8 @@
  * writes is laid out as its info's layout says (fdtune.h, fdtune_problem): the asked one, or
  * with pitch FDTUNE_PITCH_AUTO the answer's, so a solver that lets the tuner pick allocates
  * its fields after opening the kernel, with fdtune_field_alloc, and indexes them with
- * info.layout.pitch. Any alignment gives the right results; the layout's is the fast one.
+ * info.layout.pitch. A field off the layout's 32-byte sector gives the right results,
+ * slower; one off 16 bytes where the layout puts it on them is refused at launch.
  * Every call reports failure as a status and text in err; the library never exits, aborts
  * or prints. A device handle, and the kernels made with it, serve one thread at a time,
  * and, as the solver's own launches, need that thread on the handle's device (its context
@@ -155,8 +156,10 @@ void fdtune_field_free(fdtune_kernel *k, void *field);
 
 /* Whether a field of the solver's own allocation is aligned as k's layout: point (0, 0, 0)
  * offset points past a 32-byte boundary (a sector: what a 256-byte-aligned base plus the
- * offset gives). FDTUNE_OK, or FDTUNE_ERR_LAYOUT with how far off it is in err: launches
- * on it still compute the right results, slower than the answer measured. */
+ * offset gives). FDTUNE_OK, or FDTUNE_ERR_LAYOUT with how far off it is in err: off 16
+ * bytes where the layout puts it on them, a launch on it is refused (the kernel's
+ * whole-vector accesses would fault); else launches on it compute the right results,
+ * slower than the answer measured. */
 int fdtune_kernel_check_field(const fdtune_kernel *k, const void *field, char *err,
                               size_t errlen);
 

@@ -489,14 +489,14 @@ static int layouts_of(const fdt_problem *p, fdt_problem out[FDT_LAYOUTS_MAX])
 }
 
 /* The job's problem queued in each of its layouts: one job, or under pitch auto one per
- * candidate in one transaction (a batch). The answer names the first (the dense layout's)
- * as "job" and, under auto, every one in "jobs". */
+ * candidate in one transaction (a batch, however few). The answer names the first (the
+ * dense layout's) as "job" and, under auto, every one in "jobs". */
 static int queue_layouts(op_ctx *c, fdt_job *job)
 {
     fdt_problem layouts[FDT_LAYOUTS_MAX];
     const int n = layouts_of(&job->key.problem, layouts);
     int existing;
-    if (n == 1) {
+    if (job->key.problem.pitch != FDT_PITCH_AUTO) {
         job->key.problem = layouts[0];
         if (queue_job(c, job, &existing))
             return -1;
@@ -677,7 +677,7 @@ static void find_layout_answer(op_ctx *c, const fdt_key *asked, int device, fdt_
         if (i == 0 && one.match == FDT_MATCH_EXACT)
             dense_gbps = one.best.gbps;
     }
-    a->layout_auto = n > 1;
+    a->layout_auto = asked->problem.pitch == FDT_PITCH_AUTO;
     a->dense_gbps = dense_gbps;
 }
 
