@@ -295,36 +295,43 @@ static int gather_store(fdt_client *c, gather *g)
 
 /* ---- the file ----------------------------------------------------------------------------- */
 
+/* The page is made in memory and written out whole at the end, so that a write that fails
+ * says why: a stream flushed part way, as stdio does, drops the reason of a write that
+ * failed before the last (a full disk then read "a write failed", tests/test_report.sh). */
 typedef struct output {
     const char *path;         /* NULL: standard output */
     char tmp[FDT_PATH_MAX];   /* the page until it is whole: path.XXXXXX, beside it */
-    FILE *out;
+    int fd;                   /* tmp's, or the standard output's */
+    FILE *out;                /* the page being made (open_memstream) */
+    char *page;
+    size_t size;
 } output;
 
 /* Opens the temporary file beside the target (so that the rename cannot cross file
- * systems), with the mode a new file of this user's gets. */
+ * systems), with the mode a new file of this user's gets, and the page in memory. */
 static int output_open(output *o)
 {
-    if (!o->path) {
-        o->out = stdout;
-        return 0;
-    }
-    if (snprintf(o->tmp, sizeof o->tmp, "%s.XXXXXX", o->path) >= (int)sizeof o->tmp) {
+    o->fd = STDOUT_FILENO;
+    if (o->path &&
+        snprintf(o->tmp, sizeof o->tmp, "%s.XXXXXX", o->path) >= (int)sizeof o->tmp) {
         fprintf(stderr, "fdtune report: cannot write %s: the name is too long\n", o->path);
         return -1;
     }
-    const int fd = mkstemp(o->tmp);
-    if (fd < 0) {
+    if (o->path && (o->fd = mkstemp(o->tmp)) < 0) {
         fprintf(stderr, "fdtune report: cannot write %s: cannot create %s beside it: %s\n",
                 o->path, o->tmp, strerror(errno));
         return -1;
     }
     const mode_t mask = umask(0);
     umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0 || !(o->out = fdopen(fd, "w"))) {
-        fprintf(stderr, "fdtune report: cannot write %s: %s\n", o->tmp, strerror(errno));
-        close(fd);
-        unlink(o->tmp);
+    if ((o->path && fchmod(o->fd, 0666 & ~mask) != 0) ||
+        !(o->out = open_memstream(&o->page, &o->size))) {
+        fprintf(stderr, "fdtune report: cannot write %s: %s\n", o->path ? o->tmp : "the page",
+                strerror(errno));
+        if (o->path) {
+            close(o->fd);
+            unlink(o->tmp);
+        }
         return -1;
     }
     return 0;
@@ -332,29 +339,32 @@ static int output_open(output *o)
 
 static void output_discard(output *o)
 {
+    fclose(o->out);
+    free(o->page);
     if (o->path) {
-        fclose(o->out);
+        close(o->fd);
         unlink(o->tmp);
     }
 }
 
-/* Makes the page the target's: flushed, on disk, renamed over it; or says why not and
- * removes the temporary file. */
+/* Makes the page the target's: written whole, on disk, renamed over it; or says why not
+ * and removes the temporary file. */
 static int output_commit(output *o)
 {
     const char *name = o->path ? o->path : "the standard output";
-    errno = 0;
-    int failed = fflush(o->out) != 0 || ferror(o->out) ||
-                 (o->path && fsync(fileno(o->out)) != 0);
-    int why = errno;
-    if (o->path && fclose(o->out) != 0 && !failed)
-        failed = 1, why = errno;
-    if (!failed && o->path && rename(o->tmp, o->path) != 0)
-        failed = 1, why = errno;
-    if (!failed)
+    int why = fclose(o->out) != 0 ? (errno ? errno : ENOMEM) : 0;
+    if (!why && fdt_write_all(o->fd, o->page, o->size) != 0)
+        why = errno;
+    free(o->page);
+    if (!why && o->path && fsync(o->fd) != 0)
+        why = errno;
+    if (o->path && close(o->fd) != 0 && !why)
+        why = errno;
+    if (!why && o->path && rename(o->tmp, o->path) != 0)
+        why = errno;
+    if (!why)
         return 0;
-    fprintf(stderr, "fdtune report: writing %s: %s\n", name,
-            why ? strerror(why) : "a write failed");
+    fprintf(stderr, "fdtune report: writing %s: %s\n", name, strerror(why));
     if (o->path)
         unlink(o->tmp);
     return -1;
