@@ -649,13 +649,17 @@ static size_t head_bytes(const fdtune_kernel *k)
  * vectors (kernels_src/common.h, rows_aligned): a field off 16 bytes would fault the
  * device, and is refused. Off the layout's 32-byte sector only, it is right and slower
  * (fdtune_kernel_check_field). */
+static int refused_field(const fdtune_kernel *k, uintptr_t field)
+{
+    /* A kernel built for fields off 16 bytes takes them a point at a time: any will do. */
+    return head_bytes(k) % 16 == 0 && field % 16 != 0;
+}
+
 static int fields_fit(const fdtune_kernel *k, const fdt_devptr *fields, size_t n, char *err,
                       size_t errlen)
 {
-    if (head_bytes(k) % 16)
-        return FDTUNE_OK; /* the kernel was built for fields off 16 bytes: scalar access */
     for (size_t i = 0; i < n; i++)
-        if (fields[i] % 16)
+        if (refused_field(k, (uintptr_t)fields[i]))
             return fail(err, errlen, FDTUNE_ERR_LAYOUT, "field %zu at 0x%llx is not on 16 "
                         "bytes, as the kernel's layout (pitch %d, offset %d) puts it: the "
                         "kernel's whole-vector accesses would fault; nothing was launched "
@@ -744,7 +748,7 @@ int fdtune_kernel_check_field(const fdtune_kernel *k, const void *field, char *e
     const size_t at = (uintptr_t)field % sector, want = head_bytes(k) % sector;
     if (at == want)
         return FDTUNE_OK;
-    const int refused = want % 16 == 0 && at % 16 != 0; /* fields_fit's rule */
+    const int refused = refused_field(k, (uintptr_t)field);
     return fail(err, errlen, FDTUNE_ERR_LAYOUT, "the field at %p starts %zu bytes past a "
                 "%d-byte boundary, the kernel's layout (pitch %d, offset %d) %zu: %s "
                 "(fdtune_field_alloc allocates fields in the layout)", field, at, sector,

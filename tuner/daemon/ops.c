@@ -489,29 +489,33 @@ static int layouts_of(const fdt_problem *p, fdt_problem out[FDT_LAYOUTS_MAX])
 }
 
 /* The job's problem queued in each of its layouts: one job, or under pitch auto one per
- * candidate in one transaction (a batch, however few). The answer names the first (the
- * dense layout's) as "job" and, under auto, every one in "jobs". */
-static int queue_layouts(op_ctx *c, fdt_job *job)
+ * candidate in one transaction (a batch, however few). `to` names the first (the dense
+ * layout's) as "job"; a single job's state and whether it was there already, or under
+ * auto every one in "jobs" (tune_if_missing's answer takes "job" alone). */
+static int queue_layouts(op_ctx *c, fdt_job *job, json_t *to, int job_alone)
 {
-    fdt_problem layouts[FDT_LAYOUTS_MAX];
-    const int n = layouts_of(&job->key.problem, layouts);
     int existing;
     if (job->key.problem.pitch != FDT_PITCH_AUTO) {
-        job->key.problem = layouts[0];
         if (queue_job(c, job, &existing))
             return -1;
-        json_object_set_new(c->ans, "job", json_integer(job->id));
-        json_object_set_new(c->ans, "state", json_string(fdt_job_state_name(job->state)));
-        json_object_set_new(c->ans, "existing", json_boolean(existing));
+        json_object_set_new(to, "job", json_integer(job->id));
+        if (!job_alone) {
+            json_object_set_new(to, "state", json_string(fdt_job_state_name(job->state)));
+            json_object_set_new(to, "existing", json_boolean(existing));
+        }
         return 0;
     }
+    fdt_problem layouts[FDT_LAYOUTS_MAX];
+    const int n = layouts_of(&job->key.problem, layouts);
     json_t *ids = json_array();
     if (queue_batch(c, job, layouts, (size_t)n, ids)) {
         json_decref(ids);
         return -1;
     }
-    json_object_set(c->ans, "job", json_array_get(ids, 0));
-    json_object_set_new(c->ans, "jobs", ids);
+    json_object_set(to, "job", json_array_get(ids, 0));
+    if (!job_alone)
+        json_object_set(to, "jobs", ids);
+    json_decref(ids);
     return 0;
 }
 
@@ -521,7 +525,7 @@ static int op_tune(op_ctx *c)
     fdt_job job;
     int device;
     if (parse_key(c, &key, &device) || new_job(c, &key, device, 1, &job) ||
-        queue_layouts(c, &job))
+        queue_layouts(c, &job, c->ans, 0))
         return -1;
     fdt_scheduler_kick(c->d);
     return 0;
@@ -573,13 +577,12 @@ static int add_provenance(op_ctx *c, const fdt_best *b, json_t *to)
  * it (null where the dense layout was not measured, or the answer is not exact). */
 static void add_layout(const fdt_answer *a, const fdt_problem *asked, json_t *to)
 {
-    const double dense_gbps = a->dense_gbps;
     json_t *o = json_pack("{s:i, s:i}", "pitch", fdt_problem_pitch(asked), "offset",
                           asked->offset);
     if (a->layout_auto) {
-        const int known = a->match == FDT_MATCH_EXACT && dense_gbps > 0;
-        json_object_set_new(o, "dense_gbps", known ? json_real(dense_gbps) : json_null());
-        json_object_set_new(o, "gain", known ? json_real(a->best.gbps / dense_gbps)
+        const int known = a->match == FDT_MATCH_EXACT && a->dense_gbps > 0;
+        json_object_set_new(o, "dense_gbps", known ? json_real(a->dense_gbps) : json_null());
+        json_object_set_new(o, "gain", known ? json_real(a->best.gbps / a->dense_gbps)
                                              : json_null());
     }
     json_object_set_new(to, "layout", o);
@@ -698,17 +701,10 @@ static int query_and_tune(op_ctx *c, const fdt_key *key, int device)
         return -1;
     /* The quick job first: the answer improves within seconds, then the search goes on. */
     job.quick = strcmp(job.strategy, "exhaustive") != 0;
-    json_t *fields = json_object();
-    json_t *ans = c->ans;
-    c->ans = fields; /* the answer keeps its own fields; the job's id joins them */
-    const int rc = queue_layouts(c, &job);
-    c->ans = ans;
-    if (rc == 0)
-        json_object_set(c->ans, "job", json_object_get(fields, "job"));
-    json_decref(fields);
-    if (rc == 0)
-        fdt_scheduler_kick(c->d);
-    return rc;
+    if (queue_layouts(c, &job, c->ans, 1))
+        return -1;
+    fdt_scheduler_kick(c->d);
+    return 0;
 }
 
 /* Solvers ask the same shapes over and over; the answer's text is kept until something new
